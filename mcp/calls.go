@@ -1,0 +1,324 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// ListTools lists every tool of the server, following every page. On a
+// modern server, a tool whose x-mcp-header annotations are invalid is left
+// out and reported to Options.OnInvalidTool (and the log): the spec forbids
+// calling it.
+func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
+	tools, err := listAll(ctx, c, "tools/list", func(p *toolsPage) ([]Tool, *string) { return p.Tools, p.NextCursor })
+	if err != nil {
+		return nil, err
+	}
+	headers := make(map[string][]headerParam)
+	hints := make(map[string]*ToolAnnotations, len(tools))
+	kept := tools[:0]
+	for _, t := range tools {
+		if c.era == EraModern {
+			hp, err := toolHeaders(t.InputSchema)
+			if err != nil {
+				c.log.Warn("mcp: tool dropped: invalid x-mcp-header", "tool", t.Name, "reason", err)
+				if c.opts.OnInvalidTool != nil {
+					c.opts.OnInvalidTool(t.Name, err)
+				}
+				continue
+			}
+			if len(hp) > 0 {
+				headers[t.Name] = hp
+			}
+		}
+		hints[t.Name] = t.Annotations
+		kept = append(kept, t)
+	}
+	c.mu.Lock()
+	c.headers, c.hints = headers, hints
+	c.mu.Unlock()
+	return kept, nil
+}
+
+type toolsPage struct {
+	Tools      []Tool  `json:"tools"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// CallTool calls a tool. args is anything that marshals to a JSON object
+// (a json.RawMessage is sent as is); nil sends no arguments. A tool that
+// fails reports it in the result (IsError); a Go error means the call
+// itself failed.
+func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallToolResult, error) {
+	raw, err := marshalArgs(args)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
+	}
+	p := &callToolParams{Name: name, Arguments: raw}
+	r := c.request("tools/call", name, p)
+	c.mu.Lock()
+	hp, hints := c.headers[name], c.hints[name]
+	c.mu.Unlock()
+	if len(hp) > 0 && c.era == EraModern {
+		if r.headers, err = paramHeaders(hp, raw); err != nil {
+			return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
+		}
+	}
+	r.replay = hints.Idempotent()
+	defer c.withProgress(r, p)()
+	res, err := callWithInput[callToolWire](ctx, c, r, p)
+	if err != nil {
+		return nil, err
+	}
+	return &res.CallToolResult, nil
+}
+
+type callToolParams struct {
+	Meta           json.RawMessage            `json:"_meta,omitempty"`
+	Name           string                     `json:"name"`
+	Arguments      json.RawMessage            `json:"arguments,omitempty"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   json.RawMessage            `json:"requestState,omitempty"`
+}
+
+func (p *callToolParams) setMeta(m json.RawMessage) { p.Meta = m }
+func (p *callToolParams) setInput(r map[string]json.RawMessage, state json.RawMessage) {
+	p.InputResponses, p.RequestState = r, state
+}
+
+type callToolWire struct {
+	CallToolResult
+	inputRound
+}
+
+// marshalArgs encodes tool arguments and checks they form an object.
+func marshalArgs(args any) (json.RawMessage, error) {
+	if args == nil {
+		return nil, nil
+	}
+	var raw json.RawMessage
+	switch a := args.(type) {
+	case json.RawMessage:
+		raw = a
+	case []byte:
+		raw = a
+	default:
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+		raw = b
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("arguments are not valid JSON")
+	}
+	if t := bytes.TrimLeft(raw, " \t\r\n"); t[0] != '{' {
+		return nil, fmt.Errorf("arguments must be a JSON object")
+	}
+	return raw, nil
+}
+
+// ListPrompts lists every prompt of the server.
+func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
+	return listAll(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string) { return p.Prompts, p.NextCursor })
+}
+
+type promptsPage struct {
+	Prompts    []Prompt `json:"prompts"`
+	NextCursor *string  `json:"nextCursor"`
+}
+
+// GetPrompt renders a prompt with its arguments.
+func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*GetPromptResult, error) {
+	p := &getPromptParams{Name: name, Arguments: args}
+	r := c.request("prompts/get", name, p)
+	r.replay = true
+	defer c.withProgress(r, p)()
+	res, err := callWithInput[getPromptWire](ctx, c, r, p)
+	if err != nil {
+		return nil, err
+	}
+	return &res.GetPromptResult, nil
+}
+
+type getPromptParams struct {
+	Meta           json.RawMessage            `json:"_meta,omitempty"`
+	Name           string                     `json:"name"`
+	Arguments      map[string]string          `json:"arguments,omitempty"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   json.RawMessage            `json:"requestState,omitempty"`
+}
+
+func (p *getPromptParams) setMeta(m json.RawMessage) { p.Meta = m }
+func (p *getPromptParams) setInput(r map[string]json.RawMessage, state json.RawMessage) {
+	p.InputResponses, p.RequestState = r, state
+}
+
+type getPromptWire struct {
+	GetPromptResult
+	inputRound
+}
+
+// ListResources lists every resource of the server.
+func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
+	return listAll(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string) { return p.Resources, p.NextCursor })
+}
+
+type resourcesPage struct {
+	Resources  []Resource `json:"resources"`
+	NextCursor *string    `json:"nextCursor"`
+}
+
+// ReadResource reads a resource. Not found is an *RPCError with
+// CodeInvalidParams (modern) or CodeResourceNotFound (legacy).
+func (c *Client) ReadResource(ctx context.Context, uri string) (*ReadResourceResult, error) {
+	p := &readResourceParams{URI: uri}
+	r := c.request("resources/read", uri, p)
+	r.replay = true
+	defer c.withProgress(r, p)()
+	res, err := callWithInput[readResourceWire](ctx, c, r, p)
+	if err != nil {
+		return nil, err
+	}
+	return &res.ReadResourceResult, nil
+}
+
+type readResourceParams struct {
+	Meta           json.RawMessage            `json:"_meta,omitempty"`
+	URI            string                     `json:"uri"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   json.RawMessage            `json:"requestState,omitempty"`
+}
+
+func (p *readResourceParams) setMeta(m json.RawMessage) { p.Meta = m }
+func (p *readResourceParams) setInput(r map[string]json.RawMessage, state json.RawMessage) {
+	p.InputResponses, p.RequestState = r, state
+}
+
+type readResourceWire struct {
+	ReadResourceResult
+	inputRound
+}
+
+// cursorParams are the params of a paginated listing.
+type cursorParams struct {
+	Meta   json.RawMessage `json:"_meta,omitempty"`
+	Cursor *string         `json:"cursor,omitempty"`
+}
+
+func (p *cursorParams) setMeta(m json.RawMessage) { p.Meta = m }
+
+// listAll follows every page of a listing. Cursors are opaque; an empty
+// string is a cursor too. A cursor seen twice ends with an error.
+func listAll[P any, T any](ctx context.Context, c *Client, method string, items func(*P) ([]T, *string)) ([]T, error) {
+	var all []T
+	seen := map[string]bool{}
+	var cursor *string
+	for range maxPages {
+		p := &cursorParams{Cursor: cursor}
+		r := c.request(method, "", p)
+		r.replay = true
+		var page P
+		if err := c.call(ctx, r, &page); err != nil {
+			return nil, err
+		}
+		list, next := items(&page)
+		all = append(all, list...)
+		if next == nil {
+			return all, nil
+		}
+		if seen[*next] {
+			return nil, fmt.Errorf("%w: %s: server repeated cursor %q", ErrProtocol, method, clip(*next, 40))
+		}
+		seen[*next] = true
+		cursor = next
+	}
+	return nil, fmt.Errorf("%w: %s: more than %d pages", ErrProtocol, method, maxPages)
+}
+
+// inputRound is the part of a result that asks for more input (MRTR).
+type inputRound struct {
+	ResultType    string                  `json:"resultType"`
+	InputRequests map[string]inputRequest `json:"inputRequests"`
+	RequestState  json.RawMessage         `json:"requestState"`
+}
+
+func (r *inputRound) round() *inputRound { return r }
+
+type inputRequest struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// inputParams are the params of a request that may be retried with input.
+type inputParams interface {
+	setInput(responses map[string]json.RawMessage, state json.RawMessage)
+}
+
+// callWithInput sends r and, while the server answers input_required,
+// fulfils the input requests and retries with a new id, the same params,
+// the responses and the request state echoed byte for byte.
+func callWithInput[T any, PT interface {
+	*T
+	round() *inputRound
+}](ctx context.Context, c *Client, r *outgoing, p inputParams) (*T, error) {
+	for i := 0; ; i++ {
+		res := PT(new(T))
+		if err := c.call(ctx, r, res); err != nil {
+			return nil, err
+		}
+		in := res.round()
+		switch in.ResultType {
+		case "", "complete":
+			return res, nil
+		case "input_required":
+		default:
+			return nil, fmt.Errorf("%w: %s: unknown resultType %q", ErrProtocol, r.method, clip(in.ResultType, 40))
+		}
+		if c.era != EraModern {
+			return nil, fmt.Errorf("%w: %s: input_required from a legacy server", ErrProtocol, r.method)
+		}
+		if len(in.InputRequests) == 0 && len(in.RequestState) == 0 {
+			return nil, fmt.Errorf("%w: %s: input_required without inputRequests or requestState", ErrProtocol, r.method)
+		}
+		if i+1 >= maxInputRounds {
+			return nil, fmt.Errorf("mcp: %s: server still asks for input after %d rounds", r.method, maxInputRounds)
+		}
+		var responses map[string]json.RawMessage
+		if len(in.InputRequests) > 0 {
+			responses = make(map[string]json.RawMessage, len(in.InputRequests))
+			for key, req := range in.InputRequests {
+				res, err := c.input(ctx, req.Method, req.Params)
+				if err != nil {
+					return nil, fmt.Errorf("mcp: %s: input %q (%s): %w", r.method, key, req.Method, err)
+				}
+				b, err := json.Marshal(res)
+				if err != nil {
+					return nil, fmt.Errorf("mcp: %s: input %q: %w", r.method, key, err)
+				}
+				responses[key] = b
+			}
+		} else if err := sleep(ctx, time.Duration(i+1)*100*time.Millisecond); err != nil {
+			return nil, err // load shedding: retry later
+		}
+		p.setInput(responses, in.RequestState)
+	}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

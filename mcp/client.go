@@ -1,0 +1,431 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
+)
+
+// Default limits, used where Options leaves a field zero.
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultCallTimeout    = 5 * time.Minute
+	DefaultMaxMessageSize = 32 << 20
+	// maxInputRounds bounds the input_required rounds of one call.
+	maxInputRounds = 8
+	// maxPages bounds a paginated listing, against servers that loop.
+	maxPages = 1000
+)
+
+// Era is the protocol family a server speaks.
+type Era string
+
+const (
+	// EraModern is the stateless 2026-07-28 revision.
+	EraModern Era = "modern"
+	// EraLegacy covers the initialize-based revisions, 2025-03-26 to
+	// 2025-11-25, and the deprecated HTTP+SSE transport of 2024-11-05.
+	EraLegacy Era = "legacy"
+)
+
+// Options configure a Client. The zero value is ready to use.
+type Options struct {
+	// ClientInfo identifies this client to servers; the default names
+	// mini-me.
+	ClientInfo Implementation
+	// ProtocolVersion pins a version (and so an era) instead of detecting
+	// it: Version20260728 speaks only the stateless revision, a legacy
+	// version skips the server/discover probe.
+	ProtocolVersion string
+	// ConnectTimeout bounds Connect: era detection and the handshake.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds each call that has no earlier deadline.
+	CallTimeout time.Duration
+	// MaxMessageSize bounds one incoming message, in bytes.
+	MaxMessageSize int64
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+
+	// OnProgress, when set, asks servers for progress on every call and
+	// receives it.
+	OnProgress func(Progress)
+	// OnLog receives the log messages servers send (notifications/message).
+	OnLog func(LogMessage)
+	// OnToolsChanged is called when the server says its tool list changed.
+	OnToolsChanged func()
+	// OnInvalidTool is told of each tool ListTools leaves out because its
+	// definition is invalid (a bad x-mcp-header annotation).
+	OnInvalidTool func(tool string, reason error)
+
+	// Elicit answers a server's request for user input. When nil, the
+	// client does not offer elicitation.
+	Elicit func(context.Context, *ElicitRequest) (*ElicitResult, error)
+	// Roots lists the roots the user allows servers to see. When nil, the
+	// client does not offer roots.
+	Roots func(context.Context) ([]Root, error)
+}
+
+// Progress is one progress notification for a call in flight.
+type Progress struct {
+	// Method and Name say which call it is about (Name is the tool,
+	// prompt or resource, when there is one).
+	Method, Name string
+	Progress     float64
+	Total        float64 // 0 when unknown
+	Message      string
+}
+
+// LogMessage is a log record a server sent.
+type LogMessage struct {
+	Level  string          `json:"level"`
+	Logger string          `json:"logger,omitempty"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// Client is a connection to one MCP server. It is safe for concurrent use.
+type Client struct {
+	opts   Options
+	log    *slog.Logger
+	nextID atomic.Int64
+
+	era          Era
+	version      string
+	serverInfo   Implementation
+	capabilities ServerCapabilities
+	instructions string
+	meta         json.RawMessage // static part of the modern request _meta
+
+	mu       sync.Mutex
+	conn     conn
+	closed   bool
+	headers  map[string][]headerParam // modern tools/call header paths per tool
+	hints    map[string]*ToolAnnotations
+	progress map[string]*Progress // by progress token
+	initGen  int                  // legacy session generation
+}
+
+// conn carries messages for one era-aware transport.
+type conn interface {
+	// roundTrip sends r and decodes the result of its response into
+	// result (a pointer). A JSON-RPC error comes back as *RPCError.
+	roundTrip(ctx context.Context, r *outgoing, result any) error
+	// notify sends a notification (legacy only).
+	notify(ctx context.Context, method string, params any) error
+	// setProtocol fixes the era and version used in headers from now on;
+	// a new legacy version also forgets the session.
+	setProtocol(era Era, version string)
+	// probeTimeout bounds the server/discover probe, 0 for none.
+	probeTimeout() time.Duration
+	close(ctx context.Context) error
+}
+
+// outgoing is one request on its way out.
+type outgoing struct {
+	id      int64
+	method  string
+	name    string // Mcp-Name value, "" if none
+	params  any
+	headers []header // Mcp-Param-* headers
+	// replay says the request may be sent again when it provably did not
+	// run (expired session) or its stream broke.
+	replay bool
+}
+
+type header struct{ name, value string }
+
+// Connect connects to the server t describes, detects its era and, for a
+// legacy server, runs the initialize handshake. opts may be nil.
+func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
+	c := newClient(opts)
+	cn, err := t.connect(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	c.conn = cn
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
+	defer cancel()
+	if err := c.negotiate(ctx); err != nil {
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer ccancel()
+		_ = cn.close(cctx)
+		return nil, err
+	}
+	return c, nil
+}
+
+func newClient(opts *Options) *Client {
+	c := &Client{headers: map[string][]headerParam{}, hints: map[string]*ToolAnnotations{}, progress: map[string]*Progress{}}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.ClientInfo.Name == "" {
+		c.opts.ClientInfo = Implementation{Name: "mini-me", Version: "0.1.0"}
+	}
+	if c.opts.ConnectTimeout <= 0 {
+		c.opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.opts.CallTimeout <= 0 {
+		c.opts.CallTimeout = DefaultCallTimeout
+	}
+	if c.opts.MaxMessageSize <= 0 {
+		c.opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	c.log = c.opts.Logger
+	if c.log == nil {
+		c.log = slog.New(discardHandler{})
+	}
+	c.meta = c.modernMeta()
+	return c
+}
+
+// Era returns the protocol family the server speaks.
+func (c *Client) Era() Era { return c.era }
+
+// ProtocolVersion returns the version in use with the server.
+func (c *Client) ProtocolVersion() string { return c.version }
+
+// ServerInfo returns what the server says it is: for display only.
+func (c *Client) ServerInfo() Implementation { return c.serverInfo }
+
+// Capabilities returns what the server offers.
+func (c *Client) Capabilities() ServerCapabilities { return c.capabilities }
+
+// Instructions returns the server's usage instructions, if any.
+func (c *Client) Instructions() string { return c.instructions }
+
+// Close ends the connection: a legacy HTTP session is deleted and a
+// subprocess is stopped, within a bounded time. Calls in flight fail. Close
+// is idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	return c.conn.close(ctx)
+}
+
+// closeTimeout bounds Close.
+const closeTimeout = 5 * time.Second
+
+// call sends one request and decodes its result, applying the call timeout,
+// progress tokens, cancellation and the legacy session rules.
+func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
+	c.mu.Lock()
+	closed, gen := c.closed, c.initGen
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
+		defer cancel()
+	}
+	r.id = c.nextID.Add(1)
+	err := c.conn.roundTrip(ctx, r, result)
+	if errors.Is(err, errSessionGone) {
+		if rerr := c.reinitialize(ctx, gen); rerr != nil {
+			return fmt.Errorf("%w: %v", ErrSessionExpired, rerr)
+		}
+		if !r.replay {
+			return ErrSessionExpired
+		}
+		r.id = c.nextID.Add(1)
+		err = c.conn.roundTrip(ctx, r, result)
+		if errors.Is(err, errSessionGone) {
+			return ErrSessionExpired
+		}
+	}
+	return err
+}
+
+// errSessionGone is the transport's word for a 404 on a request that
+// carried a session id.
+var errSessionGone = errors.New("mcp: session not found")
+
+// reinitialize starts a new legacy session unless another caller already
+// did since generation gen.
+func (c *Client) reinitialize(ctx context.Context, gen int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.initGen != gen {
+		return nil
+	}
+	c.log.Info("mcp: session expired, initializing a new one")
+	if _, err := c.handshake(ctx, c.version); err != nil {
+		return err
+	}
+	c.initGen++
+	return nil
+}
+
+// request builds an outgoing request with era-appropriate params.
+func (c *Client) request(method, name string, params paramsWithMeta) *outgoing {
+	r := &outgoing{method: method, name: name, params: params}
+	params.setMeta(c.requestMeta())
+	return r
+}
+
+// paramsWithMeta are request params that carry _meta.
+type paramsWithMeta interface{ setMeta(json.RawMessage) }
+
+// metaParams is the params of a request that has nothing but _meta.
+type metaParams struct {
+	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+func (p *metaParams) setMeta(m json.RawMessage) { p.Meta = m }
+
+// requestMeta returns the _meta of a new request: the per-request protocol
+// fields in the modern era, nothing in the legacy one.
+func (c *Client) requestMeta() json.RawMessage {
+	if c.era == EraModern {
+		return c.meta
+	}
+	return nil
+}
+
+func (c *Client) modernMeta() json.RawMessage {
+	m := struct {
+		Version string          `json:"io.modelcontextprotocol/protocolVersion"`
+		Caps    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		Info    Implementation  `json:"io.modelcontextprotocol/clientInfo"`
+	}{Version20260728, c.capabilitiesJSON(false), c.opts.ClientInfo}
+	b, _ := json.Marshal(m) // cannot fail: plain strings and raw JSON we made
+	return b
+}
+
+// capabilitiesJSON lists what the handlers offer; legacy adds roots'
+// listChanged shape.
+func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
+	caps := map[string]any{}
+	if c.opts.Elicit != nil {
+		caps["elicitation"] = map[string]any{"form": struct{}{}}
+	}
+	if c.opts.Roots != nil {
+		if legacy {
+			caps["roots"] = map[string]any{"listChanged": false}
+		} else {
+			caps["roots"] = struct{}{}
+		}
+	}
+	b, _ := json.Marshal(caps) // cannot fail: maps of empty structs
+	return b
+}
+
+// withProgress adds a progress token to a request's _meta when the host
+// listens for progress, and returns a func that forgets it.
+func (c *Client) withProgress(r *outgoing, p paramsWithMeta) func() {
+	if c.opts.OnProgress == nil {
+		return func() {}
+	}
+	token := fmt.Sprintf("p%d", c.nextID.Add(1))
+	base := c.requestMeta()
+	var m map[string]json.RawMessage
+	if len(base) > 0 {
+		_ = json.Unmarshal(base, &m) // our own JSON
+	} else {
+		m = map[string]json.RawMessage{}
+	}
+	m["progressToken"], _ = json.Marshal(token)
+	b, _ := json.Marshal(m)
+	p.setMeta(b)
+	c.mu.Lock()
+	c.progress[token] = &Progress{Method: r.method, Name: r.name}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.progress, token)
+		c.mu.Unlock()
+	}
+}
+
+// notification handles a notification from the server.
+func (c *Client) notification(method string, params json.RawMessage) {
+	switch method {
+	case "notifications/progress":
+		if c.opts.OnProgress == nil {
+			return
+		}
+		var p struct {
+			Token    json.RawMessage `json:"progressToken"`
+			Progress float64         `json:"progress"`
+			Total    float64         `json:"total"`
+			Message  string          `json:"message"`
+		}
+		if json.Unmarshal(params, &p) != nil {
+			c.log.Warn("mcp: malformed progress notification")
+			return
+		}
+		var token string
+		if json.Unmarshal(p.Token, &token) != nil {
+			return
+		}
+		c.mu.Lock()
+		known := c.progress[token]
+		c.mu.Unlock()
+		if known == nil {
+			return // a finished or unknown call: dropped
+		}
+		c.opts.OnProgress(Progress{Method: known.Method, Name: known.Name, Progress: p.Progress, Total: p.Total, Message: p.Message})
+	case "notifications/message":
+		if c.opts.OnLog == nil {
+			return
+		}
+		var m LogMessage
+		if json.Unmarshal(params, &m) != nil {
+			c.log.Warn("mcp: malformed log notification")
+			return
+		}
+		c.opts.OnLog(m)
+	case "notifications/tools/list_changed":
+		if c.opts.OnToolsChanged != nil {
+			c.opts.OnToolsChanged()
+		}
+	default:
+		c.log.Debug("mcp: notification ignored", "method", method)
+	}
+}
+
+// serverRequest answers a request from a legacy server: ping, and the
+// input requests the host has handlers for; anything else is
+// method-not-found.
+func (c *Client) serverRequest(ctx context.Context, method string, params json.RawMessage) (any, *jsonrpc.Error) {
+	switch method {
+	case "ping":
+		return struct{}{}, nil
+	case "elicitation/create", "roots/list":
+		res, err := c.input(ctx, method, params)
+		if err != nil {
+			if errors.Is(err, ErrInputRequired) {
+				return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
+			}
+			if errors.Is(err, errUnsupportedMode) {
+				return nil, &jsonrpc.Error{Code: CodeInvalidParams, Message: err.Error()}
+			}
+			return nil, &jsonrpc.Error{Code: CodeInternalError, Message: err.Error()}
+		}
+		return res, nil
+	}
+	return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
+}
+
+// discardHandler is a slog handler that drops everything.
+type discardHandler struct{}
+
+func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
+func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
+func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
+func (d discardHandler) WithGroup(string) slog.Handler           { return d }

@@ -1,0 +1,686 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// echoTool answers with the text of its "text" argument.
+func echoTool() mcptest.Tool {
+	return mcptest.Tool{
+		Def: json.RawMessage(`{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`),
+		Call: func(_ context.Context, args json.RawMessage, _ func(string, any)) (any, error) {
+			var a struct{ Text string }
+			_ = json.Unmarshal(args, &a)
+			return map[string]any{"content": []any{map[string]any{"type": "text", "text": a.Text}}}, nil
+		},
+	}
+}
+
+func failTool() mcptest.Tool {
+	return mcptest.Tool{
+		Def: json.RawMessage(`{"name":"fail","inputSchema":{"type":"object"}}`),
+		Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
+			return map[string]any{"content": []any{map[string]any{"type": "text", "text": "no such account"}}, "isError": true}, nil
+		},
+	}
+}
+
+func start(t *testing.T, s *mcptest.Server) string {
+	t.Helper()
+	url := s.Start()
+	t.Cleanup(s.Close)
+	return url
+}
+
+func connect(t *testing.T, url string, opts *mcp.Options) *mcp.Client {
+	t.Helper()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func TestEraDetection(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		versions []string
+		sse      bool
+		era      mcp.Era
+		version  string
+	}{
+		{"modern only", []string{mcptest.Modern}, false, mcp.EraModern, mcp.Version20260728},
+		{"legacy only", []string{mcptest.Legacy}, false, mcp.EraLegacy, mcp.Version20251125},
+		{"both eras prefer modern", []string{mcptest.Modern, mcptest.Legacy}, false, mcp.EraModern, mcp.Version20260728},
+		{"legacy over sse", []string{mcptest.Legacy}, true, mcp.EraLegacy, mcp.Version20251125},
+		{"modern over sse", []string{mcptest.Modern}, true, mcp.EraModern, mcp.Version20260728},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &mcptest.Server{Versions: tc.versions, SSE: tc.sse, Tools: []mcptest.Tool{echoTool(), failTool()}}
+			c := connect(t, start(t, s), nil)
+			assert.Equal(t, tc.era, c.Era())
+			assert.Equal(t, tc.version, c.ProtocolVersion())
+			assert.Equal(t, "mcptest", c.ServerInfo().Name)
+
+			tools, err := c.ListTools(context.Background())
+			require.NoError(t, err)
+			require.Len(t, tools, 2)
+			assert.Equal(t, "echo", tools[0].Name)
+			assert.JSONEq(t, `{"type":"object","properties":{"text":{"type":"string"}}}`, string(tools[0].InputSchema))
+
+			res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "héllo"})
+			require.NoError(t, err)
+			assert.False(t, res.IsError)
+			assert.Equal(t, "héllo", res.Text())
+
+			res, err = c.CallTool(context.Background(), "fail", nil)
+			require.NoError(t, err)
+			assert.True(t, res.IsError)
+			assert.Equal(t, "no such account", res.Text())
+
+			_, err = c.CallTool(context.Background(), "nope", nil)
+			var rpc *mcp.RPCError
+			require.ErrorAs(t, err, &rpc)
+			assert.Equal(t, mcp.CodeInvalidParams, rpc.Code)
+
+			// Every modern request carries the per-request fields, every
+			// legacy one after initialize carries the session.
+			for _, r := range s.Requests() {
+				if r.Method == "" || r.Method == "server/discover" || r.Method == "initialize" {
+					continue
+				}
+				if tc.era == mcp.EraModern {
+					assert.Equal(t, mcp.Version20260728, r.Header.Get("Mcp-Protocol-Version"), r.Method)
+					assert.Equal(t, r.Method, r.Header.Get("Mcp-Method"))
+					assert.Contains(t, string(r.Body), `"io.modelcontextprotocol/clientCapabilities":{}`)
+				} else {
+					assert.NotEmpty(t, r.Header.Get("Mcp-Session-Id"), r.Method)
+					assert.Equal(t, mcp.Version20251125, r.Header.Get("Mcp-Protocol-Version"), r.Method)
+					assert.Empty(t, r.Header.Get("Mcp-Method"))
+				}
+			}
+			require.NoError(t, c.Close())
+			if tc.era == mcp.EraLegacy {
+				assert.Equal(t, 1, s.Deletes(), "legacy session deleted on close")
+			}
+		})
+	}
+}
+
+func TestPagination(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, PageSize: 7}
+	for i := range 50 {
+		s.Tools = append(s.Tools, mcptest.Tool{Def: json.RawMessage(fmt.Sprintf(`{"name":"t%02d","inputSchema":{"type":"object"}}`, i))})
+	}
+	c := connect(t, start(t, s), nil)
+	tools, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	require.Len(t, tools, 50)
+	assert.Equal(t, "t49", tools[49].Name)
+}
+
+func TestRepeatedCursorIsAnError(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "tools/list" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[],"nextCursor":""}}`, msg.ID)
+		return true
+	}
+	c := connect(t, start(t, s), nil)
+	_, err := c.ListTools(context.Background())
+	require.ErrorIs(t, err, mcp.ErrProtocol)
+	assert.Contains(t, err.Error(), "repeated cursor")
+}
+
+func TestProgressNotifications(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: true}
+	s.Tools = []mcptest.Tool{{
+		Def: json.RawMessage(`{"name":"slow","inputSchema":{"type":"object"}}`),
+		Call: func(_ context.Context, _ json.RawMessage, send func(string, any)) (any, error) {
+			for i := 1; i <= 3; i++ {
+				send("notifications/progress", map[string]any{"progressToken": progressToken(s), "progress": i, "total": 3})
+			}
+			send("notifications/message", map[string]any{"level": "info", "data": "working"})
+			return map[string]any{"content": []any{}}, nil
+		},
+	}}
+	var mu sync.Mutex
+	var got []mcp.Progress
+	var logs []mcp.LogMessage
+	c := connect(t, start(t, s), &mcp.Options{
+		OnProgress: func(p mcp.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() },
+		OnLog:      func(m mcp.LogMessage) { mu.Lock(); logs = append(logs, m); mu.Unlock() },
+	})
+	_, err := c.CallTool(context.Background(), "slow", nil)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 3)
+	assert.Equal(t, mcp.Progress{Method: "tools/call", Name: "slow", Progress: 3, Total: 3}, got[2])
+	require.Len(t, logs, 1)
+	assert.Equal(t, "info", logs[0].Level)
+}
+
+// progressToken returns the token of the last tools/call the server saw.
+func progressToken(s *mcptest.Server) any {
+	reqs := s.Requests()
+	var p struct {
+		Params struct {
+			Meta struct {
+				Token any `json:"progressToken"`
+			} `json:"_meta"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(reqs[len(reqs)-1].Body, &p)
+	return p.Params.Meta.Token
+}
+
+func TestSessionExpiryReinitializesOnce(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool(), failTool()}}
+	c := connect(t, start(t, s), nil)
+	_, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+
+	s.ExpireSessions()
+	// echo is read-only: replayed on the new session.
+	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "again"})
+	require.NoError(t, err)
+	assert.Equal(t, "again", res.Text())
+	inits := 0
+	for _, r := range s.Requests() {
+		if r.Method == "initialize" {
+			inits++
+		}
+	}
+	assert.Equal(t, 2, inits)
+
+	s.ExpireSessions()
+	// fail is not known to be safe: the session is renewed but the call
+	// is not replayed.
+	_, err = c.CallTool(context.Background(), "fail", nil)
+	require.ErrorIs(t, err, mcp.ErrSessionExpired)
+	res, err = c.CallTool(context.Background(), "fail", nil)
+	require.NoError(t, err, "the new session works")
+	assert.True(t, res.IsError)
+}
+
+func TestStreamDroppedMidResponse(t *testing.T) {
+	for _, era := range []string{mcptest.Modern, mcptest.Legacy} {
+		t.Run(era, func(t *testing.T) {
+			var calls atomic.Int32
+			s := &mcptest.Server{Versions: []string{era}, SSE: true, Tools: []mcptest.Tool{echoTool()}}
+			s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+				if msg.Method != "tools/call" || calls.Add(1) > 1 {
+					return false
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\n\n"))
+				return true // the stream ends with no response
+			}
+			c := connect(t, start(t, s), nil)
+			_, err := c.ListTools(context.Background())
+			require.NoError(t, err)
+			res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
+			if era == mcptest.Modern {
+				// Modern: a read-only call is re-issued with a new id.
+				require.NoError(t, err)
+				assert.Equal(t, "x", res.Text())
+				assert.Equal(t, int32(2), calls.Load())
+			} else {
+				// Legacy without an event id: cannot resume.
+				require.ErrorIs(t, err, mcp.ErrStreamBroken)
+			}
+		})
+	}
+}
+
+func TestLegacyStreamResumesWithLastEventID(t *testing.T) {
+	var resumed atomic.Value
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "tools/call" {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("id: ev-1\nretry: 20\ndata:\n\n"))
+		return true
+	}
+	url := start(t, s)
+	// GET resumptions are served by a wrapper in front of the server.
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			resumed.Store(r.Header.Get("Last-Event-ID"))
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte(`data: {"jsonrpc":"2.0","id":` + lastID(s) + `,"result":{"content":[{"type":"text","text":"resumed"}]}}` + "\n\n"))
+			return
+		}
+		s.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	_ = url
+	c := connect(t, front.URL, nil)
+	res, err := c.CallTool(context.Background(), "anything", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "resumed", res.Text())
+	assert.Equal(t, "ev-1", resumed.Load())
+}
+
+// lastID returns the JSON-RPC id of the last request the server saw.
+func lastID(s *mcptest.Server) string {
+	reqs := s.Requests()
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(reqs[len(reqs)-1].Body, &m)
+	return string(m.ID)
+}
+
+func TestStatusAndBodyCombinations(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		handle func(w http.ResponseWriter, msg *jsonrpc.Message)
+		check  func(t *testing.T, err error)
+	}{
+		{"202 where a response is due", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.WriteHeader(http.StatusAccepted)
+		}, func(t *testing.T, err error) { assert.ErrorIs(t, err, mcp.ErrProtocol) }},
+		{"401 is authentication", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.WriteHeader(http.StatusUnauthorized)
+		}, func(t *testing.T, err error) { assert.ErrorIs(t, err, mcp.ErrAuth) }},
+		{"403 is authentication", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.WriteHeader(http.StatusForbidden)
+		}, func(t *testing.T, err error) { assert.ErrorIs(t, err, mcp.ErrAuth) }},
+		{"500 text body", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			http.Error(w, "database on fire", http.StatusInternalServerError)
+		}, func(t *testing.T, err error) {
+			var h *mcp.HTTPError
+			require.ErrorAs(t, err, &h)
+			assert.Equal(t, 500, h.StatusCode)
+			assert.Contains(t, h.Body, "database on fire")
+		}},
+		{"400 with a modern error body", func(w http.ResponseWriter, msg *jsonrpc.Message) {
+			mcptest.WriteError(w, http.StatusBadRequest, msg.ID, mcp.CodeMissingCapability, "needs elicitation")
+		}, func(t *testing.T, err error) {
+			var rpc *mcp.RPCError
+			require.ErrorAs(t, err, &rpc)
+			assert.Equal(t, mcp.CodeMissingCapability, rpc.Code)
+		}},
+		{"200 with malformed JSON", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":`))
+		}, func(t *testing.T, err error) { assert.ErrorIs(t, err, mcp.ErrProtocol) }},
+		{"200 answering another id", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":999999,"result":{"content":[]}}`))
+		}, func(t *testing.T, err error) { assert.ErrorIs(t, err, mcp.ErrProtocol) }},
+		{"garbage SSE", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte("data: {not json\n\n"))
+		}, func(t *testing.T, err error) { assert.ErrorIs(t, err, mcp.ErrProtocol) }},
+		{"unknown content type", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte("<html>"))
+		}, func(t *testing.T, err error) {
+			var h *mcp.HTTPError
+			assert.ErrorAs(t, err, &h)
+		}},
+		{"unknown resultType", func(w http.ResponseWriter, msg *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"task","content":[]}}`, msg.ID)
+		}, func(t *testing.T, err error) { assert.ErrorIs(t, err, mcp.ErrProtocol) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &mcptest.Server{Versions: []string{mcptest.Modern}}
+			s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+				if msg.Method != "tools/call" {
+					return false
+				}
+				tc.handle(w, msg)
+				return true
+			}
+			c := connect(t, start(t, s), nil)
+			_, err := c.CallTool(context.Background(), "x", nil)
+			require.Error(t, err)
+			tc.check(t, err)
+		})
+	}
+}
+
+func TestFallbackOnNonModernErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		handle func(w http.ResponseWriter, msg *jsonrpc.Message)
+	}{
+		{"400 -32000 not initialized", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			mcptest.WriteError(w, http.StatusBadRequest, nil, -32000, "Bad Request: Server not initialized")
+		}},
+		{"400 empty body", func(w http.ResponseWriter, _ *jsonrpc.Message) { w.WriteHeader(http.StatusBadRequest) }},
+		{"200 -32601", func(w http.ResponseWriter, msg *jsonrpc.Message) {
+			mcptest.WriteError(w, http.StatusOK, msg.ID, mcp.CodeMethodNotFound, "unknown method")
+		}},
+		{"discover without our version", func(w http.ResponseWriter, msg *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2025-11-25"],"capabilities":{}}}`, msg.ID)
+		}},
+		{"-32022 listing legacy versions", func(w http.ResponseWriter, msg *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}`, msg.ID)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+			s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+				if msg.Method != "server/discover" {
+					return false
+				}
+				tc.handle(w, msg)
+				return true
+			}
+			c := connect(t, start(t, s), nil)
+			assert.Equal(t, mcp.EraLegacy, c.Era())
+			_, err := c.ListTools(context.Background())
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestModernErrorOnDiscoverDoesNotFallBack(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern, mcptest.Legacy}}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "server/discover" {
+			return false
+		}
+		mcptest.WriteError(w, http.StatusBadRequest, msg.ID, mcp.CodeHeaderMismatch, "header mismatch")
+		return true
+	}
+	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: start(t, s)}, nil)
+	var rpc *mcp.RPCError
+	require.ErrorAs(t, err, &rpc)
+	assert.Equal(t, mcp.CodeHeaderMismatch, rpc.Code)
+	for _, r := range s.Requests() {
+		assert.NotEqual(t, "initialize", r.Method)
+	}
+}
+
+func TestHeaderParams(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{
+		{Def: json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{
+			"region":{"type":"string","x-mcp-header":"Region"},
+			"n":{"type":"integer","x-mcp-header":"Count"},
+			"dry":{"type":["boolean","null"],"x-mcp-header":"Dry"},
+			"opts":{"type":"object","properties":{"tenant":{"type":"string","x-mcp-header":"Tenant"}}}}}}`),
+			Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
+				return map[string]any{"content": []any{}}, nil
+			}},
+		{Def: json.RawMessage(`{"name":"bad","inputSchema":{"type":"object","properties":{"x":{"type":"number","x-mcp-header":"X"}}}}`)},
+	}}
+	var dropped []string
+	c := connect(t, start(t, s), &mcp.Options{OnInvalidTool: func(name string, _ error) { dropped = append(dropped, name) }})
+	tools, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	require.Len(t, tools, 1)
+	assert.Equal(t, []string{"bad"}, dropped)
+
+	_, err = c.CallTool(context.Background(), "geo", json.RawMessage(`{"region":"Hello, 世界","n":42,"dry":null,"opts":{"tenant":" padded"}}`))
+	require.NoError(t, err)
+	reqs := s.Requests()
+	h := reqs[len(reqs)-1].Header
+	assert.Equal(t, "geo", h.Get("Mcp-Name"))
+	assert.Equal(t, "=?base64?SGVsbG8sIOS4lueVjA==?=", h.Get("Mcp-Param-Region"))
+	assert.Equal(t, "42", h.Get("Mcp-Param-Count"))
+	assert.Empty(t, h.Values("Mcp-Param-Dry"), "null value: header omitted")
+	assert.Equal(t, "=?base64?IHBhZGRlZA==?=", h.Get("Mcp-Param-Tenant"))
+
+	_, err = c.CallTool(context.Background(), "geo", json.RawMessage(`{"n":9007199254740993}`))
+	require.Error(t, err, "integer outside the safe range fails locally")
+	assert.Contains(t, err.Error(), "outside")
+}
+
+func TestOversizedMessage(t *testing.T) {
+	for _, sse := range []bool{false, true} {
+		t.Run(fmt.Sprint("sse=", sse), func(t *testing.T) {
+			big := strings.Repeat("x", 4096)
+			s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: sse, Tools: []mcptest.Tool{{
+				Def: json.RawMessage(`{"name":"big","inputSchema":{"type":"object"}}`),
+				Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
+					return map[string]any{"content": []any{map[string]any{"type": "text", "text": big}}}, nil
+				},
+			}}}
+			c := connect(t, start(t, s), &mcp.Options{MaxMessageSize: 1024})
+			_, err := c.CallTool(context.Background(), "big", nil)
+			require.ErrorIs(t, err, mcp.ErrTooLarge)
+		})
+	}
+}
+
+func TestCancelSlowCall(t *testing.T) {
+	for _, era := range []string{mcptest.Modern, mcptest.Legacy} {
+		t.Run(era, func(t *testing.T) {
+			started := make(chan struct{})
+			s := &mcptest.Server{Versions: []string{era}, SSE: true, Tools: []mcptest.Tool{{
+				Def: json.RawMessage(`{"name":"slow","inputSchema":{"type":"object"}}`),
+				Call: func(ctx context.Context, _ json.RawMessage, _ func(string, any)) (any, error) {
+					close(started)
+					<-ctx.Done()
+					return nil, ctx.Err()
+				},
+			}}}
+			c := connect(t, start(t, s), nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { <-started; cancel() }()
+			_, err := c.CallTool(ctx, "slow", nil)
+			require.ErrorIs(t, err, context.Canceled)
+			if era == mcptest.Legacy {
+				var methods []string
+				for _, r := range s.Requests() {
+					methods = append(methods, r.Method)
+				}
+				assert.Contains(t, methods, "notifications/cancelled")
+			}
+		})
+	}
+}
+
+func TestAuthTokenFromEnvironment(t *testing.T) {
+	const secret = "s3cr3t-token-value"
+	t.Setenv("MINIME_TEST_TOKEN", secret)
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if r.Header.Get("X-Api-Key") != secret {
+			http.Error(w, "bad key "+r.Header.Get("X-Api-Key"), http.StatusInternalServerError)
+			return true
+		}
+		if msg.Method == "tools/call" {
+			// An error body that echoes the key must not leak it.
+			http.Error(w, "echo: "+secret, http.StatusInternalServerError)
+			return true
+		}
+		return false
+	}
+	url := start(t, s)
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_TOKEN", TokenHeader: "X-API-Key"}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.CallTool(context.Background(), "x", nil)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), secret)
+
+	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_UNSET_TOKEN"}, nil)
+	require.ErrorIs(t, err, mcp.ErrMissingToken)
+}
+
+func TestTokenNotSentAcrossOrigins(t *testing.T) {
+	const secret = "bearer-secret"
+	t.Setenv("MINIME_TEST_BEARER", secret)
+	var leaked atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.Header.Get("Authorization"), secret) {
+			leaked.Store(true)
+		}
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer other.Close()
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer redirector.Close()
+	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: redirector.URL, TokenEnv: "MINIME_TEST_BEARER"}, &mcp.Options{ConnectTimeout: 5 * time.Second})
+	require.Error(t, err)
+	assert.False(t, leaked.Load(), "token sent to another origin")
+	assert.NotContains(t, err.Error(), secret)
+}
+
+func TestLegacyServerRequestsAnswered(t *testing.T) {
+	// During a call the legacy server pings the client and asks for an
+	// unsupported sampling; it gets {} and method-not-found.
+	var answers sync.Map
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method == "" && len(msg.ID) > 0 { // a response from the client
+			answers.Store(string(msg.ID), msg)
+			w.WriteHeader(http.StatusAccepted)
+			return true
+		}
+		if msg.Method != "tools/call" {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"ping\"}\n\n")
+		fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-2\",\"method\":\"sampling/createMessage\",\"params\":{}}\n\n")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", msg.ID)
+		return true
+	}
+	c := connect(t, start(t, s), nil)
+	_, err := c.CallTool(context.Background(), "x", nil)
+	require.NoError(t, err)
+	ping, ok := answers.Load(`"srv-1"`)
+	require.True(t, ok, "ping answered")
+	assert.Nil(t, ping.(*jsonrpc.Message).Error)
+	sampling, ok := answers.Load(`"srv-2"`)
+	require.True(t, ok, "sampling answered")
+	require.NotNil(t, sampling.(*jsonrpc.Message).Error)
+	assert.Equal(t, mcp.CodeMethodNotFound, sampling.(*jsonrpc.Message).Error.Code)
+}
+
+func TestInputRequired(t *testing.T) {
+	var rounds atomic.Int32
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "tools/call" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if rounds.Add(1) == 1 {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","requestState":"st\u00e9-1","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","default":7}}}}}}}}`, msg.ID)
+			return true
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`, msg.ID, string(msg.Params))
+		return true
+	}
+	url := start(t, s)
+
+	// Without a handler: no capability offered, a clear error.
+	c := connect(t, url, nil)
+	_, err := c.CallTool(context.Background(), "ask", nil)
+	require.ErrorIs(t, err, mcp.ErrInputRequired)
+
+	rounds.Store(0)
+	c = connect(t, url, &mcp.Options{Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		assert.Equal(t, "Name?", req.Message)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+	}})
+	res, err := c.CallTool(context.Background(), "ask", nil)
+	require.NoError(t, err)
+	var params struct {
+		Meta           map[string]json.RawMessage `json:"_meta"`
+		RequestState   json.RawMessage            `json:"requestState"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.Text()), &params))
+	assert.Equal(t, `"st\u00e9-1"`, string(params.RequestState), "echoed byte for byte")
+	assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada","n":7}}`, string(params.InputResponses["who"]))
+	assert.JSONEq(t, `{"elicitation":{"form":{}}}`, string(params.Meta["io.modelcontextprotocol/clientCapabilities"]))
+	reqs := s.Requests()
+	ids := map[string]bool{}
+	for _, r := range reqs[len(reqs)-2:] {
+		ids[lastIDOf(r.Body)] = true
+	}
+	assert.Len(t, ids, 2, "the retry uses a new id")
+}
+
+func lastIDOf(body []byte) string {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	_ = json.Unmarshal(body, &m)
+	return string(m.ID)
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	for _, era := range []string{mcptest.Modern, mcptest.Legacy} {
+		t.Run(era, func(t *testing.T) {
+			s := &mcptest.Server{Versions: []string{era}, SSE: true, Tools: []mcptest.Tool{echoTool()}}
+			c := connect(t, start(t, s), nil)
+			var wg sync.WaitGroup
+			errs := make(chan error, 50)
+			for i := range 50 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					want := fmt.Sprint("msg-", i)
+					res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": want})
+					if err == nil && res.Text() != want {
+						err = fmt.Errorf("got %q, want %q", res.Text(), want)
+					}
+					errs <- err
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+		})
+	}
+}
+
+func TestClosedClient(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	c := connect(t, start(t, s), nil)
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close(), "idempotent")
+	_, err := c.ListTools(context.Background())
+	require.True(t, errors.Is(err, mcp.ErrClosed))
+}
+
+func TestUnreachableServer(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, &mcp.Options{ConnectTimeout: 2 * time.Second})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connect")
+}

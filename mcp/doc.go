@@ -1,0 +1,40 @@
+// Package mcp is mini-me's own client for the Model Context Protocol.
+//
+// A [Client] talks to one MCP server. [Connect] reaches it through a
+// [Transport] ([HTTPTransport] for Streamable HTTP) and finds out which
+// protocol era it speaks:
+//
+//   - the stateless 2026-07-28 revision, probed first with server/discover:
+//     no handshake, protocol metadata in every request's _meta, and the
+//     MCP-Protocol-Version, Mcp-Method, Mcp-Name and Mcp-Param-* headers;
+//   - the initialize-based revisions (2025-11-25, 2025-06-18, 2025-03-26),
+//     used when the probe gets a non-modern answer: session id on every
+//     request, DELETE on close, a new session when the old one expires;
+//   - the deprecated HTTP+SSE transport of 2024-11-05, tried last, for
+//     servers that only have that.
+//
+// Responses may come as JSON or as an SSE stream; progress and log
+// notifications reach [Options.OnProgress] and [Options.OnLog]. Every call
+// takes a context: cancelling it ends the HTTP request (and, for a legacy
+// server, sends notifications/cancelled).
+//
+// Errors a caller branches on are typed: [*RPCError] carries the JSON-RPC
+// code and data, [*HTTPError] an HTTP answer without a JSON-RPC body, and
+// the sentinels [ErrAuth], [ErrProtocol], [ErrTooLarge],
+// [ErrSessionExpired], [ErrStreamBroken], [ErrInputRequired] and
+// [ErrMissingToken] work with errors.Is. A tool that fails is not an error:
+// its result has IsError set, for the model to read.
+//
+// Tokens come from environment variables only ([HTTPTransport.TokenEnv]),
+// are sent only to the configured origin and never appear in errors or
+// logs.
+//
+// # Deliberate limits
+//
+// The client offers elicitation (form mode) and roots only when the host
+// sets [Options.Elicit] or [Options.Roots]; it never offers sampling or
+// tasks. A tools/call whose response stream breaks is re-issued (modern)
+// or replayed on a new session (legacy) only when the tool is annotated
+// read-only or idempotent, or when the server provably did not run it;
+// otherwise the caller gets the error and decides.
+package mcp

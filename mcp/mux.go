@@ -1,0 +1,128 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
+)
+
+// mux matches responses to requests on transports where every message of
+// the server arrives on one stream (stdio, HTTP+SSE). A reader goroutine
+// calls dispatch; callers wait in await.
+type mux struct {
+	c       *Client
+	reply   func(ctx context.Context, msg jsonrpc.Response) error
+	modern  func() bool
+	mu      sync.Mutex
+	pending map[int64]chan *jsonrpc.Message
+	err     error          // set once the stream is gone
+	answers sync.WaitGroup // server requests being answered
+}
+
+func newMux(c *Client, reply func(context.Context, jsonrpc.Response) error, modern func() bool) *mux {
+	return &mux{c: c, reply: reply, modern: modern, pending: map[int64]chan *jsonrpc.Message{}}
+}
+
+// register makes room for the response to id.
+func (m *mux) register(id int64) (chan *jsonrpc.Message, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return nil, m.err
+	}
+	ch := make(chan *jsonrpc.Message, 1)
+	m.pending[id] = ch
+	return ch, nil
+}
+
+func (m *mux) forget(id int64) {
+	m.mu.Lock()
+	delete(m.pending, id)
+	m.mu.Unlock()
+}
+
+// await waits for the response to r and decodes its result.
+func (m *mux) await(ctx context.Context, r *outgoing, ch chan *jsonrpc.Message, result any) error {
+	select {
+	case msg, ok := <-ch:
+		if !ok {
+			m.mu.Lock()
+			err := m.err
+			m.mu.Unlock()
+			return fmt.Errorf("mcp: %s: %w", r.method, err)
+		}
+		if msg.Error != nil {
+			return rpcError(r.method, msg.Error)
+		}
+		raw, _ := msg.Result.(*json.RawMessage)
+		if raw == nil || len(*raw) == 0 {
+			return fmt.Errorf("%w: %s: response has no result", ErrProtocol, r.method)
+		}
+		if err := json.Unmarshal(*raw, result); err != nil {
+			return fmt.Errorf("%w: %s: malformed result: %v", ErrProtocol, r.method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		m.forget(r.id)
+		return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
+	}
+}
+
+// dispatch handles one incoming message. It returns an error only for
+// bytes that are not a JSON-RPC message.
+func (m *mux) dispatch(ctx context.Context, data []byte) error {
+	var raw json.RawMessage
+	msg := &jsonrpc.Message{Result: &raw}
+	if err := json.Unmarshal(data, msg); err != nil {
+		return err
+	}
+	if err := msg.Check(); err != nil {
+		return err
+	}
+	switch {
+	case msg.IsResponse():
+		id, err := strconv.ParseInt(string(msg.ID), 10, 64)
+		m.mu.Lock()
+		ch := m.pending[id]
+		delete(m.pending, id)
+		m.mu.Unlock()
+		if err != nil || ch == nil {
+			m.c.log.Debug("mcp: response to no pending request dropped", "id", msg.ID.String())
+			return nil
+		}
+		ch <- msg
+	case msg.IsNotification():
+		m.c.notification(msg.Method, msg.Params)
+	case m.modern():
+		m.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
+	default:
+		// Answered on its own goroutine: a handler may wait for the user
+		// while other responses keep flowing.
+		m.answers.Add(1)
+		go func() {
+			defer m.answers.Done()
+			res, rerr := m.c.serverRequest(ctx, msg.Method, msg.Params)
+			if err := m.reply(ctx, jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: msg.ID, Result: res, Error: rerr}); err != nil {
+				m.c.log.Warn("mcp: answering a server request failed", "method", msg.Method, "error", err)
+			}
+		}()
+	}
+	return nil
+}
+
+// fail ends every pending call with err; later calls fail at once.
+func (m *mux) fail(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err == nil {
+		m.err = err
+	}
+	for id, ch := range m.pending {
+		close(ch)
+		delete(m.pending, id)
+	}
+}

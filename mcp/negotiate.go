@@ -1,0 +1,188 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+)
+
+// discoverResult is the answer to server/discover.
+type discoverResult struct {
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      ServerCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions"`
+	Meta              struct {
+		ServerInfo Implementation `json:"io.modelcontextprotocol/serverInfo"`
+	} `json:"_meta"`
+}
+
+// initializeResult is the answer to the legacy initialize request.
+type initializeResult struct {
+	ProtocolVersion string             `json:"protocolVersion"`
+	Capabilities    ServerCapabilities `json:"capabilities"`
+	ServerInfo      Implementation     `json:"serverInfo"`
+	Instructions    string             `json:"instructions"`
+}
+
+// negotiate finds the era: a modern server/discover probe first, then the
+// legacy initialize handshake, then (HTTP only) the deprecated HTTP+SSE
+// transport.
+func (c *Client) negotiate(ctx context.Context) error {
+	pin := c.opts.ProtocolVersion
+	legacy := Version20251125
+	if pin != "" && pin != Version20260728 {
+		if !isLegacyVersion(pin) {
+			return fmt.Errorf("mcp: protocol version %q is not supported", pin)
+		}
+		legacy = pin
+	} else {
+		modern, fallback, err := c.probe(ctx)
+		if err != nil {
+			return err
+		}
+		if modern {
+			return nil
+		}
+		if pin == Version20260728 {
+			return fmt.Errorf("%w: server is not %s", ErrUnsupportedVersion, Version20260728)
+		}
+		if fallback != "" {
+			legacy = fallback
+		}
+	}
+	err := c.initialize(ctx, legacy)
+	if err == nil || !c.tryHTTPSSE(err) {
+		return err
+	}
+	h, ok := c.conn.(*httpConn)
+	if !ok {
+		return err
+	}
+	c.log.Info("mcp: streamable HTTP refused, trying the deprecated HTTP+SSE transport", "error", err)
+	sc, serr := h.openHTTPSSE(ctx)
+	if serr != nil {
+		return fmt.Errorf("mcp: no transport worked: streamable HTTP: %w; HTTP+SSE: %v", err, serr)
+	}
+	c.conn = sc
+	return c.initialize(ctx, legacy)
+}
+
+// probe sends server/discover. It reports a modern server, or the legacy
+// version to offer (empty for the default) when the server is not modern.
+func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err error) {
+	c.era, c.version = EraModern, Version20260728
+	c.conn.setProtocol(EraModern, Version20260728)
+	pctx := ctx
+	if d := c.conn.probeTimeout(); d > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	var res discoverResult
+	p := &metaParams{}
+	err = c.call(pctx, c.request("server/discover", "", p), &res)
+	if err == nil {
+		if slices.Contains(res.SupportedVersions, Version20260728) {
+			c.serverInfo = res.Meta.ServerInfo
+			c.capabilities = res.Capabilities
+			c.instructions = res.Instructions
+			return true, "", nil
+		}
+		// A discover answer that does not list our modern version: a
+		// legacy server that happens to know the method.
+		return false, newestLegacy(res.SupportedVersions), nil
+	}
+	if ctx.Err() != nil {
+		return false, "", err
+	}
+	if errors.Is(err, ErrAuth) {
+		return false, "", err
+	}
+	var rpc *RPCError
+	if errors.As(err, &rpc) {
+		switch rpc.Code {
+		case CodeUnsupportedVersion:
+			var data struct {
+				Supported []string `json:"supported"`
+			}
+			_ = json.Unmarshal(rpc.Data, &data)
+			if v := newestLegacy(data.Supported); v != "" {
+				return false, v, nil
+			}
+			return false, "", fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, data.Supported)
+		case CodeMissingCapability, CodeHeaderMismatch:
+			return false, "", err // a modern server refusing us: no fallback
+		}
+		return false, "", nil
+	}
+	var herr *HTTPError
+	if errors.As(err, &herr) || errors.Is(err, ErrProtocol) || pctx.Err() != nil {
+		// Not a modern answer, or (stdio) no answer in time: legacy.
+		return false, "", nil
+	}
+	return false, "", err
+}
+
+// newestLegacy picks the newest legacy version in list, or "".
+func newestLegacy(list []string) string {
+	for _, v := range legacyVersions {
+		if slices.Contains(list, v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// initialize runs the legacy handshake offering version and records what
+// the server said.
+func (c *Client) initialize(ctx context.Context, version string) error {
+	c.era, c.version = EraLegacy, version
+	res, err := c.handshake(ctx, version)
+	if err != nil {
+		return err
+	}
+	c.version = res.ProtocolVersion
+	c.serverInfo, c.capabilities, c.instructions = res.ServerInfo, res.Capabilities, res.Instructions
+	return nil
+}
+
+// handshake sends initialize and notifications/initialized on a new
+// session.
+func (c *Client) handshake(ctx context.Context, version string) (*initializeResult, error) {
+	c.conn.setProtocol(EraLegacy, "")
+	params := struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      Implementation  `json:"clientInfo"`
+	}{version, c.capabilitiesJSON(true), c.opts.ClientInfo}
+	var res initializeResult
+	r := &outgoing{id: c.nextID.Add(1), method: "initialize", params: params}
+	if err := c.conn.roundTrip(ctx, r, &res); err != nil {
+		return nil, err
+	}
+	if !isLegacyVersion(res.ProtocolVersion) {
+		return nil, fmt.Errorf("%w: server answered initialize with version %q", ErrUnsupportedVersion, res.ProtocolVersion)
+	}
+	c.conn.setProtocol(EraLegacy, res.ProtocolVersion)
+	if err := c.conn.notify(ctx, "notifications/initialized", nil); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// tryHTTPSSE reports whether a failed initialize POST looks like a server
+// that only has the deprecated HTTP+SSE transport: 400, 404 or 405 without a
+// modern error body.
+func (c *Client) tryHTTPSSE(err error) bool {
+	var herr *HTTPError
+	if errors.As(err, &herr) {
+		switch herr.StatusCode {
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,456 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
+	"git.rickub.com/bots-garden/mini-me/sse"
+)
+
+// Limits of the Streamable HTTP transport.
+const (
+	// maxResumes bounds the GET reconnections of one legacy response
+	// stream, and maxReissues the modern re-issues of one request.
+	maxResumes  = 5
+	maxReissues = 1
+	// defaultRetry is the wait before resuming a legacy stream that named
+	// no retry delay.
+	defaultRetry = 500 * time.Millisecond
+	// notifyTimeout bounds a cancellation or response POST made after the
+	// caller's context ended.
+	notifyTimeout = 2 * time.Second
+	// errorBodyLimit is how much of a non-JSON-RPC body an error quotes.
+	errorBodyLimit = 200
+)
+
+// httpConn speaks Streamable HTTP, in either era. Each request is its own
+// POST and its response is read on the caller's goroutine.
+type httpConn struct {
+	c         *Client
+	url       *url.URL
+	hc        *http.Client
+	own       *http.Transport // ours to close, nil for a host's client
+	static    http.Header
+	authName  string
+	authValue string
+	token     string // for redaction only
+	maxSize   int64
+
+	mu      sync.Mutex
+	modern  bool
+	version string // MCP-Protocol-Version header, "" before initialize
+	session string
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func (h *httpConn) setProtocol(era Era, version string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.modern, h.version = era == EraModern, version
+	if era == EraLegacy && version == "" {
+		h.session = ""
+	}
+}
+
+func (h *httpConn) probeTimeout() time.Duration { return 0 }
+
+func (h *httpConn) roundTrip(ctx context.Context, r *outgoing, result any) error {
+	for reissue := 0; ; reissue++ {
+		err := h.post(ctx, r, result)
+		if !errors.Is(err, errReissue) {
+			if err != nil && ctx.Err() != nil {
+				h.cancelled(r)
+				return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
+			}
+			return err
+		}
+		if !r.replay || reissue >= maxReissues {
+			return fmt.Errorf("%w: %s", ErrStreamBroken, r.method)
+		}
+		// Modern: the request is lost with its stream; send it anew.
+		r.id = h.c.nextID.Add(1)
+	}
+}
+
+// errReissue says a modern response stream ended without a response.
+var errReissue = errors.New("mcp: stream ended, re-issue")
+
+func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
+	body, err := json.Marshal(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.Int(r.id), Method: r.method, Params: r.params})
+	if err != nil {
+		return fmt.Errorf("mcp: %s: encode request: %w", r.method, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url.String(), bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("mcp: %s: %w", r.method, err)
+	}
+	session, modern := h.setHeaders(req, r)
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("mcp: %s: %w", r.method, h.redactErr(err))
+	}
+	defer closeBody(resp.Body)
+	if r.method == "initialize" {
+		if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+			h.mu.Lock()
+			h.session = s
+			h.mu.Unlock()
+		}
+	}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Errorf("%w: %s: http status %d", ErrAuth, r.method, resp.StatusCode)
+	case http.StatusAccepted:
+		return fmt.Errorf("%w: %s: 202 Accepted where a response is due", ErrProtocol, r.method)
+	}
+	if resp.StatusCode == http.StatusNotFound && session != "" && !modern {
+		return errSessionGone // the server did not run the request
+	}
+	switch mediaType(resp) {
+	case "application/json":
+		return h.readJSON(resp, r, result)
+	case "text/event-stream":
+		if resp.StatusCode == http.StatusOK {
+			return h.readStream(ctx, resp.Body, r, result, modern)
+		}
+	}
+	return h.statusError(r.method, resp)
+}
+
+// setHeaders sets the headers of a POST and returns the session id and era
+// it was sent with.
+func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, modern bool) {
+	hd := make(http.Header, 8+len(h.static)+len(r.headers))
+	for k, v := range h.static {
+		hd[k] = v
+	}
+	hd["Content-Type"] = []string{"application/json"}
+	hd["Accept"] = []string{"application/json, text/event-stream"}
+	h.mu.Lock()
+	session, modern, version := h.session, h.modern, h.version
+	h.mu.Unlock()
+	if version != "" {
+		hd["Mcp-Protocol-Version"] = []string{version}
+	}
+	if modern {
+		hd["Mcp-Method"] = []string{r.method}
+		if r.name != "" {
+			hd["Mcp-Name"] = []string{encodeHeaderValue(r.name)}
+		}
+		for _, p := range r.headers {
+			hd.Set(p.name, p.value)
+		}
+	}
+	if session != "" {
+		hd["Mcp-Session-Id"] = []string{session}
+	}
+	if h.authName != "" {
+		hd[h.authName] = []string{h.authValue}
+	}
+	req.Header = hd
+	return session, modern
+}
+
+// readJSON decodes a single JSON-RPC response body, in one pass, straight
+// into result.
+func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() { buf.Reset(); bufPool.Put(buf) }()
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, h.maxSize+1)); err != nil {
+		return fmt.Errorf("mcp: %s: reading response: %w", r.method, err)
+	}
+	if int64(buf.Len()) > h.maxSize {
+		return fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	}
+	msg := jsonrpc.Message{Result: result}
+	if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
+		if resp.StatusCode >= 400 {
+			return h.httpError(r.method, resp.StatusCode, "application/json", buf.Bytes())
+		}
+		if err == nil {
+			err = msg.Check()
+		}
+		return fmt.Errorf("%w: %s: malformed response: %v", ErrProtocol, r.method, err)
+	}
+	if msg.Error != nil {
+		return rpcError(r.method, msg.Error)
+	}
+	if resp.StatusCode >= 300 {
+		return h.httpError(r.method, resp.StatusCode, "application/json", buf.Bytes())
+	}
+	if !bytes.Equal(msg.ID, jsonrpc.Int(r.id)) || msg.Method != "" {
+		return fmt.Errorf("%w: %s: response does not answer the request (id %s)", ErrProtocol, r.method, clip(msg.ID.String(), 40))
+	}
+	return nil
+}
+
+// readStream reads an SSE response: notifications and (legacy) server
+// requests until the response arrives. A legacy stream that ends early is
+// resumed with GET and Last-Event-ID; a modern one is re-issued.
+func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoing, result any, modern bool) error {
+	want := jsonrpc.Int(r.id)
+	for resumes := 0; ; resumes++ {
+		dec := sse.NewDecoder(body, &sse.Options{MaxEventSize: int(h.maxSize)})
+		done, err := h.events(ctx, dec, r, want, result, modern)
+		if done || ctx.Err() != nil {
+			return err
+		}
+		if errors.Is(err, sse.ErrEventTooLarge) {
+			return fmt.Errorf("%w: %s: %v", ErrTooLarge, r.method, err)
+		}
+		if modern {
+			h.c.log.Debug("mcp: response stream ended early", "method", r.method, "error", err)
+			return errReissue
+		}
+		last := dec.LastEventID()
+		if last == "" || resumes >= maxResumes {
+			if err == nil {
+				err = errors.New("no event id to resume from")
+			}
+			return fmt.Errorf("%w: %s: %v", ErrStreamBroken, r.method, err)
+		}
+		wait, ok := dec.Retry()
+		if !ok {
+			wait = defaultRetry
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		closeBody(body)
+		if body, err = h.resume(ctx, last); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrStreamBroken, r.method, err)
+		}
+		defer closeBody(body)
+	}
+}
+
+// events consumes a decoder's events; done says the response arrived (or a
+// final error happened).
+func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, want jsonrpc.ID, result any, modern bool) (done bool, err error) {
+	for ev, err := range dec.Events(ctx) {
+		if err != nil {
+			return false, err
+		}
+		if ev.Data == "" {
+			continue // a priming event: only its id and retry matter
+		}
+		msg := jsonrpc.Message{Result: result}
+		if err := json.Unmarshal([]byte(ev.Data), &msg); err != nil || msg.Check() != nil {
+			if err == nil {
+				err = msg.Check()
+			}
+			return true, fmt.Errorf("%w: %s: malformed event: %v", ErrProtocol, r.method, err)
+		}
+		switch {
+		case msg.IsResponse():
+			if !bytes.Equal(msg.ID, want) {
+				h.c.log.Debug("mcp: response to another request ignored", "id", msg.ID.String())
+				continue
+			}
+			if msg.Error != nil {
+				return true, rpcError(r.method, msg.Error)
+			}
+			return true, nil
+		case msg.IsNotification():
+			h.c.notification(msg.Method, msg.Params)
+		case modern:
+			h.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
+		default:
+			h.answer(ctx, msg.ID, msg.Method, msg.Params)
+		}
+	}
+	return false, nil
+}
+
+// resume reopens a legacy stream with GET and Last-Event-ID.
+func (h *httpConn) resume(ctx context.Context, lastID string) (io.ReadCloser, error) {
+	resp, err := h.get(ctx, lastID)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+		defer closeBody(resp.Body)
+		return nil, h.statusError("GET", resp)
+	}
+	return resp.Body, nil
+}
+
+// get opens a legacy GET stream.
+func (h *httpConn) get(ctx context.Context, lastID string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	h.legacyHeaders(req.Header)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return nil, h.redactErr(err)
+	}
+	return resp, nil
+}
+
+// legacyHeaders sets what every legacy message carries besides its body.
+func (h *httpConn) legacyHeaders(hd http.Header) {
+	for k, v := range h.static {
+		hd[k] = v
+	}
+	h.mu.Lock()
+	session, version := h.session, h.version
+	h.mu.Unlock()
+	if version != "" {
+		hd.Set("Mcp-Protocol-Version", version)
+	}
+	if session != "" {
+		hd.Set("Mcp-Session-Id", session)
+	}
+	if h.authName != "" {
+		hd.Set(h.authName, h.authValue)
+	}
+}
+
+// answer responds to a legacy server request with a POST.
+func (h *httpConn) answer(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage) {
+	res, rerr := h.c.serverRequest(ctx, method, params)
+	msg := jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: id, Result: res, Error: rerr}
+	if err := h.send(ctx, msg); err != nil {
+		h.c.log.Warn("mcp: answering a server request failed", "method", method, "error", err)
+	}
+}
+
+// notify posts a notification; the server answers 202.
+func (h *httpConn) notify(ctx context.Context, method string, params any) error {
+	return h.send(ctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, Method: method, Params: params})
+}
+
+// send posts a message that gets no response.
+func (h *httpConn) send(ctx context.Context, msg any) error {
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	h.legacyHeaders(req.Header)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return h.redactErr(err)
+	}
+	defer closeBody(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return h.statusError("notification", resp)
+	}
+	return nil
+}
+
+// cancelled tells a legacy server that a request was abandoned. Modern
+// servers learn it from the closed stream.
+func (h *httpConn) cancelled(r *outgoing) {
+	h.mu.Lock()
+	modern := h.modern
+	h.mu.Unlock()
+	if modern || r.method == "initialize" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	params := struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+		Reason    string     `json:"reason"`
+	}{jsonrpc.Int(r.id), "cancelled by the client"}
+	if err := h.notify(ctx, "notifications/cancelled", params); err != nil {
+		h.c.log.Debug("mcp: cancellation not delivered", "error", err)
+	}
+}
+
+// close deletes a legacy session (405 means the server keeps it) and
+// releases our idle connections.
+func (h *httpConn) close(ctx context.Context) error {
+	defer func() {
+		if h.own != nil {
+			h.own.CloseIdleConnections()
+		}
+	}()
+	h.mu.Lock()
+	session := h.session
+	h.mu.Unlock()
+	if session == "" {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url.String(), nil)
+	if err != nil {
+		return err
+	}
+	h.legacyHeaders(req.Header)
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("mcp: closing session: %w", h.redactErr(err))
+	}
+	closeBody(resp.Body)
+	return nil
+}
+
+// statusError describes a response that is not a usable JSON-RPC answer.
+func (h *httpConn) statusError(method string, resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	return h.httpError(method, resp.StatusCode, mediaType(resp), b)
+}
+
+func (h *httpConn) httpError(method string, status int, ct string, body []byte) error {
+	return &HTTPError{Method: method, StatusCode: status, ContentType: ct, Body: h.redact(clip(string(body), errorBodyLimit))}
+}
+
+// redact removes the token from text a server or the network produced.
+func (h *httpConn) redact(s string) string {
+	if h.token == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, h.token, "[redacted]")
+}
+
+func (h *httpConn) redactErr(err error) error {
+	if h.token == "" || !strings.Contains(err.Error(), h.token) {
+		return err
+	}
+	return errors.New(h.redact(err.Error()))
+}
+
+// mediaType returns the response's media type, lower case, without
+// parameters.
+func mediaType(resp *http.Response) string {
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
+	}
+	return mt
+}
+
+// closeBody drains a little of the body, so the connection can be reused,
+// and closes it.
+func closeBody(b io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, b, 4<<10)
+	_ = b.Close()
+}
