@@ -1,0 +1,143 @@
+package config
+
+import "time"
+
+// Mode says whether a tool call waits for the host's approval.
+type Mode string
+
+const (
+	// ModeAsk asks the host's approver before every tool call. It is the
+	// default.
+	ModeAsk Mode = "ask"
+	// ModeAuto calls tools without asking, except tools annotated
+	// destructive while ConfirmDestructive is true.
+	ModeAuto Mode = "auto"
+)
+
+// AuthType says how a token is sent to an HTTP server.
+type AuthType string
+
+const (
+	// AuthBearer sends the token as "Authorization: Bearer <token>".
+	AuthBearer AuthType = "bearer"
+	// AuthAPIKey sends the token, as is, in the header named by
+	// [Auth.Header].
+	AuthAPIKey AuthType = "apikey"
+)
+
+// DefaultAPIKeyHeader is the header an apikey auth uses when the file names
+// none.
+const DefaultAPIKeyHeader = "X-API-Key"
+
+// Egress says which models may see a server's tools.
+type Egress string
+
+const (
+	// EgressAny lets any model, local or hosted, see the server's tools. It
+	// is the default.
+	EgressAny Egress = "any"
+	// EgressLocal marks a local-only server: its tools, and what they
+	// return, must never be sent to a hosted model.
+	EgressLocal Egress = "local"
+)
+
+// MaxNameLength is the longest server name accepted, in bytes. Tool names
+// are exposed to the model as "{server}_{tool}", which models cap at 64
+// characters; a short server name leaves room for the tool's own name.
+const MaxNameLength = 32
+
+// MaxFileSize is the largest configuration accepted, in bytes.
+const MaxFileSize = 1 << 20
+
+// Config is a validated configuration with every default filled in.
+//
+// A Config is plain data: it is safe for concurrent reads, and a caller that
+// modifies it must synchronise that itself.
+type Config struct {
+	// File is the name the configuration was read from: the path given to
+	// [Load], the name given to [Decode], or "<input>" for [Parse].
+	File string
+	// Permissions is the global mode, mcp.permissions (default ModeAsk).
+	// Each server's resolved mode is in [Server.Permissions].
+	Permissions Mode
+	// ConfirmDestructive is the global mcp.confirmDestructive (default
+	// true). Each server's resolved value is in [Server.ConfirmDestructive].
+	ConfirmDestructive bool
+	// Servers lists the servers in file order. It is empty when the file
+	// declares none.
+	Servers []Server
+}
+
+// Server is one MCP server of the configuration. Exactly one of URL and
+// Command is set: URL for a Streamable HTTP server, Command for a stdio
+// server.
+//
+// A Server is plain data, safe for concurrent reads.
+type Server struct {
+	// Name identifies the server and prefixes its tools' names. It matches
+	// [A-Za-z0-9_-]{1,32} and is unique in its file, ignoring case.
+	Name string
+	// URL is the endpoint of a Streamable HTTP server, as written: an http
+	// or https URL with a host and no user information.
+	URL string
+	// Command is the program of a stdio server, as written; the transport
+	// looks it up in PATH when it has no slash.
+	Command string
+	// Args are the arguments passed to Command, as written.
+	Args []string
+	// Env holds variables added to the environment of Command. Values are
+	// raw: references such as ${VAR} are left for the stdio transport to
+	// expand.
+	Env map[string]string
+	// Dir is the working directory of Command, as written; empty means the
+	// host's working directory.
+	Dir string
+	// Headers are static, non-secret HTTP headers sent with every request
+	// to URL. Names are kept as written. Authorization and the auth header
+	// never appear here.
+	Headers map[string]string
+	// Auth says how to authenticate to URL; nil means no authentication.
+	Auth *Auth
+	// Tools is the allowlist of the server's tool names, in file order; nil
+	// means every tool the server lists. It is never an empty, non-nil
+	// slice.
+	Tools []string
+	// Permissions is the server's mode: its own permissions key, or else
+	// the global [Config.Permissions].
+	Permissions Mode
+	// ConfirmDestructive is the server's own confirmDestructive key, or else
+	// the global [Config.ConfirmDestructive]. When true, tools annotated
+	// destructive are asked even in ModeAuto.
+	ConfirmDestructive bool
+	// Timeout bounds each tool call; 0 means the transport's default.
+	Timeout time.Duration
+	// ConnectTimeout bounds connecting and discovering tools; 0 means the
+	// transport's default.
+	ConnectTimeout time.Duration
+	// Egress says which models may see the server's tools (default
+	// EgressAny).
+	Egress Egress
+	// Line is the line of the server's entry in its file, for messages.
+	Line int
+}
+
+// Stdio reports whether s is a stdio server (Command is set) rather than a
+// Streamable HTTP server (URL is set).
+func (s *Server) Stdio() bool { return s.Command != "" }
+
+// Auth says how a token reaches an HTTP server. The token itself is never in
+// the configuration: TokenEnv names the environment variable that holds it,
+// which the transport reads when it connects.
+//
+// An Auth is plain data, safe for concurrent reads.
+type Auth struct {
+	// Type is AuthBearer or AuthAPIKey.
+	Type AuthType
+	// TokenEnv is the name of the environment variable holding the token.
+	// It matches [A-Za-z_][A-Za-z0-9_]*.
+	TokenEnv string
+	// Header is the header that carries the token of an AuthAPIKey auth
+	// (default DefaultAPIKeyHeader). It is empty for AuthBearer, which always
+	// uses Authorization.
+	Header string
+}

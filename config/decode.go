@@ -1,0 +1,302 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The keys of each mapping, in the order doc.go documents them.
+var (
+	rootKeys   = []string{"mcp"}
+	mcpKeys    = []string{"permissions", "confirmDestructive", "servers"}
+	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "headers",
+		"tools", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
+	authKeys = []string{"type", "tokenEnv", "header"}
+
+	// Keys that only make sense with one transport.
+	stdioKeys = []string{"args", "env", "dir"}
+	httpKeys  = []string{"auth", "headers"}
+)
+
+// config decodes the root node of the document; nil is an empty file.
+func (d *decoder) config(root *yaml.Node) *Config {
+	cfg := &Config{File: d.file, Permissions: ModeAsk, ConfirmDestructive: true}
+	if root == nil || isNull(root) {
+		return cfg
+	}
+	top, ok := d.fields(root, "", rootKeys)
+	if !ok {
+		return cfg
+	}
+	e, ok := top["mcp"]
+	if !ok || isNull(e.val) {
+		return cfg
+	}
+	m, ok := d.fields(e.val, "mcp", mcpKeys)
+	if !ok {
+		return cfg
+	}
+	if e, ok := m["permissions"]; ok {
+		cfg.Permissions = oneOf(d, e.val, "mcp.permissions", "permission mode", ModeAsk, ModeAuto)
+	}
+	if e, ok := m["confirmDestructive"]; ok {
+		cfg.ConfirmDestructive = d.boolean(e.val, "mcp.confirmDestructive")
+	}
+	if e, ok := m["servers"]; ok && !isNull(e.val) {
+		cfg.Servers = d.servers(e.val, cfg)
+	}
+	return cfg
+}
+
+func (d *decoder) servers(n *yaml.Node, cfg *Config) []Server {
+	if !d.is(n, yaml.SequenceNode, "mcp.servers", "a list of servers") {
+		return nil
+	}
+	var out []Server
+	byName := make(map[string]int, len(n.Content)) // lower-case name -> index
+	for i, item := range n.Content {
+		field := fmt.Sprintf("mcp.servers[%d]", i)
+		s, nameNode := d.server(item, field, cfg)
+		if nameNode != nil {
+			// Names are compared ignoring case: "GitHub_x" and "github_x"
+			// would confuse a model and the person reading the log.
+			lower := strings.ToLower(s.Name)
+			if j, dup := byName[lower]; dup {
+				d.report(nameNode, field+".name", "duplicate server name %s (mcp.servers[%d] at line %d; names are compared ignoring case)",
+					quote(s.Name), j, n.Content[j].Line)
+			} else {
+				byName[lower] = i
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// server decodes one server entry. It returns the node of a valid name, nil
+// when the name is missing or invalid.
+func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml.Node) {
+	s := Server{
+		Line:               n.Line,
+		Permissions:        cfg.Permissions,
+		ConfirmDestructive: cfg.ConfirmDestructive,
+		Egress:             EgressAny,
+	}
+	f, ok := d.fields(n, field, serverKeys)
+	if !ok {
+		return s, nil
+	}
+	sub := func(key string) string { return field + "." + key }
+
+	var nameNode *yaml.Node
+	if e, ok := f["name"]; !ok {
+		d.report(n, field, "missing name")
+	} else if v, ok := d.required(e.val, sub("name")); ok {
+		if msg := nameProblem(v); msg != "" {
+			d.report(e.val, sub("name"), "%s", msg)
+		} else {
+			s.Name, nameNode = v, e.val
+		}
+	}
+
+	u, hasURL := f["url"]
+	c, hasCommand := f["command"]
+	switch {
+	case hasURL && hasCommand:
+		d.report(c.key, sub("command"), "url and command are mutually exclusive (url for an HTTP server, command for a stdio server)")
+	case !hasURL && !hasCommand:
+		d.report(n, field, "missing url or command (url for an HTTP server, command for a stdio server)")
+	case hasURL:
+		d.misplaced(f, field, stdioKeys, "only for stdio servers (with command)")
+	case hasCommand:
+		d.misplaced(f, field, httpKeys, "only for HTTP servers (with url); give a stdio server its secrets through env")
+	}
+	if hasURL {
+		if v, ok := d.required(u.val, sub("url")); ok {
+			if msg := urlProblem(v); msg != "" {
+				d.report(u.val, sub("url"), "%s", msg)
+			}
+			s.URL = v
+		}
+	}
+	if hasCommand {
+		s.Command = d.osString(c.val, sub("command"))
+	}
+	if e, ok := f["args"]; ok {
+		d.list(e.val, sub("args"), func(a, at string, item *yaml.Node) {
+			if hasNUL(a) {
+				d.report(item, at, "must not contain a NUL byte")
+			}
+			s.Args = append(s.Args, a)
+		})
+	}
+	if e, ok := f["env"]; ok {
+		s.Env = d.env(e.val, sub("env"))
+	}
+	if e, ok := f["dir"]; ok {
+		s.Dir = d.osString(e.val, sub("dir"))
+	}
+	if e, ok := f["auth"]; ok {
+		s.Auth = d.auth(e.val, sub("auth"))
+	}
+	if e, ok := f["headers"]; ok {
+		s.Headers = d.headers(e.val, sub("headers"), s.Auth)
+	}
+	if e, ok := f["tools"]; ok {
+		s.Tools = d.tools(e.val, sub("tools"))
+	}
+	if e, ok := f["permissions"]; ok {
+		s.Permissions = oneOf(d, e.val, sub("permissions"), "permission mode", ModeAsk, ModeAuto)
+	}
+	if e, ok := f["confirmDestructive"]; ok {
+		s.ConfirmDestructive = d.boolean(e.val, sub("confirmDestructive"))
+	}
+	if e, ok := f["timeout"]; ok {
+		s.Timeout = d.duration(e.val, sub("timeout"))
+	}
+	if e, ok := f["connectTimeout"]; ok {
+		s.ConnectTimeout = d.duration(e.val, sub("connectTimeout"))
+	}
+	if e, ok := f["egress"]; ok {
+		s.Egress = oneOf(d, e.val, sub("egress"), "egress", EgressAny, EgressLocal)
+	}
+	return s, nameNode
+}
+
+// misplaced reports each of keys present in f, which the server's transport
+// does not use.
+func (d *decoder) misplaced(f map[string]entry, field string, keys []string, why string) {
+	for _, k := range keys {
+		if e, ok := f[k]; ok {
+			d.report(e.key, field+"."+k, "%s is %s", k, why)
+		}
+	}
+}
+
+// osString decodes a non-empty string handed to the operating system (a
+// command or a directory), which cannot hold a NUL byte.
+func (d *decoder) osString(n *yaml.Node, field string) string {
+	s, ok := d.required(n, field)
+	if ok && hasNUL(s) {
+		d.report(n, field, "must not contain a NUL byte")
+	}
+	return s
+}
+
+func (d *decoder) env(n *yaml.Node, field string) map[string]string {
+	es, ok := d.entries(n, field, "a mapping of variable names to values")
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(es))
+	for _, e := range es {
+		at := join(field, e.name)
+		if !isEnvName(e.name) {
+			d.report(e.key, at, "invalid variable name %s (want letters, digits and _, not starting with a digit)", quote(e.name))
+		}
+		// An empty value is meaningful: it sets the variable to "".
+		v, ok := d.str(e.val, at)
+		if ok && hasNUL(v) {
+			d.report(e.val, at, "must not contain a NUL byte")
+		}
+		out[e.name] = v
+	}
+	return out
+}
+
+func (d *decoder) auth(n *yaml.Node, field string) *Auth {
+	f, ok := d.fields(n, field, authKeys)
+	if !ok {
+		return nil
+	}
+	a := &Auth{}
+	if e, ok := f["type"]; ok {
+		a.Type = oneOf(d, e.val, field+".type", "auth type", AuthBearer, AuthAPIKey)
+	} else {
+		d.report(n, field, "missing type (want bearer or apikey)")
+	}
+	if e, ok := f["tokenEnv"]; ok {
+		// The value is never repeated: a user may have pasted the token
+		// itself here.
+		if v, ok := d.required(e.val, field+".tokenEnv"); ok {
+			if !isEnvName(v) {
+				d.report(e.val, field+".tokenEnv", "not an environment variable name (want letters, digits and _, not starting with a digit): put the token in an environment variable and write that variable's name here")
+			}
+			a.TokenEnv = v
+		}
+	} else {
+		d.report(n, field, "missing tokenEnv (the name of the environment variable that holds the token)")
+	}
+	e, hasHeader := f["header"]
+	switch {
+	case hasHeader && a.Type == AuthBearer:
+		d.report(e.key, field+".header", "header is only for apikey auth (bearer always uses Authorization)")
+	case hasHeader:
+		if v, ok := d.required(e.val, field+".header"); ok {
+			if msg := headerNameProblem(v); msg != "" {
+				d.report(e.val, field+".header", "%s", msg)
+			}
+			a.Header = v
+		}
+	case a.Type == AuthAPIKey:
+		a.Header = DefaultAPIKeyHeader
+	}
+	return a
+}
+
+// headers decodes the static headers; auth is the server's auth, whose
+// header they must not set.
+func (d *decoder) headers(n *yaml.Node, field string, auth *Auth) map[string]string {
+	es, ok := d.entries(n, field, "a mapping of header names to values")
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(es))
+	first := make(map[string]int, len(es)) // lower-case name -> line
+	for _, e := range es {
+		at := join(field, e.name)
+		lower := strings.ToLower(e.name)
+		switch {
+		case lower == "authorization":
+			d.report(e.key, at, "Authorization must not be set in headers; use auth")
+		case auth != nil && auth.Header != "" && lower == strings.ToLower(auth.Header):
+			d.report(e.key, at, "header %s carries the token of auth; use auth", quote(e.name))
+		default:
+			if msg := headerNameProblem(e.name); msg != "" {
+				d.report(e.key, at, "%s", msg)
+			} else if line, dup := first[lower]; dup {
+				d.report(e.key, at, "duplicate header (first set at line %d; header names ignore case)", line)
+			}
+		}
+		first[lower] = e.key.Line
+		v, ok := d.str(e.val, at)
+		if ok && !isHeaderValue(v) {
+			d.report(e.val, at, "header value must not contain control characters")
+		}
+		out[e.name] = v
+	}
+	return out
+}
+
+func (d *decoder) tools(n *yaml.Node, field string) []string {
+	var tools []string
+	first := make(map[string]int, len(n.Content))
+	ok := d.list(n, field, func(t, at string, item *yaml.Node) {
+		if t == "" {
+			d.report(item, at, "must not be empty")
+		} else if line, dup := first[t]; dup {
+			d.report(item, at, "duplicate tool %s (first listed at line %d)", quote(t), line)
+		} else {
+			first[t] = item.Line
+		}
+		tools = append(tools, t)
+	})
+	if ok && len(n.Content) == 0 {
+		// An empty allowlist reads as "no tools" but nil means "all tools";
+		// refuse the ambiguity.
+		d.report(n, field, "empty allowlist; remove tools to allow every tool, or remove the server")
+	}
+	return tools
+}

@@ -1,0 +1,124 @@
+// Package config reads and validates the YAML file that lists the MCP
+// servers a mini-me agent may use.
+//
+// [Load] reads a file, [Parse] a byte slice and [Decode] a reader. Each
+// returns a [Config] with every default filled in, or an [*Error] listing
+// every problem of the file at once, each with the file, line, column and
+// path of the key concerned:
+//
+//	config: servers.yaml:7:15: mcp.servers[1].auth.type: unknown auth type "oauth" (want bearer or apikey)
+//
+// Get the list with [errors.As]. The package never reads environment
+// variables and never opens a connection; the functions are safe for
+// concurrent use.
+//
+// # Format
+//
+// A complete file, every key used:
+//
+//	mcp:
+//	  permissions: ask
+//	  confirmDestructive: true
+//	  servers:
+//	    - name: github
+//	      url: https://api.githubcopilot.com/mcp/
+//	      auth:
+//	        type: bearer
+//	        tokenEnv: GITHUB_PERSONAL_ACCESS_TOKEN
+//	      headers:
+//	        X-MCP-Toolsets: repos,issues
+//	      tools: [get_me, list_repositories, search_code]
+//	      permissions: auto
+//	      confirmDestructive: true
+//	      timeout: 30s
+//	      connectTimeout: 10s
+//	      egress: any
+//	    - name: search
+//	      url: http://127.0.0.1:8080/mcp
+//	      auth:
+//	        type: apikey
+//	        tokenEnv: SEARCH_API_KEY
+//	        header: X-Search-Key
+//	    - name: finance
+//	      command: simpl-resultat
+//	      args: ["--mcp"]
+//	      env:
+//	        LEDGER: ${HOME}/ledger.db
+//	      dir: /srv/finance
+//	      egress: local
+//
+// The top level holds one key:
+//
+//   - mcp: the settings below. An empty file, an empty mcp or an empty
+//     servers is a valid configuration with no servers.
+//
+// Keys under mcp:
+//
+//   - permissions: ask or auto (default ask), the mode of every server that
+//     sets none. In ask mode the host approves each tool call; in auto mode
+//     tools run without asking.
+//   - confirmDestructive: true or false (default true), the value of every
+//     server that sets none. When true, a tool annotated destructive is
+//     asked even in auto mode.
+//   - servers: the list of servers.
+//
+// Keys of a server:
+//
+//   - name: required. 1 to 32 letters, digits, _ and -, unique in the file
+//     ignoring case. Tools reach the model as "{name}_{tool}".
+//   - url: the endpoint of a Streamable HTTP server: http or https, with a
+//     host and without user:password@.
+//   - command: the program of a stdio server, looked up in PATH when it has
+//     no slash. Exactly one of url and command is required.
+//   - args: the arguments of command, a list of strings (default none).
+//   - env: variables added to command's environment, a mapping of names
+//     ([A-Za-z_][A-Za-z0-9_]*) to strings. Values are kept raw: ${VAR}
+//     references are expanded by the stdio transport, not here.
+//   - dir: the working directory of command (default the host's). A
+//     relative dir is relative to the host's working directory, not to the
+//     file.
+//   - auth: how to authenticate to url, a mapping of the keys below.
+//   - headers: static, non-secret HTTP headers sent to url, a mapping of
+//     header names to strings. Authorization, the apikey header and the
+//     headers the transport sets (Accept, Content-Type, Mcp-Session-Id,
+//     Mcp-Protocol-Version, ...) are refused: secrets go in auth.
+//   - tools: an allowlist of tool names, non-empty and without duplicates.
+//     Absent means every tool; an empty list is an error.
+//   - permissions: ask or auto, overriding mcp.permissions.
+//   - confirmDestructive: true or false, overriding mcp.confirmDestructive.
+//   - timeout: a Go duration such as 30s, bounding each tool call (default
+//     the transport's).
+//   - connectTimeout: a Go duration bounding connection and tool discovery
+//     (default the transport's).
+//   - egress: any (default) or local. The tools of a local server, and what
+//     they return, must never be sent to a hosted model.
+//
+// args, env and dir are only for stdio servers; auth and headers only for
+// HTTP servers.
+//
+// Keys of auth:
+//
+//   - type: required, bearer (sends "Authorization: Bearer <token>") or
+//     apikey (sends the token as is in header).
+//   - tokenEnv: required, the NAME of the environment variable holding the
+//     token ([A-Za-z_][A-Za-z0-9_]*). The token is read when connecting,
+//     never by this package, and never belongs in the file.
+//   - header: apikey only, the header carrying the token (default
+//     X-API-Key).
+//
+// # Strictness and limits
+//
+// Unknown keys, duplicate keys, values of the wrong type, empty strings
+// (except args items and env values) and unknown values are errors. Numbers
+// and booleans where a string is expected are taken as written, so
+// args: [--port, 8080] passes "8080". Booleans are true or false only.
+//
+// A file holds one YAML document of at most [MaxFileSize] bytes. YAML
+// aliases (*name) and merge keys (<<) are refused, so the configuration
+// is exactly what the file shows and a small file cannot expand into a huge
+// one.
+//
+// Messages repeat names, keys and enumerated values, shortened to 40
+// characters, but never a URL, an argument, an env or header value, or the
+// value of tokenEnv, any of which may hold a secret.
+package config
