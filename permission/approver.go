@@ -1,0 +1,66 @@
+package permission
+
+import "context"
+
+// Approver decides whether one MCP tool call may run. It is the back end a
+// host implements to put its own approval UI in front of tool calls; the
+// [Policy] is the front end the agent calls, and it consults the Approver
+// only for the calls its mode and rules say must be asked.
+//
+// Approve receives the call about to be made and returns the host's answer.
+// A nil error means the returned [Decision] is the answer, whatever it is:
+// a refusal is a Decision with Verdict [Deny], never an error. A non-nil
+// error means no answer could be obtained (the UI failed, its input closed
+// unexpectedly, ctx ended); the Decision is then ignored and the call is
+// denied. There is no default verdict but [Deny]: the zero Decision denies.
+//
+// Approve may block for as long as a person takes to answer, but it must
+// return promptly once ctx is done, with ctx.Err() (possibly wrapped) as its
+// error. The Policy cancels ctx when its own per-question timeout expires,
+// and treats any Decision returned after ctx is done as a denial.
+//
+// Approve must not modify the Request, nor the bytes its slices refer to. It
+// may keep them after returning, read-only (for a log, say).
+//
+// Approve may be called from several goroutines at once (the agent may check
+// several tool calls of one turn concurrently), so implementations must be
+// safe for concurrent use. An Approver that can ask only one question at a
+// time serialises its calls itself, as [Terminal] does.
+//
+// An Approver answers one call; remembering "always" answers for the rest of
+// the session is the Policy's job, so an Approver is usually stateless.
+type Approver interface {
+	Approve(ctx context.Context, req Request) (Decision, error)
+}
+
+// ApproverFunc adapts an ordinary function to the [Approver] interface. The
+// function must honour the Approver contract, concurrency included.
+type ApproverFunc func(ctx context.Context, req Request) (Decision, error)
+
+// Approve calls f(ctx, req).
+func (f ApproverFunc) Approve(ctx context.Context, req Request) (Decision, error) {
+	return f(ctx, req)
+}
+
+// AllowAll is an [Approver] that allows every call it is asked about, once.
+// With it, a [Policy] runs every call, still reporting each decision to its
+// audit function. It is safe for concurrent use.
+type AllowAll struct{}
+
+// Approve returns a Decision with Verdict [AllowOnce].
+func (AllowAll) Approve(context.Context, Request) (Decision, error) {
+	return Decision{Verdict: AllowOnce}, nil
+}
+
+// DenyAll is an [Approver] that denies every call it is asked about, giving
+// Reason to the model. With it, a [Policy] runs only the calls its modes allow
+// without asking (ModeAuto servers). It is safe for concurrent use.
+type DenyAll struct {
+	// Reason is passed on to the model; it may be empty.
+	Reason string
+}
+
+// Approve returns a Decision with Verdict [Deny] and d.Reason.
+func (d DenyAll) Approve(context.Context, Request) (Decision, error) {
+	return Decision{Verdict: Deny, Reason: d.Reason}, nil
+}

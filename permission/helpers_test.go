@@ -1,0 +1,74 @@
+package permission_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// waitTimeout bounds every wait in these tests; passing runs never reach it.
+const waitTimeout = 5 * time.Second
+
+func ptr(b bool) *bool { return &b }
+
+// tool returns a request for a tool with a plain definition and no hints.
+func tool(server, name string) permission.Request {
+	return permission.Request{
+		Server:       server,
+		Tool:         name,
+		PrefixedName: server + "_" + name,
+		Description:  "Does " + name + ".",
+		InputSchema:  json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`),
+		Arguments:    json.RawMessage(`{"q":"x"}`),
+	}
+}
+
+// screen is an io.Writer standing for a terminal's output: tests wait on it
+// for the questions a Terminal writes.
+type screen struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{}
+}
+
+func newScreen() *screen { return &screen{changed: make(chan struct{}, 1)} }
+
+func (s *screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	n, err := s.buf.Write(p)
+	s.mu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitFor waits until the output holds at least n occurrences of substr and
+// returns it.
+func (s *screen) waitFor(t *testing.T, n int, substr string) string {
+	t.Helper()
+	deadline := time.After(waitTimeout)
+	for {
+		out := s.String()
+		if strings.Count(out, substr) >= n {
+			return out
+		}
+		select {
+		case <-s.changed:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %d× %q in output:\n%s", n, substr, out)
+		}
+	}
+}
