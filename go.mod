@@ -3,6 +3,7 @@ module git.rickub.com/bots-garden/mini-me
 go 1.23.0
 
 require (
+	github.com/google/jsonschema-go v0.4.3
 	github.com/stretchr/testify v1.11.1
 	github.com/tmaxmax/go-sse v0.11.0
 	go.uber.org/goleak v1.3.0

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,6 +236,12 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 	}
 	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
+	if c.era == EraModern && versionRetry(err) {
+		// The server rejected the version yet lists ours as supported:
+		// the spec says to retry with a mutually supported one, once.
+		r.id = c.nextID.Add(1)
+		err = c.conn.roundTrip(ctx, r, result)
+	}
 	if errors.Is(err, errSessionGone) {
 		if rerr := c.reinitialize(ctx, gen); rerr != nil {
 			return fmt.Errorf("%w: %v", ErrSessionExpired, rerr)
@@ -249,6 +256,20 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 		}
 	}
 	return err
+}
+
+// versionRetry reports an UnsupportedProtocolVersion error whose supported
+// list includes the modern version we speak.
+func versionRetry(err error) bool {
+	var rpc *RPCError
+	if !errors.As(err, &rpc) || rpc.Code != CodeUnsupportedVersion {
+		return false
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(rpc.Data, &data)
+	return slices.Contains(data.Supported, Version20260728)
 }
 
 // errSessionGone is the transport's word for a 404 on a request that

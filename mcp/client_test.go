@@ -271,6 +271,10 @@ func TestLegacyStreamResumesWithLastEventID(t *testing.T) {
 	// GET resumptions are served by a wrapper in front of the server.
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
+			if r.Header.Get("Last-Event-ID") == "" {
+				w.WriteHeader(http.StatusMethodNotAllowed) // no standalone stream
+				return
+			}
 			resumed.Store(r.Header.Get("Last-Event-ID"))
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = w.Write([]byte(`data: {"jsonrpc":"2.0","id":` + lastID(s) + `,"result":{"content":[{"type":"text","text":"resumed"}]}}` + "\n\n"))
@@ -683,4 +687,124 @@ func TestUnreachableServer(t *testing.T) {
 	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, &mcp.Options{ConnectTimeout: 2 * time.Second})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "connect")
+}
+
+func TestLegacyElicitationWhileStreamIsOpen(t *testing.T) {
+	// The server asks for input on the call's stream and waits for the
+	// answer before it responds: the request must reach the client while
+	// the stream is still open.
+	answered := make(chan json.RawMessage, 1)
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method == "" && len(msg.ID) > 0 {
+			answered <- *msg.Result.(*json.RawMessage)
+			w.WriteHeader(http.StatusAccepted)
+			return true
+		}
+		if msg.Method != "tools/call" {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"Size?","requestedSchema":{"type":"object","properties":{"size":{"type":"integer","default":3}}}}}`+"\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case res := <-answered:
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]}}\n\n", msg.ID, string(res))
+		case <-r.Context().Done():
+		}
+		return true
+	}
+	c := connect(t, start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, "ask", nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"action":"accept","content":{"size":3}}`, res.Text())
+}
+
+func TestInvalidHeaderAnnotationsDropTheTool(t *testing.T) {
+	schemas := map[string]string{
+		"ok_nested":        `{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"string","x-mcp-header":"B"}}}}}`,
+		"ok_nullable":      `{"type":"object","properties":{"a":{"type":["integer","null"],"x-mcp-header":"A"}}}`,
+		"ok_const_data":    `{"type":"object","properties":{"a":{"type":"string","const":{"x-mcp-header":"not a schema"}}}}`,
+		"bad_empty":        `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":""}}}`,
+		"bad_space":        `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"My Region"}}}`,
+		"bad_colon":        `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A:B"}}}`,
+		"bad_non_ascii":    `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Région"}}}`,
+		"bad_control":      `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A\tB"}}}`,
+		"bad_number":       `{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}`,
+		"bad_object":       `{"type":"object","properties":{"a":{"type":"object","x-mcp-header":"A"}}}`,
+		"bad_array":        `{"type":"object","properties":{"a":{"type":"array","items":{"type":"string"},"x-mcp-header":"A"}}}`,
+		"bad_null":         `{"type":"object","properties":{"a":{"type":"null","x-mcp-header":"A"}}}`,
+		"bad_union":        `{"type":"object","properties":{"a":{"type":["string","integer"],"x-mcp-header":"A"}}}`,
+		"bad_duplicate":    `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Dup"},"b":{"type":"string","x-mcp-header":"dup"}}}`,
+		"bad_under_items":  `{"type":"object","properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}}`,
+		"bad_under_anyof":  `{"type":"object","properties":{"a":{"anyOf":[{"type":"string","x-mcp-header":"A"}]}}}`,
+		"bad_under_ref":    `{"type":"object","$defs":{"s":{"type":"string","x-mcp-header":"A"}},"properties":{"a":{"$ref":"#/$defs/s"}}}`,
+		"bad_on_root":      `{"type":"object","x-mcp-header":"Root"}`,
+		"bad_not_a_string": `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":7}}}`,
+	}
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
+	for name, schema := range schemas {
+		s.Tools = append(s.Tools, mcptest.Tool{Def: json.RawMessage(fmt.Sprintf(`{"name":%q,"inputSchema":%s}`, name, schema))})
+	}
+	dropped := map[string]string{}
+	c := connect(t, start(t, s), &mcp.Options{OnInvalidTool: func(name string, err error) { dropped[name] = err.Error() }})
+	tools, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	kept := map[string]bool{}
+	for _, tool := range tools {
+		kept[tool.Name] = true
+	}
+	for name := range schemas {
+		if strings.HasPrefix(name, "ok_") {
+			assert.True(t, kept[name], "%s kept", name)
+			assert.NotContains(t, dropped, name)
+		} else {
+			assert.False(t, kept[name], "%s dropped", name)
+			assert.Contains(t, dropped, name)
+		}
+	}
+}
+
+func TestLegacyServerKeepsToolsWithHeaderAnnotations(t *testing.T) {
+	// x-mcp-header rules belong to the 2026-07-28 transport: a legacy
+	// server's tools are not dropped over them.
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{
+		{Def: json.RawMessage(`{"name":"t","inputSchema":{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}}`)},
+	}}
+	c := connect(t, start(t, s), nil)
+	tools, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, tools, 1)
+}
+
+func TestDeprecatedHTTPSSETransport(t *testing.T) {
+	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{echoTool(), failTool()}}
+	url := s.Start()
+	defer s.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, mcp.EraLegacy, c.Era())
+	assert.Equal(t, mcp.Version20241105, c.ProtocolVersion())
+	assert.Equal(t, "mcptest-httpsse", c.ServerInfo().Name)
+	tools, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, tools, 2)
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": fmt.Sprint(i)})
+			if assert.NoError(t, err) {
+				assert.Equal(t, fmt.Sprint(i), res.Text())
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, c.Close())
 }

@@ -29,6 +29,15 @@
 // are sent only to the configured origin and never appear in errors or
 // logs.
 //
+// # Many servers
+//
+// [Discover] connects to every server of a configuration at once and
+// returns a [Toolset]: one catalogue of tools named "{server}_{tool}"
+// ([ToolName]), calls routed back to each tool's server under its original
+// name, refreshes when a server says its tools changed, and [Warning]
+// values for every server skipped and every tool left out, renamed or
+// changed since first seen.
+//
 // # Deliberate limits
 //
 // The client offers elicitation (form mode) and roots only when the host

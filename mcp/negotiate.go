@@ -17,6 +17,8 @@ type discoverResult struct {
 	Meta              struct {
 		ServerInfo Implementation `json:"io.modelcontextprotocol/serverInfo"`
 	} `json:"_meta"`
+	// ServerInfo is where some servers put it instead of _meta.
+	ServerInfo Implementation `json:"serverInfo"`
 }
 
 // initializeResult is the answer to the legacy initialize request.
@@ -87,6 +89,9 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 	if err == nil {
 		if slices.Contains(res.SupportedVersions, Version20260728) {
 			c.serverInfo = res.Meta.ServerInfo
+			if c.serverInfo.Name == "" {
+				c.serverInfo = res.ServerInfo
+			}
 			c.capabilities = res.Capabilities
 			c.instructions = res.Instructions
 			return true, "", nil
@@ -169,6 +174,9 @@ func (c *Client) handshake(ctx context.Context, version string) (*initializeResu
 	c.conn.setProtocol(EraLegacy, res.ProtocolVersion)
 	if err := c.conn.notify(ctx, "notifications/initialized", nil); err != nil {
 		return nil, err
+	}
+	if l, ok := c.conn.(interface{ listen() }); ok {
+		l.listen()
 	}
 	return &res, nil
 }

@@ -47,7 +47,7 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("mcp: server url %q: want an http or https URL", t.URL)
 	}
-	h := &httpConn{c: c, url: u, maxSize: c.opts.MaxMessageSize}
+	h := &httpConn{c: c, url: u, maxSize: c.opts.MaxMessageSize, elsewhere: map[int64]elsewhere{}}
 	if t.TokenEnv != "" {
 		tok := os.Getenv(t.TokenEnv)
 		if strings.TrimSpace(tok) == "" {

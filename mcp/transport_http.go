@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +52,11 @@ type httpConn struct {
 	modern  bool
 	version string // MCP-Protocol-Version header, "" before initialize
 	session string
+
+	// The legacy GET stream, for server messages outside any request.
+	stopListen context.CancelFunc
+	listenDone chan struct{}
+	elsewhere  map[int64]elsewhere // legacy calls reading a response stream
 }
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -198,14 +204,42 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 
 // readStream reads an SSE response: notifications and (legacy) server
 // requests until the response arrives. A legacy stream that ends early is
-// resumed with GET and Last-Event-ID; a modern one is re-issued.
+// resumed with GET and Last-Event-ID; a modern one is re-issued. A legacy
+// response may also arrive on the GET stream: then the stream is abandoned
+// and that response is used.
 func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoing, result any, modern bool) error {
+	var other chan []byte
+	parent := ctx
+	if !modern {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		other = make(chan []byte, 1)
+		h.mu.Lock()
+		h.elsewhere[r.id] = elsewhere{other, cancel}
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			delete(h.elsewhere, r.id)
+			h.mu.Unlock()
+		}()
+	}
+	finish := func(err error) error {
+		if parent.Err() == nil && ctx.Err() != nil {
+			select {
+			case data := <-other:
+				return h.decodeResponse(data, r, result)
+			default:
+			}
+		}
+		return err
+	}
 	want := jsonrpc.Int(r.id)
 	for resumes := 0; ; resumes++ {
 		dec := sse.NewDecoder(body, &sse.Options{MaxEventSize: int(h.maxSize)})
 		done, err := h.events(ctx, dec, r, want, result, modern)
 		if done || ctx.Err() != nil {
-			return err
+			return finish(err)
 		}
 		if errors.Is(err, sse.ErrEventTooLarge) {
 			return fmt.Errorf("%w: %s: %v", ErrTooLarge, r.method, err)
@@ -226,14 +260,32 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 			wait = defaultRetry
 		}
 		if err := sleep(ctx, wait); err != nil {
-			return err
+			return finish(err)
 		}
 		closeBody(body)
 		if body, err = h.resume(ctx, last); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrStreamBroken, r.method, err)
+			return finish(fmt.Errorf("%w: %s: %v", ErrStreamBroken, r.method, err))
 		}
 		defer closeBody(body)
 	}
+}
+
+// elsewhere is where the GET stream delivers a legacy call's response.
+type elsewhere struct {
+	data   chan []byte
+	cancel context.CancelFunc
+}
+
+// decodeResponse decodes a response that arrived on another stream.
+func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
+	msg := jsonrpc.Message{Result: result}
+	if err := json.Unmarshal(data, &msg); err != nil {
+		return fmt.Errorf("%w: %s: malformed response: %v", ErrProtocol, r.method, err)
+	}
+	if msg.Error != nil {
+		return rpcError(r.method, msg.Error)
+	}
+	return nil
 }
 
 // events consumes a decoder's events; done says the response arrived (or a
@@ -382,8 +434,117 @@ func (h *httpConn) cancelled(r *outgoing) {
 	}
 }
 
-// close deletes a legacy session (405 means the server keeps it) and
-// releases our idle connections.
+// listen opens the legacy GET stream once a session exists, for the
+// requests and notifications a server sends outside any request. It runs on
+// its own goroutine until close, reconnecting with backoff; its failures
+// never touch calls. A 405 means the server offers no such stream.
+func (h *httpConn) listen() {
+	h.mu.Lock()
+	if h.stopListen != nil {
+		h.mu.Unlock()
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	h.stopListen, h.listenDone = stop, make(chan struct{})
+	h.mu.Unlock()
+	ready := make(chan struct{})
+	go h.listenLoop(ctx, ready)
+	// Servers send on the stream only once it is open: wait for the
+	// first answer, briefly, so that nothing sent after Connect is lost.
+	t := time.NewTimer(listenReadyWait)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+	}
+}
+
+// listenReadyWait bounds how long Connect waits for the GET stream.
+const listenReadyWait = 2 * time.Second
+
+func (h *httpConn) listenLoop(ctx context.Context, ready chan struct{}) {
+	defer close(h.listenDone)
+	var once sync.Once
+	defer once.Do(func() { close(ready) })
+	wait, lastID := time.Duration(0), ""
+	for failures := 0; failures < maxListenFailures; {
+		if sleep(ctx, wait) != nil {
+			return
+		}
+		resp, err := h.get(ctx, lastID)
+		once.Do(func() { close(ready) })
+		if ctx.Err() != nil {
+			if err == nil {
+				closeBody(resp.Body)
+			}
+			return
+		}
+		if err == nil && resp.StatusCode == http.StatusMethodNotAllowed {
+			closeBody(resp.Body)
+			return
+		}
+		if err != nil || resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
+			if err == nil {
+				err = h.statusError("GET", resp)
+				closeBody(resp.Body)
+			}
+			failures++
+			wait = min(time.Second<<failures, 30*time.Second)
+			h.c.log.Debug("mcp: server stream unavailable", "error", err)
+			continue
+		}
+		failures = 0
+		dec := sse.NewDecoder(resp.Body, &sse.Options{MaxEventSize: int(h.maxSize)})
+		for ev, err := range dec.Events(ctx) {
+			if err != nil || ev.Data == "" {
+				continue
+			}
+			h.dispatchListened(ctx, []byte(ev.Data))
+		}
+		closeBody(resp.Body)
+		lastID = dec.LastEventID()
+		wait = defaultRetry
+		if d, ok := dec.Retry(); ok {
+			wait = d
+		}
+	}
+}
+
+// maxListenFailures ends the GET stream's reconnections.
+const maxListenFailures = 5
+
+// dispatchListened handles one message of the GET stream.
+func (h *httpConn) dispatchListened(ctx context.Context, data []byte) {
+	var raw json.RawMessage
+	msg := jsonrpc.Message{Result: &raw}
+	if err := json.Unmarshal(data, &msg); err != nil || msg.Check() != nil {
+		h.c.log.Warn("mcp: malformed message on the server stream")
+		return
+	}
+	switch {
+	case msg.IsResponse():
+		id, err := strconv.ParseInt(string(msg.ID), 10, 64)
+		h.mu.Lock()
+		to, ok := h.elsewhere[id]
+		h.mu.Unlock()
+		if err != nil || !ok {
+			h.c.log.Debug("mcp: response to no pending request dropped", "id", msg.ID.String())
+			return
+		}
+		select {
+		case to.data <- data:
+		default:
+		}
+		to.cancel()
+	case msg.IsNotification():
+		h.c.notification(msg.Method, msg.Params)
+	default:
+		h.answer(ctx, msg.ID, msg.Method, msg.Params)
+	}
+}
+
+// close stops the GET stream, deletes a legacy session (405 means the
+// server keeps it) and releases our idle connections.
 func (h *httpConn) close(ctx context.Context) error {
 	defer func() {
 		if h.own != nil {
@@ -391,8 +552,12 @@ func (h *httpConn) close(ctx context.Context) error {
 		}
 	}()
 	h.mu.Lock()
-	session := h.session
+	session, stop, done := h.session, h.stopListen, h.listenDone
 	h.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
 	if session == "" {
 		return nil
 	}

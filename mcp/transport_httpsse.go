@@ -144,7 +144,7 @@ func (s *sseConn) post(ctx context.Context, msg any) error {
 	return nil
 }
 
-func (s *sseConn) setProtocol(Era, string)       {}
+func (s *sseConn) setProtocol(Era, string)     {}
 func (s *sseConn) probeTimeout() time.Duration { return 0 }
 
 func (s *sseConn) close(context.Context) error {

@@ -90,6 +90,20 @@ func (s *Server) Requests() []Request {
 	return slices.Clone(s.requests)
 }
 
+// SetTools replaces the tools offered while the server runs; a tool's
+// send can then tell the client with notifications/tools/list_changed.
+func (s *Server) SetTools(tools []Tool) {
+	s.mu.Lock()
+	s.Tools = tools
+	s.mu.Unlock()
+}
+
+func (s *Server) tools() []Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Tools
+}
+
 // Deletes returns how many session DELETEs arrived.
 func (s *Server) Deletes() int {
 	s.mu.Lock()
@@ -212,7 +226,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 		if err := json.Unmarshal(msg.Params, &p); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
-		for _, t := range s.Tools {
+		for _, t := range s.tools() {
 			if toolName(t.Def) == p.Name {
 				res, err := t.Call(r.Context(), p.Arguments, send)
 				if err != nil {
@@ -237,16 +251,17 @@ func (s *Server) listTools(params json.RawMessage) (any, *jsonrpc.Error) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad cursor"}
 		}
 	}
-	end := len(s.Tools)
+	tools := s.tools()
+	end := len(tools)
 	if s.PageSize > 0 && start+s.PageSize < end {
 		end = start + s.PageSize
 	}
 	defs := make([]json.RawMessage, 0, end-start)
-	for _, t := range s.Tools[min(start, end):end] {
+	for _, t := range tools[min(start, end):end] {
 		defs = append(defs, t.Def)
 	}
 	res := map[string]any{"tools": defs}
-	if end < len(s.Tools) {
+	if end < len(tools) {
 		res["nextCursor"] = fmt.Sprintf("c%d", end)
 	}
 	return res, nil

@@ -1,0 +1,236 @@
+// Command conformance-client runs mini-me's MCP client through the
+// scenarios of the official MCP conformance suite.
+//
+// The suite starts it once per scenario, with the server URL as the last
+// argument and the scenario's name in MCP_CONFORMANCE_SCENARIO. Build it
+// first, then hand the binary to the suite's runner:
+//
+//	go build -o bin/conformance-client ./examples/conformance-client
+//	../shared/conformance/run.sh --spec-version 2026-07-28 -- ./bin/conformance-client
+//
+// The client detects the server's protocol era by itself, so it ignores
+// MCP_CONFORMANCE_PROTOCOL_VERSION.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: conformance-client [-v] <server-url>")
+		os.Exit(2)
+	}
+	url := os.Args[len(os.Args)-1]
+	level := slog.LevelInfo
+	if len(os.Args) > 2 && os.Args[1] == "-v" {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := run(ctx, scenario, url, log); err != nil {
+		fmt.Fprintf(os.Stderr, "conformance-client: %s: %v\n", scenario, err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, scenario, url string, log *slog.Logger) error {
+	run, ok := scenarios[scenario]
+	if !ok {
+		return fmt.Errorf("unknown scenario %q", scenario)
+	}
+	opts := &mcp.Options{
+		Logger:     log,
+		ClientInfo: mcp.Implementation{Name: "mini-me-conformance", Version: "0.1.0"},
+		OnProgress: func(p mcp.Progress) { log.Info("progress", "name", p.Name, "progress", p.Progress, "total", p.Total) },
+		// Accept every form with the schema's defaults (SEP-1034).
+		Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			log.Info("elicitation", "message", req.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+	}
+	c, err := mcp.Connect(ctx, &mcp.HTTPTransport{URL: url}, opts)
+	if err != nil {
+		return err
+	}
+	log.Info("connected", "era", c.Era(), "version", c.ProtocolVersion(), "server", c.ServerInfo().Name)
+	err = run(ctx, c, log)
+	return errors.Join(err, c.Close())
+}
+
+type scenarioFunc func(context.Context, *mcp.Client, *slog.Logger) error
+
+var scenarios = map[string]scenarioFunc{
+	"initialize": func(context.Context, *mcp.Client, *slog.Logger) error { return nil },
+	"tools_call": func(ctx context.Context, c *mcp.Client, log *slog.Logger) error {
+		if _, err := c.ListTools(ctx); err != nil {
+			return err
+		}
+		res, err := c.CallTool(ctx, "add_numbers", map[string]any{"a": 5, "b": 3})
+		if err != nil {
+			return err
+		}
+		log.Info("add_numbers", "result", res.Text())
+		return nil
+	},
+	"sse-retry":                           callEveryTool,
+	"request-metadata":                    callEveryTool,
+	"http-standard-headers":               everything,
+	"http-custom-headers":                 customHeaders,
+	"http-invalid-tool-headers":           callEveryTool,
+	"json-schema-ref-no-deref":            listTools,
+	"json-schema-2020-12-preservation":    echoSchema,
+	"sep-2322-client-request-state":       callEveryTool,
+	"elicitation-sep1034-client-defaults": callEveryTool,
+}
+
+// callEveryTool lists the tools and calls each with arguments made from its
+// input schema.
+func callEveryTool(ctx context.Context, c *mcp.Client, log *slog.Logger) error {
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range tools {
+		args := sampleArgs(t.InputSchema)
+		res, err := c.CallTool(ctx, t.Name, args)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.Name, err))
+			continue
+		}
+		log.Info("called", "tool", t.Name, "isError", res.IsError, "text", res.Text())
+	}
+	return errors.Join(errs...)
+}
+
+// listTools only lists: the scenario checks that no network $ref in a
+// schema is fetched.
+func listTools(ctx context.Context, c *mcp.Client, log *slog.Logger) error {
+	tools, err := c.ListTools(ctx)
+	log.Info("listed", "tools", len(tools))
+	return err
+}
+
+// customHeaders calls the x-mcp-header tools with values that need each
+// encoding rule, and with a null that must leave its header out.
+func customHeaders(ctx context.Context, c *mcp.Client, log *slog.Logger) error {
+	if _, err := c.ListTools(ctx); err != nil {
+		return err
+	}
+	_, err := c.CallTool(ctx, "test_custom_headers", map[string]any{
+		"region": "us-west1", "priority": 42, "verbose": true, "query": "status",
+		"non_ascii_val": "Hello, 世界", "whitespace_val": " padded ", "leading_space_val": " lead",
+		"trailing_space_val": "trail ", "internal_space_val": "a b c", "control_char_val": "bell\u0007",
+		"crlf_val": "line1\r\nline2", "tab_val": "\ttabbed",
+	})
+	if err != nil {
+		return err
+	}
+	_, err = c.CallTool(ctx, "test_custom_headers_null", map[string]any{"region": "eu", "priority": 1, "verbose": nil, "query": "q"})
+	return err
+}
+
+// echoSchema sends the focal tool's input schema, as listed, back through
+// the echo tool: it must arrive with every keyword intact.
+func echoSchema(ctx context.Context, c *mcp.Client, log *slog.Logger) error {
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if t.Name != "json_schema_2020_12_tool" {
+			continue
+		}
+		res, err := c.CallTool(ctx, "json_schema_echo", map[string]any{"schema": t.InputSchema})
+		if err != nil {
+			return err
+		}
+		log.Info("echoed", "text", res.Text())
+		return nil
+	}
+	return errors.New("json_schema_2020_12_tool not listed")
+}
+
+// everything calls every tool, gets every prompt and reads every resource.
+func everything(ctx context.Context, c *mcp.Client, log *slog.Logger) error {
+	errs := []error{callEveryTool(ctx, c, log)}
+	if prompts, err := c.ListPrompts(ctx); err == nil {
+		for _, p := range prompts {
+			args := map[string]string{}
+			for _, a := range p.Arguments {
+				args[a.Name] = "x"
+			}
+			_, err := c.GetPrompt(ctx, p.Name, args)
+			errs = append(errs, err)
+		}
+	}
+	if resources, err := c.ListResources(ctx); err == nil {
+		for _, r := range resources {
+			_, err := c.ReadResource(ctx, r.URI)
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sampleArgs builds arguments that satisfy a simple object schema: the
+// default or first enum value when there is one, else a value of the type.
+func sampleArgs(schema json.RawMessage) map[string]any {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	args := map[string]any{}
+	for name, raw := range s.Properties {
+		args[name] = sampleValue(raw)
+	}
+	return args
+}
+
+func sampleValue(raw json.RawMessage) any {
+	var p struct {
+		Type    any               `json:"type"`
+		Default json.RawMessage   `json:"default"`
+		Enum    []json.RawMessage `json:"enum"`
+		Props   json.RawMessage   `json:"properties"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return nil
+	}
+	if len(p.Default) > 0 {
+		return p.Default
+	}
+	if len(p.Enum) > 0 {
+		return p.Enum[0]
+	}
+	t, _ := p.Type.(string)
+	if ts, ok := p.Type.([]any); ok && len(ts) > 0 {
+		t, _ = ts[0].(string)
+	}
+	switch t {
+	case "string":
+		return "hello"
+	case "integer", "number":
+		return 1
+	case "boolean":
+		return true
+	case "array":
+		return []any{}
+	case "object":
+		return sampleArgs(raw)
+	}
+	return "hello"
+}

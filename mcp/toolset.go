@@ -1,0 +1,713 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/config"
+)
+
+// ErrUnknownTool is returned by Toolset.Call for a name the Toolset does
+// not offer (never offered, or removed by a refresh).
+var ErrUnknownTool = errors.New("mcp: unknown tool")
+
+// ErrServerConfig wraps the configuration problems Discover finds in a
+// server entry itself: no or two transports, a duplicate name, an unknown
+// auth type.
+var ErrServerConfig = errors.New("mcp: invalid server configuration")
+
+// ToolsetOptions configure Discover. The zero value is ready to use.
+type ToolsetOptions struct {
+	// Client is the base of every server's client options. A server's own
+	// ConnectTimeout and Timeout (call timeout) override Client's; the
+	// Toolset sets OnToolsChanged and OnInvalidTool itself. The Logger, when
+	// set, also receives the Toolset's own diagnostics, with the server
+	// name as an attribute.
+	Client Options
+	// OnChange is called after each refresh of a server's tools, whether or
+	// not anything changed and whether or not it succeeded. Calls are never
+	// concurrent; OnChange may call every Toolset method but Close.
+	OnChange func(ToolsChange)
+}
+
+// ToolsChange describes one refresh of a server's tools. Names are the
+// Toolset's names.
+type ToolsChange struct {
+	Server string
+	// Added and Removed list the tools that appeared and disappeared;
+	// Updated lists the tools whose definition differs from the previous
+	// listing.
+	Added, Removed, Updated []string
+	// Err says why the refresh failed; the previous tools are kept.
+	Err error
+}
+
+// ServerTool is one tool of a Toolset.
+type ServerTool struct {
+	// Name is the tool's name in the Toolset, "{server}_{tool}" sanitised
+	// (see ToolName), unique and stable for the Toolset's life.
+	Name string
+	// Server is the name of the server that offers it.
+	Server string
+	// Tool is the definition as the server listed it last; Tool.Name is
+	// the original name, the one sent to the server.
+	Tool Tool
+	// Changed reports that the description, input schema or annotations
+	// differ from the definition first seen: a permission given for the
+	// old definition should be asked again.
+	Changed bool
+}
+
+// WarningKind classifies a Warning.
+type WarningKind string
+
+// Kinds of Warning.
+const (
+	// WarnServerSkipped: the server is not used (configuration, missing
+	// token, unreachable, timeout, protocol error); its ServerStatus.Err
+	// says why.
+	WarnServerSkipped WarningKind = "server-skipped"
+	// WarnInvalidTool: a tool's definition is unusable (bad x-mcp-header,
+	// no name, input schema not an object, listed twice).
+	WarnInvalidTool WarningKind = "invalid-tool"
+	// WarnToolNotFound: an allowlisted tool is not offered by the server.
+	WarnToolNotFound WarningKind = "tool-not-found"
+	// WarnBinaryInput: a tool needs binary input, which a model cannot
+	// produce.
+	WarnBinaryInput WarningKind = "binary-input"
+	// WarnTaskRequired: a tool can only run as a task, which this client
+	// does not implement.
+	WarnTaskRequired WarningKind = "task-required"
+	// WarnNameCollision: a tool's name was taken by another tool, so it has
+	// a hashed name.
+	WarnNameCollision WarningKind = "name-collision"
+	// WarnToolChanged: a tool's definition changed since it was first
+	// seen.
+	WarnToolChanged WarningKind = "tool-changed"
+	// WarnRefreshFailed: the last refresh of the server's tools failed;
+	// the previous tools are kept.
+	WarnRefreshFailed WarningKind = "refresh-failed"
+)
+
+// Warning is a problem a Toolset worked around. Tool is the server's
+// original tool name, empty for a server-wide warning.
+type Warning struct {
+	Server  string
+	Tool    string
+	Kind    WarningKind
+	Message string
+}
+
+// String formats the warning for a log line or a start-up banner.
+func (w Warning) String() string {
+	if w.Tool == "" {
+		return fmt.Sprintf("%s: %s: %s", w.Server, w.Kind, w.Message)
+	}
+	return fmt.Sprintf("%s: tool %q: %s: %s", w.Server, w.Tool, w.Kind, w.Message)
+}
+
+// ServerStatus is what a Toolset knows of one configured server.
+type ServerStatus struct {
+	Name string
+	// Connected is false when the server was skipped; Err says why.
+	Connected       bool
+	Era             Era
+	ProtocolVersion string
+	ServerInfo      Implementation
+	// Tools counts the server's tools in the Toolset.
+	Tools int
+	// Err is why the server was skipped, nil when it is connected.
+	Err error
+}
+
+// Toolset is the single catalogue of tools an agent sees, gathered from
+// every configured server. Create it with Discover; Close it when done. It
+// is safe for concurrent use: Call may run while a refresh replaces a
+// server's tools and while Close runs.
+type Toolset struct {
+	opts    ToolsetOptions
+	log     *slog.Logger
+	servers []*tsServer // configuration order
+
+	life  context.Context // ends with Close; bounds refreshes
+	stop  context.CancelFunc
+	loops sync.WaitGroup
+
+	changeMu sync.Mutex // serialises OnChange
+
+	mu     sync.RWMutex
+	closed bool
+	tools  []ServerTool       // every server's tools, in order
+	index  map[string]route   // Toolset name → server and original
+	taken  map[string]toolKey // every name ever given, never reused
+}
+
+type route struct {
+	srv      *tsServer
+	original string
+	pos      int // in Toolset.tools
+}
+
+// toolKey identifies a tool across refreshes.
+type toolKey struct{ server, tool string }
+
+// tsServer is one configured server inside a Toolset.
+type tsServer struct {
+	cfg            config.Server
+	connectTimeout time.Duration
+	client         *Client       // nil when skipped; fixed after Discover
+	kick           chan struct{} // a refresh is due; capacity 1 coalesces bursts
+
+	invalidMu sync.Mutex
+	invalid   []invalidTool // reported by ListTools, drained by list
+
+	// Guarded by Toolset.mu.
+	status   ServerStatus
+	tools    []ServerTool
+	warnings []Warning // of the last listing (or the skip)
+	failed   *Warning  // the last refresh failed
+	names    map[string]assignedName
+	first    map[string]fingerprint
+	last     map[string]fingerprint
+}
+
+// assignedName is the name a tool got and, when its natural name was
+// taken, by whom.
+type assignedName struct {
+	name, natural string
+	holder        toolKey
+}
+
+// fingerprint identifies what a model and a permission depend on in a
+// tool definition.
+type fingerprint struct {
+	description, schema, annotations [sha256.Size]byte
+}
+
+// listing is one tools/list of a server after filtering, or why it failed.
+type listing struct {
+	tools    []Tool
+	warnings []Warning
+	err      error
+}
+
+// Discover connects to every server concurrently, lists their tools and
+// returns the catalogue. opts may be nil.
+//
+// Each server gets its own connect timeout, covering the connection and
+// the listing: Server.ConnectTimeout, else opts.Client.ConnectTimeout, else
+// DefaultConnectTimeout. Server.Timeout, when set, bounds each call. Start-up
+// therefore takes about as long as the slowest server, not the sum.
+//
+// A server that cannot be used (bad entry, missing token variable,
+// unreachable, timeout, protocol error) is skipped: its ServerStatus says
+// why and Warnings has a WarnServerSkipped for it; the other servers work.
+// Discover fails only when ctx ends before every server has answered or
+// timed out, because the caller then no longer wants a Toolset; having no
+// working server at all is not an error.
+//
+// ctx bounds discovery only. Afterwards the Toolset refreshes a server's
+// tools when the server says they changed, until Close.
+func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions) (*Toolset, error) {
+	t := &Toolset{index: map[string]route{}, taken: map[string]toolKey{}}
+	if opts != nil {
+		t.opts = *opts
+	}
+	t.log = t.opts.Client.Logger
+	if t.log == nil {
+		t.log = slog.New(discardHandler{})
+	}
+	t.life, t.stop = context.WithCancel(context.Background())
+
+	t.servers = make([]*tsServer, len(servers))
+	listings := make([]listing, len(servers))
+	names := make(map[string]bool, len(servers))
+	var wg sync.WaitGroup
+	for i, cfg := range servers {
+		s := t.newServer(cfg)
+		t.servers[i] = s
+		if err := checkServer(cfg, names); err != nil {
+			listings[i].err = err
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			listings[i] = t.connect(ctx, s)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		t.stop()
+		_ = t.closeClients()
+		return nil, fmt.Errorf("mcp: discover: %w", err)
+	}
+
+	t.mu.Lock()
+	for i, s := range t.servers { // in order: names are deterministic
+		if err := listings[i].err; err != nil {
+			t.skip(s, err)
+		} else {
+			t.apply(s, listings[i])
+		}
+	}
+	t.mu.Unlock()
+	for _, s := range t.servers {
+		if s.client != nil {
+			t.loops.Add(1)
+			go t.watch(s)
+		}
+	}
+	return t, nil
+}
+
+func (t *Toolset) newServer(cfg config.Server) *tsServer {
+	s := &tsServer{
+		cfg:            cfg,
+		connectTimeout: cfg.ConnectTimeout,
+		kick:           make(chan struct{}, 1),
+		status:         ServerStatus{Name: cfg.Name},
+		names:          map[string]assignedName{},
+		first:          map[string]fingerprint{},
+		last:           map[string]fingerprint{},
+	}
+	if s.connectTimeout <= 0 {
+		s.connectTimeout = t.opts.Client.ConnectTimeout
+	}
+	if s.connectTimeout <= 0 {
+		s.connectTimeout = DefaultConnectTimeout
+	}
+	return s
+}
+
+// checkServer rejects an entry Discover cannot use on its own terms; names
+// collects the names seen so far, ignoring case as config does.
+func checkServer(cfg config.Server, names map[string]bool) error {
+	key := strings.ToLower(cfg.Name)
+	switch {
+	case cfg.Name == "":
+		return fmt.Errorf("%w: server has no name", ErrServerConfig)
+	case names[key]:
+		return fmt.Errorf("%w: duplicate server name %q", ErrServerConfig, cfg.Name)
+	}
+	names[key] = true
+	return nil
+}
+
+// connect connects to one server and lists its tools within the server's
+// connect timeout.
+func (t *Toolset) connect(ctx context.Context, s *tsServer) listing {
+	tr, err := transportFor(s.cfg)
+	if err != nil {
+		return listing{err: err}
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
+	defer cancel()
+	c, err := Connect(cctx, tr, t.clientOptions(s))
+	if err == nil {
+		l := s.list(cctx, c)
+		if l.err == nil {
+			s.client = c
+			return l
+		}
+		_ = c.Close()
+		err = l.err
+	}
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %v: %w", s.connectTimeout, err)
+	}
+	return listing{err: err}
+}
+
+// transportFor builds the transport a server entry describes.
+func transportFor(s config.Server) (Transport, error) {
+	switch {
+	case s.URL != "" && s.Command != "":
+		return nil, fmt.Errorf("%w: both url and command are set", ErrServerConfig)
+	case s.URL == "" && s.Command == "":
+		return nil, fmt.Errorf("%w: neither url nor command is set", ErrServerConfig)
+	case s.Command != "":
+		return &CommandTransport{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir}, nil
+	}
+	t := &HTTPTransport{URL: s.URL}
+	if len(s.Headers) > 0 {
+		t.Header = make(http.Header, len(s.Headers))
+		for k, v := range s.Headers {
+			t.Header.Set(k, v)
+		}
+	}
+	if a := s.Auth; a != nil {
+		if a.TokenEnv == "" {
+			return nil, fmt.Errorf("%w: auth has no token variable", ErrServerConfig)
+		}
+		t.TokenEnv = a.TokenEnv
+		switch a.Type {
+		case config.AuthBearer:
+		case config.AuthAPIKey:
+			t.TokenHeader = a.Header
+			if t.TokenHeader == "" {
+				t.TokenHeader = config.DefaultAPIKeyHeader
+			}
+		default:
+			return nil, fmt.Errorf("%w: unknown auth type %q", ErrServerConfig, a.Type)
+		}
+	}
+	return t, nil
+}
+
+// clientOptions derives a server's client options from the Toolset's.
+func (t *Toolset) clientOptions(s *tsServer) *Options {
+	o := t.opts.Client
+	o.ConnectTimeout = s.connectTimeout
+	if s.cfg.Timeout > 0 {
+		o.CallTimeout = s.cfg.Timeout
+	}
+	if o.Logger != nil {
+		o.Logger = o.Logger.With("server", s.cfg.Name)
+	}
+	o.OnToolsChanged = func() {
+		select {
+		case s.kick <- struct{}{}:
+		default: // a refresh is already due
+		}
+	}
+	o.OnInvalidTool = func(name string, reason error) {
+		s.invalidMu.Lock()
+		s.invalid = append(s.invalid, invalidTool{name, reason})
+		s.invalidMu.Unlock()
+	}
+	return &o
+}
+
+// list lists and filters a server's tools. Lists of one server never
+// overlap: discovery comes first, then the server's refresh loop.
+func (s *tsServer) list(ctx context.Context, c *Client) listing {
+	tools, err := c.ListTools(ctx)
+	s.invalidMu.Lock()
+	invalid := s.invalid
+	s.invalid = nil
+	s.invalidMu.Unlock()
+	if err != nil {
+		return listing{err: err}
+	}
+	kept, warns := filterTools(s.cfg.Name, s.cfg.Tools, tools, invalid)
+	return listing{tools: kept, warnings: warns}
+}
+
+// skip records why a server is not used. t.mu is held.
+func (t *Toolset) skip(s *tsServer, err error) {
+	s.status.Err = err
+	w := Warning{Server: s.cfg.Name, Kind: WarnServerSkipped, Message: err.Error()}
+	s.warnings = []Warning{w}
+	t.log.Warn("mcp: server skipped", "server", s.cfg.Name, "reason", w.Message)
+}
+
+// apply makes a listing the server's tools: names are kept or given,
+// definitions compared with the first and the previous ones. t.mu is held.
+func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
+	if s.client != nil {
+		s.status.Connected = true
+		s.status.Era, s.status.ProtocolVersion = s.client.Era(), s.client.ProtocolVersion()
+		s.status.ServerInfo = s.client.ServerInfo()
+	}
+	ch := ToolsChange{Server: s.cfg.Name}
+	prev := make(map[string]bool, len(s.tools))
+	for _, st := range s.tools {
+		prev[st.Name] = true
+	}
+	tools := make([]ServerTool, 0, len(l.tools))
+	warns := l.warnings
+	for _, tool := range l.tools {
+		a := t.assign(s, tool.Name)
+		fp := fingerprintOf(&tool)
+		first, ok := s.first[tool.Name]
+		if !ok {
+			s.first[tool.Name], first = fp, fp
+		}
+		last := s.last[tool.Name]
+		s.last[tool.Name] = fp
+		changed := first.diff(fp)
+		if a.name != a.natural {
+			warns = append(warns, Warning{Server: s.cfg.Name, Tool: tool.Name, Kind: WarnNameCollision,
+				Message: fmt.Sprintf("name %q is taken by tool %q of server %q; exposed as %q", a.natural, a.holder.tool, a.holder.server, a.name)})
+		}
+		if len(changed) > 0 {
+			warns = append(warns, Warning{Server: s.cfg.Name, Tool: tool.Name, Kind: WarnToolChanged,
+				Message: "definition changed since first seen: " + strings.Join(changed, ", ")})
+		}
+		switch {
+		case !prev[a.name]:
+			ch.Added = append(ch.Added, a.name)
+		case last != fp:
+			ch.Updated = append(ch.Updated, a.name)
+		}
+		delete(prev, a.name)
+		tools = append(tools, ServerTool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0})
+	}
+	for _, st := range s.tools {
+		if prev[st.Name] {
+			ch.Removed = append(ch.Removed, st.Name)
+		}
+	}
+	t.logNew(s.warnings, warns)
+	s.tools, s.warnings, s.failed = tools, warns, nil
+	s.status.Tools = len(tools)
+	t.rebuild()
+	return ch
+}
+
+// assign returns the name of a server's tool, giving it one the first time
+// it is seen. A name is never given to another tool later, so a name the
+// model saw keeps meaning the same tool. t.mu is held.
+func (t *Toolset) assign(s *tsServer, original string) assignedName {
+	if a, ok := s.names[original]; ok {
+		return a
+	}
+	key := toolKey{s.cfg.Name, original}
+	a := assignedName{natural: ToolName(key.server, key.tool)}
+	a.name = uniqueName(key.server, key.tool, func(n string) bool { _, ok := t.taken[n]; return ok })
+	if a.name != a.natural {
+		a.holder = t.taken[a.natural]
+	}
+	t.taken[a.name] = key
+	s.names[original] = a
+	return a
+}
+
+// logNew logs the warnings of now that were not there before.
+func (t *Toolset) logNew(before, now []Warning) {
+	old := make(map[Warning]bool, len(before))
+	for _, w := range before {
+		old[w] = true
+	}
+	for _, w := range now {
+		if !old[w] {
+			t.log.Warn("mcp: "+w.Message, "server", w.Server, "tool", w.Tool, "kind", string(w.Kind))
+		}
+	}
+}
+
+// rebuild recomputes the catalogue from the servers' tools. t.mu is held.
+func (t *Toolset) rebuild() {
+	n := 0
+	for _, s := range t.servers {
+		n += len(s.tools)
+	}
+	t.tools = make([]ServerTool, 0, n)
+	t.index = make(map[string]route, n)
+	for _, s := range t.servers {
+		for _, st := range s.tools {
+			t.index[st.Name] = route{srv: s, original: st.Tool.Name, pos: len(t.tools)}
+			t.tools = append(t.tools, st)
+		}
+	}
+}
+
+func fingerprintOf(t *Tool) fingerprint {
+	ann, _ := json.Marshal(t.Annotations) // plain struct: cannot fail
+	return fingerprint{
+		description: sha256.Sum256([]byte(t.Description)),
+		schema:      sha256.Sum256(canonicalJSON(t.InputSchema)),
+		annotations: sha256.Sum256(ann),
+	}
+}
+
+// diff names the parts of g that differ from f.
+func (f fingerprint) diff(g fingerprint) []string {
+	var parts []string
+	if f.description != g.description {
+		parts = append(parts, "description")
+	}
+	if f.schema != g.schema {
+		parts = append(parts, "input schema")
+	}
+	if f.annotations != g.annotations {
+		parts = append(parts, "annotations")
+	}
+	return parts
+}
+
+// canonicalJSON re-encodes a JSON value with sorted keys and no
+// insignificant space, so that equal schemas compare equal however a
+// server orders them; invalid JSON is returned as is.
+func canonicalJSON(raw json.RawMessage) []byte {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// watch refreshes a server's tools each time the server says they changed,
+// until Close. Notifications that arrive during a refresh cause one more
+// refresh, not one each.
+func (t *Toolset) watch(s *tsServer) {
+	defer t.loops.Done()
+	for {
+		select {
+		case <-t.life.Done():
+			return
+		case <-s.kick:
+			t.refresh(s)
+		}
+	}
+}
+
+// refresh lists a server's tools again and tells the host.
+func (t *Toolset) refresh(s *tsServer) {
+	ctx, cancel := context.WithTimeout(t.life, s.connectTimeout)
+	defer cancel()
+	l := s.list(ctx, s.client)
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	var ch ToolsChange
+	if l.err != nil {
+		ch = ToolsChange{Server: s.cfg.Name, Err: l.err}
+		s.failed = &Warning{Server: s.cfg.Name, Kind: WarnRefreshFailed, Message: l.err.Error() + "; the previous tools are kept"}
+		t.log.Warn("mcp: refreshing tools failed", "server", s.cfg.Name, "error", l.err)
+	} else {
+		ch = t.apply(s, l)
+	}
+	t.mu.Unlock()
+	if t.opts.OnChange != nil {
+		t.changeMu.Lock()
+		defer t.changeMu.Unlock()
+		t.opts.OnChange(ch)
+	}
+}
+
+// Tools returns the catalogue: servers in configuration order, each
+// server's tools in the server's order. The slice is the caller's; the
+// definitions it holds are shared and must not be modified.
+func (t *Toolset) Tools() []ServerTool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return append([]ServerTool(nil), t.tools...)
+}
+
+// Tool returns the tool with the Toolset name name.
+func (t *Toolset) Tool(name string) (ServerTool, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	r, ok := t.index[name]
+	if !ok {
+		return ServerTool{}, false
+	}
+	return t.tools[r.pos], true
+}
+
+// Warnings returns the current warnings, servers in configuration order:
+// why a server is skipped, which tools are left out or renamed or changed,
+// and whether the last refresh failed.
+func (t *Toolset) Warnings() []Warning {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var out []Warning
+	for _, s := range t.servers {
+		out = append(out, s.warnings...)
+		if s.failed != nil {
+			out = append(out, *s.failed)
+		}
+	}
+	return out
+}
+
+// Servers returns the status of every configured server, in configuration
+// order.
+func (t *Toolset) Servers() []ServerStatus {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	out := make([]ServerStatus, len(t.servers))
+	for i, s := range t.servers {
+		out[i] = s.status
+	}
+	return out
+}
+
+// Call calls the tool the Toolset names name, on its server, under its
+// original name. args is anything that marshals to a JSON object; nil sends
+// none. A name the Toolset does not offer gives ErrUnknownTool; a tool that
+// fails is not an error (see ToolResult.IsError).
+func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult, error) {
+	t.mu.RLock()
+	closed := t.closed
+	r, ok := t.index[name]
+	t.mu.RUnlock()
+	switch {
+	case closed:
+		return nil, fmt.Errorf("mcp: call %s: %w", name, ErrClosed)
+	case !ok:
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
+	}
+	res, err := r.srv.client.CallTool(ctx, r.original, args)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: call %s (server %q): %w", name, r.srv.cfg.Name, err)
+	}
+	return &ToolResult{Name: name, Server: r.srv.cfg.Name, Result: res}, nil
+}
+
+// Close stops refreshing and closes every server's client, concurrently;
+// each client is closed within its own bound. It returns when all are
+// closed or when ctx ends, whichever is first. Calls in flight fail and
+// later calls fail with ErrClosed. Close is idempotent: later calls return
+// nil at once.
+func (t *Toolset) Close(ctx context.Context) error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	t.mu.Unlock()
+	t.stop()
+	done := make(chan error, 1)
+	go func() {
+		err := t.closeClients()
+		t.loops.Wait()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("mcp: closing toolset: %w", ctx.Err())
+	}
+}
+
+// closeClients closes every connected client concurrently.
+func (t *Toolset) closeClients() error {
+	errs := make([]error, len(t.servers))
+	var wg sync.WaitGroup
+	for i, s := range t.servers {
+		if s.client == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.client.Close(); err != nil {
+				errs[i] = fmt.Errorf("mcp: server %q: %w", s.cfg.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

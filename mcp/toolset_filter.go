@@ -1,0 +1,167 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// invalidTool is a tool ListTools left out, with the reason.
+type invalidTool struct {
+	name   string
+	reason error
+}
+
+// filterTools applies a server's allowlist (nil allows every tool) and
+// drops the tools an agent cannot use: invalid definitions, binary inputs
+// and tools that require tasks. It returns the kept tools in the server's
+// order and a warning for each tool dropped and each allowlisted name the
+// server does not have. Tools outside the allowlist are dropped silently.
+func filterTools(server string, allow []string, tools []Tool, invalid []invalidTool) ([]Tool, []Warning) {
+	allowed := func(string) bool { return true }
+	if allow != nil {
+		set := make(map[string]bool, len(allow))
+		for _, n := range allow {
+			set[n] = true
+		}
+		allowed = func(n string) bool { return set[n] }
+	}
+	var warns []Warning
+	warn := func(kind WarningKind, tool, format string, args ...any) {
+		warns = append(warns, Warning{Server: server, Tool: tool, Kind: kind, Message: fmt.Sprintf(format, args...)})
+	}
+	listed := make(map[string]bool, len(tools)+len(invalid))
+	for _, t := range invalid {
+		listed[t.name] = true
+		if allowed(t.name) {
+			warn(WarnInvalidTool, t.name, "invalid definition: %v", t.reason)
+		}
+	}
+	kept := make([]Tool, 0, len(tools))
+	for _, t := range tools {
+		if !allowed(t.Name) {
+			listed[t.Name] = true
+			continue
+		}
+		if listed[t.Name] {
+			warn(WarnInvalidTool, t.Name, "listed more than once; the first definition is kept")
+			continue
+		}
+		listed[t.Name] = true
+		if t.Name == "" {
+			warn(WarnInvalidTool, t.Name, "tool has no name")
+			continue
+		}
+		if !isObject(t.InputSchema) {
+			warn(WarnInvalidTool, t.Name, "input schema is not a JSON object")
+			continue
+		}
+		if where, why := binaryInput(t.InputSchema); where != "" {
+			warn(WarnBinaryInput, t.Name, "input %s has %s: binary data cannot come from the model", where, why)
+			continue
+		}
+		if t.Execution != nil && t.Execution.TaskSupport == "required" {
+			warn(WarnTaskRequired, t.Name, "tool requires task execution, which this client does not implement")
+			continue
+		}
+		kept = append(kept, t)
+	}
+	for _, n := range allow {
+		if !listed[n] {
+			warn(WarnToolNotFound, n, "allowlisted tool is not offered by the server")
+		}
+	}
+	return kept, warns
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// binaryInput finds, at any depth of an input schema, a value that must be
+// binary data: format or type "binary", contentEncoding base64, or
+// contentMediaType on a string. It returns where (a JSON pointer into the
+// schema) and why, or "" when there is none. Keys are visited in sorted
+// order, so the answer is deterministic.
+func binaryInput(schema json.RawMessage) (where, why string) {
+	var root any
+	if json.Unmarshal(schema, &root) != nil {
+		return "", ""
+	}
+	return findBinary(root, "")
+}
+
+func findBinary(node any, path string) (where, why string) {
+	switch n := node.(type) {
+	case []any:
+		for i, e := range n {
+			if w, y := findBinary(e, fmt.Sprintf("%s/%d", path, i)); w != "" {
+				return w, y
+			}
+		}
+	case map[string]any:
+		if why := binaryKeyword(n); why != "" {
+			if path == "" {
+				path = "/"
+			}
+			return "schema " + path, why
+		}
+		keys := make([]string, 0, len(n))
+		for k := range n {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			switch k {
+			case "const", "default", "enum", "examples":
+				continue // data, not schemas
+			}
+			if w, y := findBinary(n[k], path+"/"+escapePointer(k)); w != "" {
+				return w, y
+			}
+		}
+	}
+	return "", ""
+}
+
+// binaryKeyword says which keyword of a schema node asks for binary data.
+func binaryKeyword(n map[string]any) string {
+	if f, _ := n["format"].(string); f == "binary" {
+		return "format binary"
+	}
+	if hasType(n["type"], "binary") {
+		return "type binary"
+	}
+	if e, _ := n["contentEncoding"].(string); strings.EqualFold(e, "base64") {
+		return "contentEncoding base64"
+	}
+	if m, ok := n["contentMediaType"].(string); ok && (n["type"] == nil || hasType(n["type"], "string")) {
+		return "contentMediaType " + m
+	}
+	return ""
+}
+
+// hasType reports whether a schema's type keyword (a string or a list)
+// includes want.
+func hasType(t any, want string) bool {
+	switch t := t.(type) {
+	case string:
+		return t == want
+	case []any:
+		for _, e := range t {
+			if e == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// escapePointer escapes a key for a JSON pointer (RFC 6901).
+func escapePointer(k string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+}

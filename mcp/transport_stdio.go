@@ -1,0 +1,450 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
+)
+
+// Defaults of CommandTransport.
+const (
+	// DefaultProbeTimeout bounds the server/discover probe of a stdio
+	// server; a server that has not answered by then is taken as legacy.
+	DefaultProbeTimeout = 5 * time.Second
+	// DefaultRestartBackoff is the wait before the first restart when
+	// RestartPolicy.Backoff is zero.
+	DefaultRestartBackoff = 500 * time.Millisecond
+	// maxRestartBackoff caps the doubling backoff between restarts.
+	maxRestartBackoff = 30 * time.Second
+)
+
+// CommandTransport reaches a local server run as a subprocess that speaks
+// MCP on its stdin and stdout: one JSON-RPC message per line, in either
+// era. Connect starts the process; Client.Close stops it.
+//
+// Set either Command (with Args, Env and Dir), mirroring a config.Server
+// entry, or Cmd, a command the host built.
+//
+// Environment: the child does not inherit the host's environment, so that
+// the host's secrets do not reach every server. It gets a minimal base
+// (PATH, HOME, USER, LOGNAME, SHELL, TMPDIR, TZ, LANG, LC_ALL, LC_CTYPE,
+// TERM and the XDG base directories; on Windows the variables programs
+// need to start, such as SYSTEMROOT, TEMP and USERPROFILE) copied from the
+// host, plus Env.
+//
+// stdout belongs to the protocol. A line that is not JSON-RPC is logged
+// (once at Warn, then at Debug) and skipped; after 10 such lines in a row
+// the server is taken as broken: calls fail with ErrProtocol quoting the
+// first line, and the process is stopped. A call that times out while the
+// last lines were not JSON-RPC says so too (ErrProtocol with the sample).
+// A message above Options.MaxMessageSize breaks the connection the same
+// way, with ErrTooLarge. Batches (2025-03-26) are read.
+//
+// stderr is always drained and forwarded line by line to Options.Logger
+// (level Info, attribute "server"); its last lines (at most 20, 4 KiB)
+// are kept for ExitError.
+//
+// Shutdown: Close closes the child's stdin and gives it 2 s to exit, then
+// sends SIGTERM to its process group and waits 2 s more, then sends
+// SIGKILL. The child runs in a process group of its own (Setpgid), so a
+// wrapper such as npx or sh leaves no process behind; the process is
+// always waited for. On systems without process groups (Windows), the
+// process is killed instead of signalled. An exit caused by Close is not
+// an error.
+//
+// A process that dies on its own fails the calls in flight at once with
+// an *ExitError. Later calls fail with it too, unless Restart allows a
+// new process. A server that exits on the server/discover probe is a
+// legacy server: it is started again and initialized, once, whatever the
+// policy. The era found at Connect is kept for the life of the Client: a
+// restarted legacy server is initialized again, never probed.
+//
+// Connect only reads a CommandTransport: it may be used by several
+// Connects, each starting its own process, but must not change while one
+// runs.
+type CommandTransport struct {
+	// Name names the server in logs and errors; empty means the base name
+	// of the command.
+	Name string
+	// Command is the program to run, looked up in PATH when it holds no
+	// path separator.
+	Command string
+	// Args are the arguments passed to Command.
+	Args []string
+	// Env adds variables to the child's environment (or overrides the
+	// base). Values may refer to the host's environment as ${NAME} or
+	// $NAME, expanded at Connect; a reference to an unset variable is an
+	// error, and $$ stands for a literal $.
+	Env map[string]string
+	// Dir is the child's working directory; empty means the host's.
+	Dir string
+
+	// Cmd, instead of Command, Args, Env and Dir, is a command the host
+	// built. It serves as a template and is never started itself: each
+	// process (first or restarted) is a new command with its Path, Args,
+	// Env, Dir, ExtraFiles and SysProcAttr (in which the transport sets
+	// Setpgid). Stdin, Stdout and Stderr must be nil: the transport owns
+	// them. When Cmd.Env is nil the child gets the minimal base
+	// environment described above, not the host's whole environment.
+	Cmd *exec.Cmd
+
+	// ProbeTimeout bounds the server/discover probe; 0 means
+	// DefaultProbeTimeout. A server that answers nothing by then is taken
+	// as legacy, and a late answer is dropped.
+	ProbeTimeout time.Duration
+	// Restart says whether a process that died on its own is started
+	// again. Off by default: a server may hold state (a selected profile,
+	// an open file) that a new process would silently lose.
+	Restart RestartPolicy
+}
+
+// RestartPolicy bounds the restarts of a stdio server. A restart happens
+// on the first call after the process died, never in the background; the
+// calls that were in flight when it died are not retried.
+type RestartPolicy struct {
+	// MaxRestarts is how many times, over the life of the Client, a new
+	// process may replace one that died; 0 never restarts.
+	MaxRestarts int
+	// Backoff is the wait before the first restart, doubled for each
+	// further one up to 30 s; 0 means DefaultRestartBackoff.
+	Backoff time.Duration
+	// OnRestart, when set, is told of each restart before it happens:
+	// attempt counts from 1 and cause is why the last process ended
+	// (usually an *ExitError). Every restart is also logged at Warn.
+	OnRestart func(attempt int, cause error)
+}
+
+// ExitError reports a stdio server whose process ended on its own. Calls
+// fail with it (wrapped: get it with errors.As).
+type ExitError struct {
+	// Server is the server's name, Command the program as configured.
+	Server, Command string
+	// Code is the exit status, -1 when a signal ended the process.
+	Code int
+	// State says how the process ended: "exit status 3", "signal: killed".
+	State string
+	// Stderr holds the last lines the process wrote to stderr.
+	Stderr string
+	// Stdout holds the first line it wrote to stdout that was not
+	// JSON-RPC, if any: often a usage message.
+	Stdout string
+}
+
+func (e *ExitError) Error() string {
+	s := fmt.Sprintf("mcp: server %q (%s) exited: %s", e.Server, e.Command, e.State)
+	if e.Stdout != "" {
+		s += fmt.Sprintf("; stdout: %q", e.Stdout)
+	}
+	if e.Stderr != "" {
+		s += fmt.Sprintf("; stderr: %q", e.Stderr)
+	}
+	return s
+}
+
+func (t *CommandTransport) connect(_ context.Context, c *Client) (conn, error) {
+	l, err := t.launchSpec()
+	if err != nil {
+		return nil, err
+	}
+	if t.Restart.MaxRestarts < 0 {
+		return nil, fmt.Errorf("mcp: server %q: negative MaxRestarts", l.name)
+	}
+	s := &stdioConn{
+		c:      c,
+		log:    c.log.With("server", l.name),
+		launch: l,
+		probe:  t.ProbeTimeout,
+		policy: t.Restart,
+		sem:    make(chan struct{}, 1),
+		done:   make(chan struct{}),
+	}
+	if s.probe <= 0 {
+		s.probe = DefaultProbeTimeout
+	}
+	p, err := s.start()
+	if err != nil {
+		return nil, err
+	}
+	close(p.ready)
+	s.cur = p
+	return s, nil
+}
+
+// launchSpec checks the transport and resolves what each start runs.
+func (t *CommandTransport) launchSpec() (*launch, error) {
+	if t.Cmd != nil {
+		return t.fromCmd()
+	}
+	name := t.Name
+	if name == "" {
+		name = filepath.Base(t.Command)
+	}
+	if t.Command == "" {
+		return nil, fmt.Errorf("mcp: server %q: CommandTransport needs Command or Cmd", name)
+	}
+	env, err := childEnv(t.Env)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: %w", name, err)
+	}
+	cmd := exec.Command(t.Command, t.Args...)
+	if cmd.Err != nil {
+		return nil, fmt.Errorf("mcp: server %q: command %q: %w", name, t.Command, cmd.Err)
+	}
+	return &launch{name: name, command: t.Command, path: cmd.Path, args: cmd.Args, env: env, dir: t.Dir}, nil
+}
+
+func (t *CommandTransport) fromCmd() (*launch, error) {
+	cmd := t.Cmd
+	name := t.Name
+	if name == "" {
+		name = filepath.Base(cmd.Path)
+	}
+	switch {
+	case t.Command != "" || len(t.Args) > 0 || len(t.Env) > 0 || t.Dir != "":
+		return nil, fmt.Errorf("mcp: server %q: set Cmd or Command, Args, Env and Dir, not both", name)
+	case cmd.Err != nil:
+		return nil, fmt.Errorf("mcp: server %q: command %q: %w", name, cmd.Path, cmd.Err)
+	case cmd.Path == "":
+		return nil, fmt.Errorf("mcp: server %q: Cmd has no Path", name)
+	case cmd.Process != nil:
+		return nil, fmt.Errorf("mcp: server %q: Cmd was already started", name)
+	case cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil:
+		return nil, fmt.Errorf("mcp: server %q: Cmd.Stdin, Stdout and Stderr must be nil", name)
+	}
+	env := cmd.Env
+	if env == nil {
+		env, _ = childEnv(nil) // no references to expand: cannot fail
+	}
+	args := cmd.Args
+	if len(args) == 0 {
+		args = []string{cmd.Path}
+	}
+	return &launch{name: name, command: cmd.Path, path: cmd.Path, args: args, env: env, dir: cmd.Dir,
+		extra: cmd.ExtraFiles, attr: cmd.SysProcAttr}, nil
+}
+
+// stdioConn is the conn of a stdio server: the current process, and the
+// restarts that replace it.
+type stdioConn struct {
+	c      *Client
+	log    *slog.Logger
+	launch *launch
+	probe  time.Duration
+	policy RestartPolicy
+	sem    chan struct{} // held by the one restart in progress
+	done   chan struct{} // closed by close
+
+	mu       sync.Mutex
+	cur      *proc
+	started  int // processes started
+	restarts int // restarts counted against the policy
+	closed   bool
+	era      Era
+	version  string
+}
+
+// start runs a new process whose ready channel is still open.
+func (s *stdioConn) start() (*proc, error) {
+	p, err := startProc(s.launch, s.c, s.log, s.isModern)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.started++
+	s.mu.Unlock()
+	return p, nil
+}
+
+func (s *stdioConn) isModern() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.era == EraModern
+}
+
+func (s *stdioConn) setProtocol(era Era, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.era, s.version = era, version
+}
+
+func (s *stdioConn) probeTimeout() time.Duration { return s.probe }
+
+func (s *stdioConn) roundTrip(ctx context.Context, r *outgoing, result any) error {
+	p, err := s.acquire(ctx, r.method)
+	if err != nil {
+		return err
+	}
+	err = p.roundTrip(ctx, r, result)
+	var exit *ExitError
+	if r.method == "server/discover" && errors.As(err, &exit) {
+		// Not a modern answer: the negotiation falls back to initialize,
+		// for which acquire starts the server again.
+		return fmt.Errorf("%w: the server exited on the probe: %w", ErrProtocol, err)
+	}
+	return err
+}
+
+func (s *stdioConn) notify(ctx context.Context, method string, params any) error {
+	p, err := s.acquire(ctx, method)
+	if err != nil {
+		return err
+	}
+	if err := p.write(ctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, Method: method, Params: params}); err != nil {
+		return fmt.Errorf("mcp: %s: %w", method, err)
+	}
+	return nil
+}
+
+// acquire returns the process a message for method goes to, restarting a
+// dead one when allowed. The initialize handshake goes to the newest
+// process at once; other messages wait until it is initialized. A dead
+// process that may not be restarted is returned as is: its calls fail
+// with the reason it died.
+func (s *stdioConn) acquire(ctx context.Context, method string) (*proc, error) {
+	handshake := method == "initialize" || method == "notifications/initialized"
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		p := s.cur
+		// The first process exiting silently before initialize: a legacy
+		// server that does not take the probe (spec: start it again).
+		probeExit := method == "initialize" && s.started == 1 && p.exitedSilently()
+		canRestart := probeExit || !handshake && s.restarts < s.policy.MaxRestarts
+		s.mu.Unlock()
+		if !handshake {
+			select {
+			case <-p.ready:
+			case <-ctx.Done():
+				return nil, fmt.Errorf("mcp: %s: %w", method, ctx.Err())
+			}
+		}
+		if p.alive() || !canRestart {
+			return p, nil
+		}
+		if err := s.restart(ctx, p, probeExit); err != nil {
+			return nil, fmt.Errorf("mcp: %s: restarting the server: %w", method, err)
+		}
+	}
+}
+
+// restart replaces the dead process with a new one, unless another caller
+// did already. A restarted legacy server is initialized again with the
+// version negotiated at Connect.
+func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) error {
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.sem }()
+	s.mu.Lock()
+	if s.cur != dead || s.closed {
+		s.mu.Unlock()
+		return nil // replaced meanwhile, or closed: acquire looks again
+	}
+	attempt := 0
+	if !probeExit {
+		s.restarts++
+		attempt = s.restarts
+	}
+	era, version := s.era, s.version
+	s.mu.Unlock()
+
+	cause := dead.failure()
+	if probeExit {
+		s.log.Info("mcp: server exited on the server/discover probe; starting it again to initialize it")
+	} else {
+		s.log.Warn("mcp: restarting server", "attempt", attempt, "cause", cause)
+		if s.policy.OnRestart != nil {
+			s.policy.OnRestart(attempt, cause)
+		}
+		if err := s.sleep(ctx, s.backoff(attempt)); err != nil {
+			return err
+		}
+	}
+	// What the dead process left in its group goes first.
+	_ = dead.stop(ctx)
+	p, err := s.start()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		close(p.ready)
+		return p.stop(ctx)
+	}
+	s.cur = p
+	s.mu.Unlock()
+	defer close(p.ready)
+	if probeExit || era != EraLegacy || version == "" {
+		return nil
+	}
+	res, err := s.c.handshake(ctx, version)
+	if err == nil && res.ProtocolVersion != version {
+		err = fmt.Errorf("%w: the restarted server answered %s, not %s", ErrUnsupportedVersion, res.ProtocolVersion, version)
+	}
+	if err != nil {
+		err = fmt.Errorf("initialize: %w", err)
+		p.fatal(err)
+		return err
+	}
+	return nil
+}
+
+// backoff is the wait before restart number attempt.
+func (s *stdioConn) backoff(attempt int) time.Duration {
+	d := s.policy.Backoff
+	if d <= 0 {
+		d = DefaultRestartBackoff
+	}
+	for i := 1; i < attempt && d < maxRestartBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRestartBackoff)
+}
+
+// sleep waits d, or until ctx is done or the connection closed.
+func (s *stdioConn) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.done:
+		return ErrClosed
+	}
+}
+
+// close stops the current process, and waits for a restart in progress,
+// which stops what it started once it sees the connection closed.
+func (s *stdioConn) close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	p := s.cur
+	s.mu.Unlock()
+	err := p.stop(ctx)
+	select {
+	case s.sem <- struct{}{}:
+		<-s.sem
+	case <-ctx.Done():
+	}
+	return err
+}

@@ -1,0 +1,491 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
+)
+
+// Bounds of a stdio server's process.
+const (
+	// stdinGrace is how long a server has to exit once its stdin is
+	// closed, and termGrace how long after SIGTERM, before SIGKILL.
+	stdinGrace = 2 * time.Second
+	termGrace  = 2 * time.Second
+	// killWait bounds the wait for the process after SIGKILL.
+	killWait = time.Second
+	// pipeGrace is how long the pipes may stay open once the process has
+	// exited (a grandchild holding them) before they are cut.
+	pipeGrace = 200 * time.Millisecond
+	// writeGrace is how long a failed write waits for the process's exit,
+	// to report why it died rather than a broken pipe.
+	writeGrace = 500 * time.Millisecond
+	// groupPoll is the interval at which a shutdown checks the group.
+	groupPoll = 10 * time.Millisecond
+	// maxGarbageLines is how many non-JSON-RPC stdout lines in a row break
+	// the connection.
+	maxGarbageLines = 10
+	// stderrTailLines and stderrTailBytes bound the stderr kept for
+	// ExitError; stderrLineMax bounds one forwarded line.
+	stderrTailLines = 20
+	stderrTailBytes = 4 << 10
+	stderrLineMax   = 4 << 10
+	// sampleLen bounds the stdout sample quoted in errors.
+	sampleLen = 200
+)
+
+// launch is what each start of a stdio server runs.
+type launch struct {
+	name    string // for logs and errors
+	command string // as configured, for errors
+	path    string
+	args    []string // argv, with argv[0]
+	env     []string
+	dir     string
+	extra   []*os.File
+	attr    *syscall.SysProcAttr
+}
+
+// proc is one run of a stdio server: its pipes, the goroutines that read
+// them and wait for it, and the calls in flight on it.
+type proc struct {
+	l      *launch
+	log    *slog.Logger
+	maxMsg int64
+	cmd    *exec.Cmd
+	pgid   int
+	stdin  *os.File
+	stdout *os.File
+	stderr *os.File
+	wsem   chan struct{} // serialises writes to stdin
+	mux    *mux
+	ctx    context.Context // for server requests; ends with the process
+	cancel context.CancelFunc
+
+	ready      chan struct{} // closed once usable (a restart initialized it)
+	stdoutDone chan struct{}
+	stderrDone chan struct{}
+	gone       chan struct{} // closed once reaped and its calls failed
+
+	closing atomic.Bool // stop began: the exit is ours
+	broken  atomic.Bool // a fatal stream error: being terminated
+	spoke   atomic.Bool // a valid message arrived
+
+	gmu     sync.Mutex
+	sample  string // first non-JSON-RPC stdout line
+	garbage int    // non-JSON-RPC lines since the last valid message
+
+	tail stderrTail
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// startProc starts the server with three pipes of our own, so that no
+// goroutine of os/exec sits between the process and us.
+func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool) (*proc, error) {
+	var files []*os.File
+	pipe := func() (r, w *os.File, err error) {
+		if r, w, err = os.Pipe(); err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+	inR, inW, err1 := pipe()
+	outR, outW, err2 := pipe()
+	errR, errW, err3 := pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("mcp: server %q: %w", l.name, err)
+	}
+	cmd := &exec.Cmd{Path: l.path, Args: l.args, Env: l.env, Dir: l.dir, ExtraFiles: l.extra,
+		SysProcAttr: groupAttr(l.attr), Stdin: inR, Stdout: outW, Stderr: errW}
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("mcp: server %q: start %s: %w", l.name, l.command, err)
+	}
+	// The child has its ends; ours would keep the pipes open.
+	_, _, _ = inR.Close(), outW.Close(), errW.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &proc{
+		l: l, log: log, maxMsg: c.opts.MaxMessageSize, cmd: cmd, pgid: processGroup(cmd.Process.Pid),
+		stdin: inW, stdout: outR, stderr: errR, wsem: make(chan struct{}, 1), ctx: ctx, cancel: cancel,
+		ready: make(chan struct{}), stdoutDone: make(chan struct{}), stderrDone: make(chan struct{}), gone: make(chan struct{}),
+	}
+	p.mux = newMux(c, func(ctx context.Context, msg jsonrpc.Response) error { return p.write(ctx, msg) }, modern)
+	log.Debug("mcp: server started", "pid", cmd.Process.Pid)
+	go p.readStdout()
+	go p.readStderr()
+	go p.wait()
+	return p, nil
+}
+
+// alive reports whether calls may go to the process: it has not died,
+// broken or begun to stop (each fails its mux first).
+func (p *proc) alive() bool { return p.failure() == nil }
+
+// exitedSilently reports whether the process died on its own without
+// ever sending a valid message.
+func (p *proc) exitedSilently() bool {
+	_, exited := p.failure().(*ExitError)
+	return exited && !p.spoke.Load()
+}
+
+// failure is why calls on the process fail, nil while it works.
+func (p *proc) failure() error {
+	p.mux.mu.Lock()
+	defer p.mux.mu.Unlock()
+	return p.mux.err
+}
+
+func (p *proc) roundTrip(ctx context.Context, r *outgoing, result any) error {
+	ch, err := p.mux.register(r.id)
+	if err != nil {
+		return fmt.Errorf("mcp: %s: %w", r.method, err)
+	}
+	if err := p.write(ctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.Int(r.id), Method: r.method, Params: r.params}); err != nil {
+		p.mux.forget(r.id)
+		return fmt.Errorf("mcp: %s: %w", r.method, err)
+	}
+	err = p.mux.await(ctx, r, ch, result)
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	// initialize must not be cancelled; the probe has no effect to stop,
+	// and a legacy server expects nothing before initialize.
+	if r.method != "initialize" && r.method != "server/discover" {
+		cctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+		defer cancel()
+		_ = p.write(cctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, Method: "notifications/cancelled",
+			Params: map[string]any{"requestId": r.id, "reason": "cancelled by the client"}})
+	}
+	p.gmu.Lock()
+	sample, garbage := p.sample, p.garbage
+	p.gmu.Unlock()
+	if garbage > 0 {
+		return fmt.Errorf("%w; %w: the server's last stdout lines are not JSON-RPC, the first: %q", err, ErrProtocol, sample)
+	}
+	return err
+}
+
+// write sends one message, a line of JSON, to stdin. json.Marshal escapes
+// every newline, so the line is whole. Cancelling ctx ends a write blocked
+// on a full pipe; a write cut short breaks the connection, whose framing is
+// lost.
+func (p *proc) write(ctx context.Context, msg any) error {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	b = append(b, '\n')
+	select {
+	case p.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-p.wsem }()
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = p.stdin.SetWriteDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	n, err := p.stdin.Write(b)
+	if !stop() {
+		<-fired
+		_ = p.stdin.SetWriteDeadline(time.Time{})
+	}
+	if err == nil {
+		return nil
+	}
+	if n > 0 {
+		p.fatal(fmt.Errorf("mcp: server %q: a message to stdin was cut short: %w", p.l.name, err))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	// Most likely the process is dying: say why, rather than EPIPE.
+	t := time.NewTimer(writeGrace)
+	defer t.Stop()
+	select {
+	case <-p.gone:
+		if f := p.failure(); f != nil {
+			return f
+		}
+	case <-t.C:
+	}
+	return fmt.Errorf("stdin: %w", err)
+}
+
+// readStdout reads one message per line until the pipe ends. After a
+// fatal stream error it only drains, so the child never blocks on it.
+func (p *proc) readStdout() {
+	defer close(p.stdoutDone)
+	defer p.stdout.Close()
+	r := bufio.NewReaderSize(p.stdout, 64<<10)
+	var buf []byte
+	for {
+		line, err := readLine(r, buf[:0], p.maxMsg)
+		if buf = line; cap(buf) > 1<<20 {
+			buf = nil // do not hold on to a rare big message
+		}
+		if errors.Is(err, ErrTooLarge) {
+			p.fatal(fmt.Errorf("%w: server %q: a stdout line exceeds %d bytes", ErrTooLarge, p.l.name, p.maxMsg))
+		} else if len(line) > 0 && !p.broken.Load() {
+			p.handle(line)
+		}
+		if err != nil || p.broken.Load() {
+			_, _ = io.Copy(io.Discard, r)
+			return
+		}
+	}
+}
+
+// readLine reads a line into buf without its end of line, failing with
+// ErrTooLarge past max bytes.
+func readLine(r *bufio.Reader, buf []byte, max int64) ([]byte, error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if int64(len(buf)+len(chunk)) > max+2 { // room for "\r\n"
+			return buf, ErrTooLarge
+		}
+		buf = append(buf, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		buf = trimEOL(buf)
+		return buf, err
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
+}
+
+// handle dispatches one stdout line: a message, or a batch of them.
+func (p *proc) handle(line []byte) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	var err error
+	if line[0] == '[' {
+		var batch []json.RawMessage
+		if err = json.Unmarshal(line, &batch); err == nil {
+			for _, m := range batch {
+				if err = p.mux.dispatch(p.ctx, m); err != nil {
+					break
+				}
+			}
+		}
+	} else {
+		err = p.mux.dispatch(p.ctx, line)
+	}
+	p.gmu.Lock()
+	if err == nil {
+		p.garbage = 0
+		p.gmu.Unlock()
+		p.spoke.Store(true)
+		return
+	}
+	p.garbage++
+	first := p.sample == ""
+	if first {
+		p.sample = clip(string(line), sampleLen)
+	}
+	sample, garbage := p.sample, p.garbage
+	p.gmu.Unlock()
+	if first {
+		p.log.Warn("mcp: server wrote a line that is not JSON-RPC to stdout; skipped", "line", sample, "error", err)
+	} else {
+		p.log.Debug("mcp: stdout line that is not JSON-RPC skipped", "line", clip(string(line), sampleLen))
+	}
+	if garbage >= maxGarbageLines {
+		p.fatal(fmt.Errorf("%w: server %q wrote %d lines in a row that are not JSON-RPC to stdout, the first: %q",
+			ErrProtocol, p.l.name, garbage, sample))
+	}
+}
+
+// readStderr forwards stderr to the log line by line and keeps its tail.
+func (p *proc) readStderr() {
+	defer close(p.stderrDone)
+	defer p.stderr.Close()
+	r := bufio.NewReaderSize(p.stderr, stderrLineMax)
+	for {
+		line, err := r.ReadSlice('\n') // a longer line comes in pieces
+		if s := string(trimEOL(line)); s != "" {
+			p.tail.add(s)
+			p.log.Info("mcp: server stderr", "line", s)
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return
+		}
+	}
+}
+
+// wait reaps the process, lets the readers finish what it wrote, then
+// fails the calls still in flight.
+func (p *proc) wait() {
+	_ = p.cmd.Wait() // the state says it all
+	t := time.NewTimer(pipeGrace)
+	defer t.Stop()
+	for _, done := range []chan struct{}{p.stdoutDone, p.stderrDone} {
+		select {
+		case <-done:
+		case <-t.C:
+			// Something the process started still holds the pipes.
+			_, _ = p.stdout.Close(), p.stderr.Close()
+			<-done
+		}
+	}
+	if p.closing.Load() || p.broken.Load() {
+		p.mux.fail(ErrClosed) // no-op: failed already, with the reason
+	} else {
+		st := p.cmd.ProcessState
+		p.gmu.Lock()
+		sample := p.sample
+		p.gmu.Unlock()
+		p.log.Warn("mcp: server exited", "state", st.String())
+		p.mux.fail(&ExitError{Server: p.l.name, Command: p.l.command, Code: st.ExitCode(), State: st.String(),
+			Stderr: p.tail.String(), Stdout: sample})
+	}
+	p.cancel()
+	_ = p.stdin.Close()
+	close(p.gone)
+}
+
+// fatal breaks the connection: calls fail with err and the process is
+// asked to stop (stop, at Close, finishes the job).
+func (p *proc) fatal(err error) {
+	if p.broken.Swap(true) {
+		return
+	}
+	p.log.Warn("mcp: server connection broken", "error", err)
+	p.mux.fail(err)
+	_ = p.stdin.Close()
+	select {
+	case <-p.gone:
+	default:
+		p.signalGroup(true)
+	}
+}
+
+// stop ends the process: EOF on stdin, SIGTERM to its group, SIGKILL, each
+// after a bounded wait (a done ctx skips to SIGKILL). Calls in flight fail
+// with ErrClosed. It is idempotent; concurrent callers wait for the first.
+func (p *proc) stop(ctx context.Context) error {
+	p.stopOnce.Do(func() { p.stopErr = p.shutdown(ctx) })
+	return p.stopErr
+}
+
+func (p *proc) shutdown(ctx context.Context) error {
+	p.closing.Store(true)
+	p.cancel()
+	p.mux.fail(ErrClosed)
+	_ = p.stdin.Close()
+	if !p.waitGone(ctx, stdinGrace) {
+		p.log.Debug("mcp: server still running after stdin closed; SIGTERM")
+		p.signalGroup(true)
+		if !p.waitGone(ctx, termGrace) {
+			p.log.Warn("mcp: server still running after SIGTERM; SIGKILL")
+			p.signalGroup(false)
+			t := time.NewTimer(killWait)
+			defer t.Stop()
+			select {
+			case <-p.gone:
+			case <-t.C:
+				return fmt.Errorf("mcp: server %q: process %d still running after SIGKILL", p.l.name, p.cmd.Process.Pid)
+			}
+		}
+	}
+	p.mux.answers.Wait()
+	return nil
+}
+
+// waitGone waits up to d for the process to be reaped and its group to
+// empty; false when d or ctx ran out first.
+func (p *proc) waitGone(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.gone:
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	tick := time.NewTicker(groupPoll)
+	defer tick.Stop()
+	for p.groupAlive() {
+		select {
+		case <-tick.C:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// stderrTail keeps the last lines of stderr.
+type stderrTail struct {
+	mu    sync.Mutex
+	lines [stderrTailLines]string
+	next  int
+	n     int
+}
+
+func (t *stderrTail) add(s string) {
+	if len(s) > stderrTailBytes {
+		s = s[len(s)-stderrTailBytes:]
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines[t.next] = s
+	t.next = (t.next + 1) % stderrTailLines
+	t.n = min(t.n+1, stderrTailLines)
+}
+
+// String returns the kept lines, oldest first, within stderrTailBytes.
+func (t *stderrTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var keep []string
+	size := 0
+	for i := 1; i <= t.n; i++ {
+		s := t.lines[(t.next-i+stderrTailLines)%stderrTailLines]
+		if size+len(s)+1 > stderrTailBytes && len(keep) > 0 {
+			break
+		}
+		size += len(s) + 1
+		keep = append(keep, s)
+	}
+	for i, j := 0, len(keep)-1; i < j; i, j = i+1, j-1 {
+		keep[i], keep[j] = keep[j], keep[i]
+	}
+	return strings.Join(keep, "\n")
+}

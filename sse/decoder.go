@@ -1,0 +1,179 @@
+package sse
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"time"
+
+	gosse "github.com/tmaxmax/go-sse"
+)
+
+// DefaultMaxEventSize is the MaxEventSize of a Decoder whose Options leave
+// it zero: 16 MiB.
+const DefaultMaxEventSize = 16 << 20
+
+// Event is an event dispatched by a stream.
+type Event struct {
+	// Type is the value of the event's "event" field, or "" if it has none
+	// (a browser's EventSource calls those events "message").
+	Type string
+
+	// Data is the event's "data" fields joined with "\n". It may be empty:
+	// a "data" field without a value dispatches an event, as MCP servers'
+	// priming events ("id: 1\ndata:\n\n") do. Consumers that expect a
+	// payload, such as a JSON-RPC message, should skip events with empty
+	// Data.
+	Data string
+
+	// ID is the last event ID as of this event: the value of the most
+	// recent "id" field so far, which need not be in this event.
+	ID string
+}
+
+// Options configure a Decoder. The zero value gives the defaults.
+type Options struct {
+	// MaxEventSize bounds the size of one event as sent: its lines with
+	// their line endings, and any comment or blank lines right before it.
+	// A larger event ends the stream with an error matching
+	// ErrEventTooLarge, before the decoder buffers more than MaxEventSize
+	// bytes. Zero means DefaultMaxEventSize; negative values are invalid.
+	MaxEventSize int
+
+	// IdleTimeout, if positive, bounds how long the decoder waits for the
+	// next bytes of the stream; waiting longer ends the stream with an
+	// error matching ErrIdleTimeout. Any bytes reset it, keep-alive
+	// comments included; time spent in the caller's loop body does not
+	// count. Zero means no timeout; negative values are invalid.
+	IdleTimeout time.Duration
+}
+
+// Decoder reads the events of a text/event-stream, following the WHATWG
+// HTML standard's rules for interpreting an event stream
+// (https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation).
+//
+// A Decoder is not safe for concurrent use: call LastEventID and Retry from
+// the goroutine that ranges over Events, in the loop body or after the loop.
+type Decoder struct {
+	lines   lineReader
+	maxSize int
+	lastID  string
+	used    bool
+	err     error // bad arguments, reported by Events
+}
+
+// NewDecoder returns a Decoder that reads the stream from r, typically an
+// http.Response.Body. A nil opts means the default Options.
+//
+// The caller keeps ownership of r and closes it when done, with one
+// exception: if r is an io.Closer, the decoder closes it when the context
+// given to Events is done or IdleTimeout expires, to unblock a pending Read.
+// If r is not an io.Closer, such a Read blocks until r returns by itself.
+func NewDecoder(r io.Reader, opts *Options) *Decoder {
+	d := &Decoder{lines: lineReader{r: r}, maxSize: DefaultMaxEventSize}
+	if c, ok := r.(io.Closer); ok {
+		d.lines.wd.closer = c
+	}
+	switch {
+	case r == nil:
+		d.err = errors.New("sse: nil reader")
+	case opts == nil:
+	case opts.MaxEventSize < 0:
+		d.err = fmt.Errorf("sse: negative MaxEventSize %d", opts.MaxEventSize)
+	case opts.IdleTimeout < 0:
+		d.err = fmt.Errorf("sse: negative IdleTimeout %v", opts.IdleTimeout)
+	default:
+		if opts.MaxEventSize > 0 {
+			d.maxSize = opts.MaxEventSize
+		}
+		d.lines.wd.idle = opts.IdleTimeout
+	}
+	return d
+}
+
+// Events returns an iterator over the events of the stream. It yields each
+// dispatched event with a nil error and, if the stream does not end cleanly,
+// one final zero Event with an error; then it stops. A Decoder can be
+// iterated only once; breaking out of the loop stops reading.
+//
+// Following WHATWG, comments are ignored, as are blocks without a data
+// field (their id and retry fields still count), and an event that the
+// stream ends without terminating is discarded. The stream ends cleanly if
+// it ends at a line boundary outside an event; otherwise the final error
+// matches io.ErrUnexpectedEOF. Other final errors match the reader's error,
+// ErrEventTooLarge, ErrIdleTimeout, or ctx.Err() once ctx is done.
+func (d *Decoder) Events(ctx context.Context) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if err := d.begin(ctx); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		defer d.lines.wd.stop()
+
+		cfg := gosse.ReadConfig{MaxEventSize: d.maxSize}
+		for ev, err := range gosse.Read(&d.lines, &cfg) {
+			if err != nil {
+				yield(Event{}, d.endErr(err))
+				return
+			}
+			d.lastID = ev.LastEventID
+			if !d.lines.pop() {
+				continue
+			}
+			if err := d.lines.wd.err(); err != nil {
+				yield(Event{}, err)
+				return
+			}
+			if !yield(Event{Type: ev.Type, Data: ev.Data, ID: ev.LastEventID}, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (d *Decoder) begin(ctx context.Context) error {
+	switch {
+	case d.err != nil:
+		return d.err
+	case ctx == nil:
+		return errors.New("sse: nil context")
+	case d.used:
+		return errors.New("sse: Decoder.Events iterated more than once")
+	}
+	d.used = true
+	d.lines.wd.start(ctx)
+	return nil
+}
+
+// endErr says why go-sse's Read stopped with err.
+func (d *Decoder) endErr(err error) error {
+	if werr := d.lines.wd.err(); werr != nil {
+		return werr
+	}
+	if d.lines.fail != nil {
+		return d.lines.fail
+	}
+	if errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("%w: larger than %d bytes", ErrEventTooLarge, d.maxSize)
+	}
+	return fmt.Errorf("sse: %w", err)
+}
+
+// LastEventID returns the last event ID string: the value of the last "id"
+// field of the blocks read so far, to send as the Last-Event-ID header when
+// reconnecting. It is "" until an id field is read.
+func (d *Decoder) LastEventID() string {
+	return d.lastID
+}
+
+// Retry returns the reconnection time set by the last valid "retry" field
+// read so far, and whether there was one. The decoder reads ahead of the
+// events it has yielded, so while iterating this may come from a field
+// after the current event; once iteration has stopped, it is the last one
+// in the stream.
+func (d *Decoder) Retry() (time.Duration, bool) {
+	return d.lines.retry, d.lines.hasRetry
+}

@@ -1,0 +1,52 @@
+package sse
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// FuzzDecode checks that any stream, delivered in any chunking, decodes
+// without panic or hang to what the WHATWG reference decoder says, and that
+// a small MaxEventSize only ever cuts the result short with
+// ErrEventTooLarge.
+func FuzzDecode(f *testing.F) {
+	for _, tc := range whatwgCases {
+		f.Add([]byte(tc.in), byte(0))
+	}
+	sample, err := os.ReadFile("testdata/sample.sse")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sample, byte(17))
+
+	f.Fuzz(func(t *testing.T, in []byte, chunking byte) {
+		stream := string(in)
+		want := referenceDecode(stream)
+		sizes := []int{1 + int(chunking%7), 1 + int(chunking/7)}
+
+		got, err := decodeAll(t, &chunkReader{s: stream, sizes: sizes}, nil)
+		if err != nil {
+			t.Fatalf("error %v", err)
+		}
+		if diff := sameDecoded(got, want); diff != "" {
+			t.Fatalf("chunks of %v:\n%s", sizes, diff)
+		}
+
+		small, err := decodeAll(t, strings.NewReader(stream), &Options{MaxEventSize: 32})
+		switch {
+		case err == nil:
+			if diff := sameDecoded(small, want); diff != "" {
+				t.Fatalf("with a small limit:\n%s", diff)
+			}
+		case errors.Is(err, ErrEventTooLarge):
+			if len(small.events) > len(want.events) || !slices.Equal(small.events, want.events[:len(small.events)]) {
+				t.Fatalf("with a small limit, events %+v are not a prefix of %+v", small.events, want.events)
+			}
+		default:
+			t.Fatalf("with a small limit: %v", err)
+		}
+	})
+}

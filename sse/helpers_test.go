@@ -1,0 +1,68 @@
+package sse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"testing"
+)
+
+// decodeAll decodes a whole stream. A final error matching
+// io.ErrUnexpectedEOF is reported as out.incomplete, any other one as err.
+// It fails the test if the iterator yields anything after an error.
+func decodeAll(t testing.TB, r io.Reader, opts *Options) (out decoded, err error) {
+	t.Helper()
+	d := NewDecoder(r, opts)
+	var end error
+	for ev, err := range d.Events(context.Background()) {
+		if end != nil {
+			t.Fatalf("yield after the final error %v: %+v, %v", end, ev, err)
+		}
+		if err != nil {
+			if ev != (Event{}) {
+				t.Errorf("error %v yielded with a non-zero event %+v", err, ev)
+			}
+			end = err
+			continue
+		}
+		out.events = append(out.events, ev)
+	}
+	out.lastID = d.LastEventID()
+	out.retry, out.hasRetry = d.Retry()
+	out.incomplete = errors.Is(end, io.ErrUnexpectedEOF)
+	if out.incomplete {
+		return out, nil
+	}
+	return out, end
+}
+
+// sameDecoded reports how got differs from want, or "" if it does not.
+func sameDecoded(got, want decoded) string {
+	if len(got.events) == 0 && len(want.events) == 0 {
+		got.events, want.events = nil, nil
+	}
+	if reflect.DeepEqual(got, want) {
+		return ""
+	}
+	return fmt.Sprintf("got  %+v\nwant %+v", got, want)
+}
+
+// chunkReader returns s in chunks whose sizes cycle through sizes.
+type chunkReader struct {
+	s     string
+	sizes []int
+	next  int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.s == "" {
+		return 0, io.EOF
+	}
+	n := min(c.sizes[c.next%len(c.sizes)], len(p), len(c.s))
+	c.next++
+	copy(p, c.s[:n])
+	c.s = c.s[n:]
+	return n, nil
+}
