@@ -4,31 +4,40 @@
 //
 // The SDK is one pipeline of small packages, each with one job:
 //
-//	YAML file ─► config.Load ─► mcp.Connect per server ─► permission ─► agent
+//	YAML file ─► config.Load ─► mcp.Discover ─► agent.Run ─► answer
+//	                                 ▲               │
+//	                                 └─ permission ◄─┘  (the host approves each call)
+//
+// The packages:
 //
 //   - [git.rickub.com/bots-garden/mini-me/config] parses and validates the
-//     list of MCP servers (URL or command, auth from environment
-//     variables, tool allowlist, permission mode).
+//     list of MCP servers: URL or command, auth from environment
+//     variables, tool allowlist, permission mode.
 //   - [git.rickub.com/bots-garden/mini-me/sse] decodes Server-Sent Events,
-//     with a size limit and an idle timeout.
+//     with an event size limit and an idle timeout.
 //   - [git.rickub.com/bots-garden/mini-me/mcp] is a hand-written MCP client
-//     for Streamable HTTP (and the deprecated HTTP+SSE transport) that
-//     speaks both the stateless 2026-07-28 revision and the
-//     initialize-based 2025 revisions, detecting which one a server uses.
+//     for Streamable HTTP (and the deprecated HTTP+SSE transport) and
+//     stdio. It speaks both the stateless 2026-07-28 revision and the
+//     initialize-based 2025 revisions, detecting which one a server uses,
+//     and gathers the tools of many servers into one Toolset.
 //   - [git.rickub.com/bots-garden/mini-me/permission] lets the host decide
-//     which tool calls run, through a one-method Approver interface.
+//     which tool calls run, through the one-method Approver interface.
+//   - [git.rickub.com/bots-garden/mini-me/agent] runs the tool-calling loop
+//     against an OpenAI-compatible chat endpoint.
 //
-// A short sketch of a host program:
+// A host program in short:
 //
 //	cfg, err := config.Load("servers.yaml")
-//	if err != nil { ... }
-//	for _, s := range cfg.Servers {
-//		c, err := mcp.Connect(ctx, &mcp.HTTPTransport{URL: s.URL}, nil)
-//		if err != nil { ... }
-//		tools, err := c.ListTools(ctx)
-//		...
-//		res, err := c.CallTool(ctx, tools[0].Name, map[string]any{"q": "go"})
-//		...
-//		c.Close()
+//	if err != nil {
+//		return err
 //	}
+//	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer tools.Close(ctx)
+//	for _, w := range tools.Warnings() {
+//		fmt.Println("warning:", w)
+//	}
+//	res, err := tools.Call(ctx, "github_search_code", map[string]any{"q": "mini-me"})
 package minime

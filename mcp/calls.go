@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"errors"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,6 +71,21 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	r.replay = hints.Idempotent()
 	defer c.withProgress(r, p)()
 	res, err := callWithInput[callToolWire](ctx, c, r, p)
+	var rpc *RPCError
+	if errors.As(err, &rpc) && rpc.Code == CodeHeaderMismatch && c.era == EraModern {
+		// The tool's x-mcp-header annotations may have changed: list the
+		// tools again and retry once with headers built from the new ones.
+		if _, lerr := c.ListTools(ctx); lerr != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		hp = c.headers[name]
+		c.mu.Unlock()
+		if r.headers, err = paramHeaders(hp, raw); err != nil {
+			return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
+		}
+		res, err = callWithInput[callToolWire](ctx, c, r, p)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -808,3 +808,57 @@ func TestDeprecatedHTTPSSETransport(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, c.Close())
 }
+
+func TestModernListenStreamDeliversToolsChanged(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	changed := make(chan struct{}, 4)
+	c := connect(t, start(t, s), &mcp.Options{OnToolsChanged: func() { changed <- struct{}{} }})
+	require.Eventually(t, func() bool { return s.Listeners() == 1 }, 5*time.Second, 10*time.Millisecond, "listen stream opened")
+	for _, r := range s.Requests() {
+		if r.Method == "subscriptions/listen" {
+			assert.Equal(t, "subscriptions/listen", r.Header.Get("Mcp-Method"))
+			assert.Contains(t, string(r.Body), `"toolsListChanged":true`)
+		}
+	}
+	require.Equal(t, 1, s.NotifyToolsChanged())
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("tools/list_changed did not reach the callback")
+	}
+	// Calls are unaffected by the open stream.
+	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "still here"})
+	require.NoError(t, err)
+	assert.Equal(t, "still here", res.Text())
+	require.NoError(t, c.Close())
+	require.Eventually(t, func() bool { return s.Listeners() == 0 }, 5*time.Second, 10*time.Millisecond, "listen stream closed")
+}
+
+func TestHeaderMismatchRelistsAndRetries(t *testing.T) {
+	// The server's tool gained an x-mcp-header after the client listed it;
+	// the first call is refused with -32020, the retry carries the header.
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{
+		{Def: json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string"}}}}`)},
+	}}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "tools/call" {
+			return false
+		}
+		if r.Header.Get("Mcp-Param-Region") != "eu" {
+			mcptest.WriteError(w, http.StatusBadRequest, msg.ID, mcp.CodeHeaderMismatch, "missing Mcp-Param-Region")
+			return true
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`, msg.ID)
+		return true
+	}
+	c := connect(t, start(t, s), nil)
+	_, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	s.SetTools([]mcptest.Tool{
+		{Def: json.RawMessage(`{"name":"geo","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}`)},
+	})
+	res, err := c.CallTool(context.Background(), "geo", map[string]string{"region": "eu"})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", res.Text())
+}

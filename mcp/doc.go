@@ -1,7 +1,8 @@
 // Package mcp is mini-me's own client for the Model Context Protocol.
 //
 // A [Client] talks to one MCP server. [Connect] reaches it through a
-// [Transport] ([HTTPTransport] for Streamable HTTP) and finds out which
+// [Transport] ([HTTPTransport] for Streamable HTTP, [CommandTransport] for
+// a local subprocess spoken to over stdin and stdout) and finds out which
 // protocol era it speaks:
 //
 //   - the stateless 2026-07-28 revision, probed first with server/discover:
@@ -28,6 +29,15 @@
 // Tokens come from environment variables only ([HTTPTransport.TokenEnv]),
 // are sent only to the configured origin and never appear in errors or
 // logs.
+//
+// # Local servers
+//
+// [CommandTransport] runs a stdio server as a subprocess in its own
+// process group, with a minimal environment (the host's secrets reach only
+// the servers configured to get them), its stderr forwarded to
+// [Options.Logger], and a bounded shutdown that leaves no process behind.
+// A server that dies fails its calls with an [*ExitError] holding the end
+// of its stderr; a [RestartPolicy] may start it again.
 //
 // # Many servers
 //

@@ -94,6 +94,10 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 			}
 			c.capabilities = res.Capabilities
 			c.instructions = res.Instructions
+			if s, ok := c.conn.(interface{ subscribe(json.RawMessage) }); ok && c.opts.OnToolsChanged != nil &&
+				res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged {
+				s.subscribe(c.meta)
+			}
 			return true, "", nil
 		}
 		// A discover answer that does not list our modern version: a

@@ -61,14 +61,6 @@ func TestStdio(t *testing.T) {
 	}
 }
 
-func buildFinance(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "finance")
-	out, err := exec.Command("go", "build", "-o", bin, "git.rickub.com/bots-garden/mini-me/internal/mcptest/finance").CombinedOutput()
-	require.NoError(t, err, "building the finance server: %s", out)
-	return bin
-}
-
 // finance returns a transport for the finance server with flags.
 func finance(bin string, flags ...string) *mcp.CommandTransport {
 	return &mcp.CommandTransport{Command: bin, Args: flags}
@@ -281,9 +273,23 @@ func testStdioRestart(t *testing.T, bin string) {
 			require.ErrorAs(t, err, &exit)
 			assert.True(t, reaped(first))
 
-			// The next call runs on a new process, in the era found at
-			// Connect, which lost the selected profile.
-			assert.Equal(t, tc.methods, history(t, c).Methods)
+			// The next calls, concurrent, share one new process, in the era
+			// found at Connect, which lost the selected profile.
+			var wg sync.WaitGroup
+			for i := range 10 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					res, err := c.CallTool(context.Background(), "echo", map[string]int{"text": i})
+					if assert.NoError(t, err) {
+						assert.False(t, res.IsError)
+					}
+				}()
+			}
+			wg.Wait()
+			methods := history(t, c).Methods
+			require.Len(t, methods, len(tc.methods)+10)
+			assert.Equal(t, tc.methods[:len(tc.methods)-1], methods[:len(tc.methods)-1])
 			second := serverPID(t, c).PID
 			assert.NotEqual(t, first, second)
 			assert.Equal(t, "no_profile_selected", refusalCode(t, c, "list_transactions", nil))

@@ -459,6 +459,58 @@ func (h *httpConn) listen() {
 	}
 }
 
+// subscribe opens a 2026-07-28 subscriptions/listen stream for tool list
+// changes, on its own goroutine until close. A stream that drops is opened
+// again with backoff; since nothing is replayed, the host is then told to
+// re-fetch. A server that refuses the method is left alone.
+func (h *httpConn) subscribe(meta json.RawMessage) {
+	h.mu.Lock()
+	if h.stopListen != nil {
+		h.mu.Unlock()
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	h.stopListen, h.listenDone = stop, make(chan struct{})
+	h.mu.Unlock()
+	go h.subscribeLoop(ctx, meta)
+}
+
+type listenParams struct {
+	Meta          json.RawMessage `json:"_meta"`
+	Notifications struct {
+		ToolsListChanged bool `json:"toolsListChanged"`
+	} `json:"notifications"`
+}
+
+func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage) {
+	defer close(h.listenDone)
+	p := listenParams{Meta: meta}
+	p.Notifications.ToolsListChanged = true
+	for failures, wait := 0, time.Duration(0); failures < maxListenFailures; {
+		if sleep(ctx, wait) != nil {
+			return
+		}
+		var res json.RawMessage
+		err := h.post(ctx, &outgoing{id: h.c.nextID.Add(1), method: "subscriptions/listen", params: &p}, &res)
+		if ctx.Err() != nil {
+			return
+		}
+		var rpc *RPCError
+		if errors.As(err, &rpc) {
+			h.c.log.Debug("mcp: subscriptions/listen refused", "error", err)
+			return
+		}
+		if err != nil && !errors.Is(err, errReissue) {
+			failures++
+		} else {
+			failures = 0
+		}
+		wait = min(defaultRetry<<failures, 30*time.Second)
+		// Changes made while the stream was down are not replayed.
+		h.c.notification("notifications/tools/list_changed", nil)
+	}
+}
+
 // listenReadyWait bounds how long Connect waits for the GET stream.
 const listenReadyWait = 2 * time.Second
 

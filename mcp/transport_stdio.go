@@ -319,7 +319,6 @@ func (s *stdioConn) acquire(ctx context.Context, method string) (*proc, error) {
 		// The first process exiting silently before initialize: a legacy
 		// server that does not take the probe (spec: start it again).
 		probeExit := method == "initialize" && s.started == 1 && p.exitedSilently()
-		canRestart := probeExit || !handshake && s.restarts < s.policy.MaxRestarts
 		s.mu.Unlock()
 		if !handshake {
 			select {
@@ -328,29 +327,38 @@ func (s *stdioConn) acquire(ctx context.Context, method string) (*proc, error) {
 				return nil, fmt.Errorf("mcp: %s: %w", method, ctx.Err())
 			}
 		}
-		if p.alive() || !canRestart {
+		if p.alive() || handshake && !probeExit {
 			return p, nil
 		}
-		if err := s.restart(ctx, p, probeExit); err != nil {
+		again, err := s.restart(ctx, p, probeExit)
+		if err != nil {
 			return nil, fmt.Errorf("mcp: %s: restarting the server: %w", method, err)
+		}
+		if !again {
+			return p, nil
 		}
 	}
 }
 
 // restart replaces the dead process with a new one, unless another caller
-// did already. A restarted legacy server is initialized again with the
-// version negotiated at Connect.
-func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) error {
+// did already (again: look at the current process) or the policy forbids
+// it (not again: dead stays). A restarted legacy server is initialized
+// again with the version negotiated at Connect.
+func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (again bool, err error) {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 	defer func() { <-s.sem }()
 	s.mu.Lock()
 	if s.cur != dead || s.closed {
 		s.mu.Unlock()
-		return nil // replaced meanwhile, or closed: acquire looks again
+		return true, nil
+	}
+	if !probeExit && s.restarts >= s.policy.MaxRestarts {
+		s.mu.Unlock()
+		return false, nil
 	}
 	attempt := 0
 	if !probeExit {
@@ -369,26 +377,26 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) err
 			s.policy.OnRestart(attempt, cause)
 		}
 		if err := s.sleep(ctx, s.backoff(attempt)); err != nil {
-			return err
+			return false, err
 		}
 	}
 	// What the dead process left in its group goes first.
 	_ = dead.stop(ctx)
 	p, err := s.start()
 	if err != nil {
-		return err
+		return false, err
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		close(p.ready)
-		return p.stop(ctx)
+		return true, p.stop(ctx)
 	}
 	s.cur = p
 	s.mu.Unlock()
 	defer close(p.ready)
 	if probeExit || era != EraLegacy || version == "" {
-		return nil
+		return true, nil
 	}
 	res, err := s.c.handshake(ctx, version)
 	if err == nil && res.ProtocolVersion != version {
@@ -397,9 +405,9 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) err
 	if err != nil {
 		err = fmt.Errorf("initialize: %w", err)
 		p.fatal(err)
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // backoff is the wait before restart number attempt.

@@ -60,6 +60,8 @@ type Server struct {
 	sessions map[string]bool
 	requests []Request
 	deletes  int
+	// listeners are the open subscriptions/listen streams.
+	listeners []chan struct{}
 	srv      *httptest.Server
 }
 
@@ -163,7 +165,54 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if modern && msg.Method == "subscriptions/listen" {
+		s.listen(w, r, &msg)
+		return
+	}
 	s.answer(w, r, &msg, modern)
+}
+
+// NotifyToolsChanged sends notifications/tools/list_changed on every open
+// subscriptions/listen stream, as a modern server does when its tools
+// change. It returns how many streams it reached.
+func (s *Server) NotifyToolsChanged() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.listeners {
+		ch <- struct{}{}
+	}
+	return len(s.listeners)
+}
+
+// Listeners returns how many subscriptions/listen streams are open.
+func (s *Server) Listeners() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.listeners)
+}
+
+// listen serves a subscriptions/listen stream until the client leaves.
+func (s *Server) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+	ch := make(chan struct{}, 8)
+	s.mu.Lock()
+	s.listeners = append(s.listeners, ch)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.listeners = slices.DeleteFunc(s.listeners, func(c chan struct{}) bool { return c == ch })
+		s.mu.Unlock()
+	}()
+	out := newSSE(w)
+	meta := map[string]any{"io.modelcontextprotocol/subscriptionId": msg.ID}
+	out.send("notifications/subscriptions/acknowledged", map[string]any{"_meta": meta, "notifications": map[string]any{"toolsListChanged": true}})
+	for {
+		select {
+		case <-ch:
+			out.send("notifications/tools/list_changed", map[string]any{"_meta": meta})
+		case <-r.Context().Done():
+			return
+		}
+	}
 }
 
 func isModernMeta(params json.RawMessage) bool {
