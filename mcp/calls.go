@@ -2,9 +2,9 @@ package mcp
 
 import (
 	"bytes"
-	"errors"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )

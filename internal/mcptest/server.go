@@ -62,7 +62,7 @@ type Server struct {
 	deletes  int
 	// listeners are the open subscriptions/listen streams.
 	listeners []chan struct{}
-	srv      *httptest.Server
+	srv       *httptest.Server
 }
 
 // Start serves on 127.0.0.1 and returns the endpoint URL. Close stops it.
