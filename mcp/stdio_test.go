@@ -280,7 +280,7 @@ func testStdioRestart(t *testing.T, bin string) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					res, err := c.CallTool(context.Background(), "echo", map[string]int{"text": i})
+					res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": fmt.Sprint(i)})
 					if assert.NoError(t, err) {
 						assert.False(t, res.IsError)
 					}
