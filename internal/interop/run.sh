@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# run.sh runs the interop tests of the mini-me MCP client against servers
+# written by others (see doc.go), as CI does: it installs the pinned npm
+# servers (setup.sh), then runs, in this nested module,
+#   MINIME_INTEROP=1 go test -race -count=1 ./...
+# so that a missing server is a failure, not a skip. Extra arguments go to
+# go test (for example -run TestGoSDK or -v). It prints a summary and exits
+# non-zero on any failure. Needs Go, node >= 20 and npm; the network (Go
+# module proxy, npm registry) only the first time.
+set -uo pipefail
+cd "$(dirname "$0")"
+export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
+
+results=()
+failed=0
+step() { # step NAME COMMAND...
+  local name=$1; shift
+  local start=$SECONDS
+  echo "::: $name"
+  if "$@"; then
+    results+=("ok    $name ($((SECONDS - start))s)")
+  else
+    results+=("FAIL  $name ($((SECONDS - start))s)")
+    failed=1
+  fi
+}
+
+interop_tests() {
+  MINIME_INTEROP=1 go test -race -count=1 -timeout 5m "$@" ./...
+}
+
+step "setup.sh (pinned npm servers)" ./setup.sh
+# Even when setup failed: the Go SDK tests need no npm, and the others then
+# fail saying what is missing.
+step "go test -race ./... (MINIME_INTEROP=1)" interop_tests "$@"
+
+echo
+echo "=== interop summary"
+printf '%s\n' "${results[@]}"
+exit $failed
