@@ -71,7 +71,9 @@ type Decoder struct {
 // The caller keeps ownership of r and closes it when done, with one
 // exception: if r is an io.Closer, the decoder closes it when the context
 // given to Events is done or IdleTimeout expires, to unblock a pending Read.
-// If r is not an io.Closer, such a Read blocks until r returns by itself.
+// Close may then run while Read is pending, which http.Response.Body and
+// io.PipeReader allow. If r is not an io.Closer, such a Read blocks until r
+// returns by itself, and the decoder reports the cause then.
 func NewDecoder(r io.Reader, opts *Options) *Decoder {
 	d := &Decoder{lines: lineReader{r: r}, maxSize: DefaultMaxEventSize}
 	if c, ok := r.(io.Closer); ok {

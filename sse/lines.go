@@ -31,6 +31,7 @@ type lineReader struct {
 	state     lineState
 	start     startPhase
 	pendingCR bool // the last end of line was CR: an LF right after it belongs to it
+	nextCR    int  // index of the next CR in the bytes being scanned, len if none, -1 if unknown
 	bomLen    int  // bytes of a leading BOM matched so far
 
 	name    [len("retry")]byte // field name read so far, when a line starts across reads
@@ -174,6 +175,7 @@ func (l *lineReader) pop() bool {
 
 // scan follows the line structure of b, the next bytes of the stream.
 func (l *lineReader) scan(b []byte) {
+	l.nextCR = -1
 	for i := 0; i < len(b); {
 		switch l.state {
 		case atLineStart:
@@ -251,25 +253,29 @@ func (l *lineReader) scanStart(b []byte, i int) bool {
 // scanName reads the field name from b[i:] and returns the index of the
 // next byte to scan.
 func (l *lineReader) scanName(b []byte, i int) int {
-	for ; i < len(b); i++ {
-		c := b[i]
-		if c == ':' || c == '\n' || c == '\r' {
-			l.kind = fieldOf(l.name[:l.nameLen])
-			l.state, l.idNUL, l.retryMS, l.retryState = inValue, false, 0, retryFirst
-			if c == ':' {
-				i++
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case ':', '\n', '\r':
+			name := b[i:j]
+			if l.nameLen > 0 { // the name started in an earlier read
+				n := copy(l.name[l.nameLen:], name)
+				name = l.name[:l.nameLen+n]
 			}
-			return i
+			l.kind = fieldOf(name)
+			l.state, l.idNUL, l.retryMS, l.retryState = inValue, false, 0, retryFirst
+			if b[j] == ':' {
+				j++
+			}
+			return j
 		}
-		if l.nameLen == len(l.name) {
+		if l.nameLen+j-i == len(l.name) {
 			// Longer than any field name we know.
 			l.state, l.kind = inValue, fieldOther
-			return i
+			return j
 		}
-		l.name[l.nameLen] = c
-		l.nameLen++
 	}
-	return i
+	l.nameLen += copy(l.name[l.nameLen:], b[i:])
+	return len(b)
 }
 
 func fieldOf(name []byte) fieldKind {
@@ -289,25 +295,37 @@ func fieldOf(name []byte) fieldKind {
 // scanValue reads b[i:] up to the end of the line and returns the index of
 // the next byte to scan.
 func (l *lineReader) scanValue(b []byte, i int) int {
-	rest := b[i:]
-	end := indexEOL(rest)
-	value := rest
-	if end >= 0 {
-		value = rest[:end]
-	}
+	end := l.indexEOL(b, i)
+	value := b[i:end]
 	switch l.kind {
 	case fieldID:
 		l.idNUL = l.idNUL || bytes.IndexByte(value, 0) >= 0
 	case fieldRetry:
 		l.scanRetry(value)
 	}
-	if end < 0 {
-		return len(b) // the line goes on in the next read
+	if end == len(b) {
+		return end // the line goes on in the next read
 	}
 	l.endLine()
-	l.pendingCR = rest[end] == '\r'
+	l.pendingCR = b[end] == '\r'
 	l.state = atLineStart
-	return i + end + 1
+	return end + 1
+}
+
+// indexEOL returns the index of the first CR or LF in b[i:], or len(b).
+// Streams rarely use CR, so it remembers where the next one is rather than
+// look for both on every line.
+func (l *lineReader) indexEOL(b []byte, i int) int {
+	if l.nextCR < i {
+		l.nextCR = len(b)
+		if cr := bytes.IndexByte(b[i:], '\r'); cr >= 0 {
+			l.nextCR = i + cr
+		}
+	}
+	if lf := bytes.IndexByte(b[i:l.nextCR], '\n'); lf >= 0 {
+		return i + lf
+	}
+	return l.nextCR
 }
 
 // scanRetry reads part of a retry value. A single leading space is not part
@@ -330,19 +348,6 @@ func (l *lineReader) scanRetry(value []byte) {
 			}
 		}
 	}
-}
-
-// indexEOL returns the index of the first CR or LF in b, or -1.
-func indexEOL(b []byte) int {
-	lf := bytes.IndexByte(b, '\n')
-	head := b
-	if lf >= 0 {
-		head = b[:lf]
-	}
-	if cr := bytes.IndexByte(head, '\r'); cr >= 0 {
-		return cr
-	}
-	return lf
 }
 
 // endLine applies the field of the line that just ended.
