@@ -93,16 +93,21 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 }
 
 type callToolParams struct {
-	Meta           json.RawMessage            `json:"_meta,omitempty"`
-	Name           string                     `json:"name"`
-	Arguments      json.RawMessage            `json:"arguments,omitempty"`
+	metaParams
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	inputAnswers
+}
+
+// inputAnswers are the fields a request carries when it is retried with
+// the input a server asked for (MRTR).
+type inputAnswers struct {
 	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
 	RequestState   json.RawMessage            `json:"requestState,omitempty"`
 }
 
-func (p *callToolParams) setMeta(m json.RawMessage) { p.Meta = m }
-func (p *callToolParams) setInput(r map[string]json.RawMessage, state json.RawMessage) {
-	p.InputResponses, p.RequestState = r, state
+func (a *inputAnswers) setInput(r map[string]json.RawMessage, state json.RawMessage) {
+	a.InputResponses, a.RequestState = r, state
 }
 
 type callToolWire struct {
@@ -164,16 +169,10 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 }
 
 type getPromptParams struct {
-	Meta           json.RawMessage            `json:"_meta,omitempty"`
-	Name           string                     `json:"name"`
-	Arguments      map[string]string          `json:"arguments,omitempty"`
-	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
-	RequestState   json.RawMessage            `json:"requestState,omitempty"`
-}
-
-func (p *getPromptParams) setMeta(m json.RawMessage) { p.Meta = m }
-func (p *getPromptParams) setInput(r map[string]json.RawMessage, state json.RawMessage) {
-	p.InputResponses, p.RequestState = r, state
+	metaParams
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+	inputAnswers
 }
 
 type getPromptWire struct {
@@ -206,15 +205,9 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*ReadResourceRes
 }
 
 type readResourceParams struct {
-	Meta           json.RawMessage            `json:"_meta,omitempty"`
-	URI            string                     `json:"uri"`
-	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
-	RequestState   json.RawMessage            `json:"requestState,omitempty"`
-}
-
-func (p *readResourceParams) setMeta(m json.RawMessage) { p.Meta = m }
-func (p *readResourceParams) setInput(r map[string]json.RawMessage, state json.RawMessage) {
-	p.InputResponses, p.RequestState = r, state
+	metaParams
+	URI string `json:"uri"`
+	inputAnswers
 }
 
 type readResourceWire struct {
@@ -224,11 +217,9 @@ type readResourceWire struct {
 
 // cursorParams are the params of a paginated listing.
 type cursorParams struct {
-	Meta   json.RawMessage `json:"_meta,omitempty"`
-	Cursor *string         `json:"cursor,omitempty"`
+	metaParams
+	Cursor *string `json:"cursor,omitempty"`
 }
-
-func (p *cursorParams) setMeta(m json.RawMessage) { p.Meta = m }
 
 // listAll follows every page of a listing. Cursors are opaque; an empty
 // string is a cursor too. A cursor seen twice ends with an error.

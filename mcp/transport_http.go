@@ -439,16 +439,10 @@ func (h *httpConn) cancelled(r *outgoing) {
 // its own goroutine until close, reconnecting with backoff; its failures
 // never touch calls. A 405 means the server offers no such stream.
 func (h *httpConn) listen() {
-	h.mu.Lock()
-	if h.stopListen != nil {
-		h.mu.Unlock()
+	ready := make(chan struct{})
+	if !h.background(func(ctx context.Context) { h.listenLoop(ctx, ready) }) {
 		return
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	h.stopListen, h.listenDone = stop, make(chan struct{})
-	h.mu.Unlock()
-	ready := make(chan struct{})
-	go h.listenLoop(ctx, ready)
 	// Servers send on the stream only once it is open: wait for the
 	// first answer, briefly, so that nothing sent after Connect is lost.
 	t := time.NewTimer(listenReadyWait)
@@ -464,15 +458,25 @@ func (h *httpConn) listen() {
 // again with backoff; since nothing is replayed, the host is then told to
 // re-fetch. A server that refuses the method is left alone.
 func (h *httpConn) subscribe(meta json.RawMessage) {
+	h.background(func(ctx context.Context) { h.subscribeLoop(ctx, meta) })
+}
+
+// background starts the connection's one server stream on a goroutine that
+// close stops and waits for. It reports false when one already runs.
+func (h *httpConn) background(run func(context.Context)) bool {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.stopListen != nil {
-		h.mu.Unlock()
-		return
+		return false
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	h.stopListen, h.listenDone = stop, make(chan struct{})
-	h.mu.Unlock()
-	go h.subscribeLoop(ctx, meta)
+	done := make(chan struct{})
+	h.stopListen, h.listenDone = stop, done
+	go func() {
+		defer close(done)
+		run(ctx)
+	}()
+	return true
 }
 
 type listenParams struct {
@@ -483,7 +487,6 @@ type listenParams struct {
 }
 
 func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage) {
-	defer close(h.listenDone)
 	p := listenParams{Meta: meta}
 	p.Notifications.ToolsListChanged = true
 	for failures, wait := 0, time.Duration(0); failures < maxListenFailures; {
@@ -515,7 +518,6 @@ func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage) {
 const listenReadyWait = 2 * time.Second
 
 func (h *httpConn) listenLoop(ctx context.Context, ready chan struct{}) {
-	defer close(h.listenDone)
 	var once sync.Once
 	defer once.Do(func() { close(ready) })
 	wait, lastID := time.Duration(0), ""
