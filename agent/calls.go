@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// call is one tool call of a turn on its way to a tool message.
+type call struct {
+	turn, index int
+	sent        ToolCall // as the model sent it
+	tool        *tool    // nil for an unknown tool
+	args        json.RawMessage
+	key         string // for repeat detection; "" when the call is invalid
+	done        bool   // msg is final
+
+	msg    Message
+	kept   *keptOutput // the output, when the tool ran
+	result ToolResult  // the event
+}
+
+// runCalls takes the calls of one turn through validation, repeat
+// detection, approval and execution, and appends their tool messages in
+// the model's order. It reports whether the model repeated a call it had
+// been told not to repeat, which ends the run.
+func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall) (repeated bool) {
+	calls := make([]*call, len(sent))
+	for i, s := range sent {
+		c := &call{turn: r.turn, index: i, sent: s, tool: cat.byName[s.Name]}
+		calls[i] = c
+		ev := &ToolCallProposed{Turn: r.turn, Index: i, Call: s}
+		if c.tool != nil {
+			ev.Server, ev.Tool = c.tool.server, c.tool.original
+		}
+		r.ev.emit(ev)
+		if c.tool == nil {
+			r.refuse(c, StatusUnknown, unknownTool(s.Name, cat))
+			continue
+		}
+		clean, key, problem := c.tool.schema.checkArgs(s.Arguments)
+		if problem != "" {
+			r.refuse(c, StatusInvalid, fmt.Sprintf(
+				"Error: the call to %q was not run: %s. Correct the arguments and call the tool again.", s.Name, problem))
+			continue
+		}
+		c.args, c.key = clean, s.Name+"\x00"+key
+	}
+
+	repeated = r.findRepeats(calls)
+	var allowed []*call
+	for _, c := range calls {
+		switch {
+		case c.done:
+		case repeated:
+			r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was not run: the run stopped because a call was repeated.", c.sent.Name))
+		case ctx.Err() != nil:
+			r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was not run: the run was cancelled.", c.sent.Name))
+		case r.approve(ctx, c):
+			allowed = append(allowed, c)
+		}
+	}
+	r.execute(ctx, allowed)
+
+	for _, c := range calls {
+		if c.kept != nil {
+			r.kept[len(r.msgs)] = c.kept
+		}
+		r.msgs = append(r.msgs, c.msg)
+	}
+	return repeated
+}
+
+// findRepeats refuses the calls that repeat a call of the previous turn,
+// or of this turn, with the same arguments. It reports whether one of
+// them had already been refused as a repeat: the model was told, and the
+// run stops.
+func (r *run) findRepeats(calls []*call) (again bool) {
+	this := map[string]bool{}
+	for _, c := range calls {
+		if c.done {
+			continue
+		}
+		if r.prevCalls[c.key] || this[c.key] {
+			again = again || r.toldRepeat[c.key]
+			r.toldRepeat[c.key] = true
+			r.refuse(c, StatusRepeated, fmt.Sprintf(
+				"The call to %q was not run: it repeats an earlier call with the same arguments, whose result you already have. Do not make this call again: use that result, change the arguments, or answer the user.", c.sent.Name))
+		}
+		this[c.key] = true
+	}
+	r.prevCalls = this
+	return again
+}
+
+// approve asks the policy about c; a refusal becomes c's tool message.
+func (r *run) approve(ctx context.Context, c *call) bool {
+	req := c.tool.request(c.args)
+	if req.Changed && r.a.changes.acknowledged(&req) {
+		req.Changed = false
+	}
+	r.ev.emit(&ApprovalRequested{Turn: c.turn, Index: c.index, Request: req})
+	d := permission.Decision{Verdict: permission.Deny, Reason: "no permission policy is configured"}
+	var err error
+	if r.a.Policy != nil {
+		d, err = r.a.Policy.Check(ctx, req)
+	}
+	r.ev.emit(&ApprovalDecided{Turn: c.turn, Index: c.index, Decision: d, Err: err})
+	switch {
+	case d.Allowed() && err == nil:
+		if req.Changed {
+			r.a.changes.acknowledge(&req)
+		}
+		return true
+	case ctx.Err() != nil:
+		r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was not run: the run was cancelled.", c.sent.Name))
+	default:
+		r.refuse(c, StatusDenied, d.DenialMessage(c.sent.Name))
+	}
+	return false
+}
+
+// execute runs the allowed calls, at most MaxParallel at once.
+func (r *run) execute(ctx context.Context, calls []*call) {
+	limit := r.a.MaxParallel
+	if limit <= 0 {
+		limit = DefaultMaxParallel
+	}
+	if len(calls) == 1 { // the common case needs no goroutine
+		r.callTool(ctx, calls[0])
+		return
+	}
+	slots := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			r.callTool(ctx, c)
+		}()
+	}
+	wg.Wait()
+}
+
+// callTool runs one call and makes its result the call's tool message.
+func (r *run) callTool(ctx context.Context, c *call) {
+	if ctx.Err() != nil {
+		r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was not run: the run was cancelled.", c.sent.Name))
+		return
+	}
+	r.ev.emit(&ToolStarted{Turn: c.turn, Index: c.index, Call: c.sent})
+	cctx := ctx
+	if r.a.ToolTimeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, r.a.ToolTimeout)
+		defer cancel()
+	}
+	start := time.Now()
+	res, err := r.invoke(cctx, c)
+	c.result.Duration = time.Since(start)
+	switch {
+	case ctx.Err() != nil:
+		c.result.Err = ctx.Err()
+		r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was interrupted: the run was cancelled.", c.sent.Name))
+	case cctx.Err() != nil && (err != nil || res.IsError):
+		c.result.Err = cctx.Err()
+		r.refuse(c, StatusFailed, fmt.Sprintf("Error: the call to %q took longer than %v and was cancelled.", c.sent.Name, r.a.ToolTimeout))
+	case err != nil:
+		c.result.Err = err
+		r.answer(c, StatusFailed, nil, clip(err.Error(), 1000))
+	case res.IsError:
+		r.answer(c, StatusToolError, res, (&mcp.ToolResult{Result: res}).Text())
+	default:
+		r.answer(c, StatusOK, res, (&mcp.ToolResult{Result: res}).Text())
+	}
+}
+
+// invoke calls c's tool: a Func or an MCP tool.
+func (r *run) invoke(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	if f := c.tool.fn; f != nil {
+		res, p := f.run(ctx, c.args)
+		if p != nil && r.a.Logger != nil {
+			r.a.Logger.LogAttrs(ctx, slog.LevelError, "agent: func panicked",
+				slog.String("func", f.name), slog.Any("panic", p))
+		}
+		return res, nil
+	}
+	res, err := r.a.Tools.Call(ctx, c.tool.name, c.args)
+	switch {
+	case err != nil:
+		return nil, err
+	case res == nil || res.Result == nil:
+		return nil, errors.New("agent: the tool source returned no result")
+	}
+	return res.Result, nil
+}
+
+// answer makes what a tool produced (its output, or the error that kept
+// it from running) c's tool message: wrapped in delimiters naming the
+// server and the tool, and cut to MaxToolOutput.
+func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output string) {
+	limit := r.a.MaxToolOutput
+	if limit <= 0 {
+		limit = DefaultMaxToolOutput
+	}
+	open, close := framing(c.tool.server, c.tool.original, status != StatusOK)
+	if status == StatusFailed {
+		open = fmt.Sprintf("Error: the call to %q failed:\n", c.sent.Name) + open
+	}
+	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
+	c.result.Result = res
+	r.finish(c, status, output, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name,
+		Server: c.tool.server, Content: c.kept.content()})
+}
+
+// refuse makes the agent's explanation c's tool message: the call did not
+// run, or did not finish.
+func (r *run) refuse(c *call, status CallStatus, text string) {
+	r.finish(c, status, text, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Content: text})
+}
+
+func (r *run) finish(c *call, status CallStatus, output string, msg Message) {
+	c.done = true
+	c.msg = msg
+	ev := &c.result
+	ev.Turn, ev.Index, ev.Call, ev.Status = c.turn, c.index, c.sent, status
+	ev.Output, ev.Sent = output, msg.Content
+	if c.kept != nil {
+		ev.Cut = c.kept.text.cut()
+	}
+	r.ev.emit(ev)
+}
+
+// unknownTool tells the model which tools exist.
+func unknownTool(name string, cat *catalog) string {
+	names := make([]string, 0, len(cat.tools))
+	for _, t := range cat.tools {
+		names = append(names, t.name)
+	}
+	sort.Strings(names)
+	const most = 50
+	list := strings.Join(names[:min(len(names), most)], ", ")
+	if len(names) > most {
+		list += fmt.Sprintf(", and %d more", len(names)-most)
+	}
+	if list == "" {
+		return fmt.Sprintf("Error: there is no tool named %q, and no tools are available now: answer without tools.", clip(name, 100))
+	}
+	return fmt.Sprintf("Error: there is no tool named %q. The available tools are: %s.", clip(name, 100), list)
+}

@@ -1,0 +1,125 @@
+// Package agent runs a conversation with a model that calls tools: MCP
+// tools gathered by an mcp.Toolset, and local Go functions. The host gives
+// it a model endpoint, the tools and a conversation, and gets back the
+// answer, while it sees and controls every step.
+//
+// # The pieces
+//
+// [Model] is the one-method interface to a chat model: messages and tool
+// definitions in, one streamed assistant turn out. [OpenAI] implements it
+// over net/http for OpenAI-compatible chat completions endpoints, which is
+// what Docker Model Runner, Ollama, llama.cpp's llama-server, vLLM, LM
+// Studio and the hosted services speak.
+//
+// [Agent] holds the model, the tools ([ToolSource], which *mcp.Toolset
+// implements, and [Func] for Go functions), the permission [Policy]
+// (*permission.Policy implements it) and the limits. [Agent.Run] runs a
+// conversation to its answer; [Agent.RunStream] does the same and reports
+// every step as an [Event]: text as it streams, each tool call proposed,
+// the approval asked and decided, the call started and its result, each
+// turn finished with its token usage, and warnings.
+//
+// A conversation is a []Message that the host owns. It encodes to JSON and
+// back, and the [Result] of a run always holds a consistent conversation
+// (every tool call answered), whether the run ended with an answer, a
+// limit, an error or a cancellation, so the host can store it and carry on
+// later.
+//
+// # The loop
+//
+// Each turn, the agent sends the conversation and the tool definitions to
+// the model. If the model answers in text, the run is over. If it asks for
+// tools, each call is, in the model's order:
+//
+//  1. looked up: an unknown tool name gets the list of known ones back;
+//  2. validated against the tool's input schema (with
+//     github.com/google/jsonschema-go), after dropping the null values
+//     small models send for optional fields; invalid arguments get the
+//     validation error back, and the tool is not called;
+//  3. checked against the calls of the previous turn: the same call with
+//     the same arguments is not run again, the model is told so, and if
+//     it insists the run stops;
+//  4. put to the permission policy, which may ask the host; a refusal
+//     reaches the model as the call's result.
+//
+// The approved calls then run concurrently (Agent.MaxParallel), and their
+// results go back to the model in its order. A tool that reports an error
+// (isError) is an ordinary result the model reads; so are refusals and
+// validation errors. None of them fails the run.
+//
+// # Safety limits, on by default
+//
+//   - Agent.MaxTurns bounds the model calls of a run (default 10); the
+//     overall deadline is the ctx given to Run.
+//   - A repeated call is refused once, then stops the run.
+//   - Whatever stops a run, Result keeps the conversation so far and says
+//     why in Result.Stop; Agent.FinalAnswer asks the model, without tools,
+//     for a last answer.
+//   - A tool's output above Agent.MaxToolOutput (default 16 KiB) is cut:
+//     its head and tail are kept, with a marker saying how many bytes were
+//     cut; the host gets the whole output in the ToolResult event.
+//   - Before each model call, the conversation's estimated size is held
+//     under Agent.ContextBudget (default 16,384 tokens) by cutting the
+//     oldest tool outputs first.
+//
+// # Tool output is data
+//
+// What a tool returns travels only in tool messages, wrapped in
+// delimiters that name the server and the tool:
+//
+//	<tool_output server="github" tool="search_code">
+//	...
+//	</tool_output>
+//
+// Anything in the output that looks like those delimiters is defused (its
+// '<' becomes '['), so an output cannot close its frame early. The default
+// system prompt ([DefaultSystemPrompt]) tells the model that such content
+// is data, not instructions; nothing from a tool is ever put in the system
+// prompt.
+//
+// # Small local models
+//
+// Local servers turn tool schemas into grammars or prompt templates, and
+// reject or ignore much of JSON Schema. So the schema shown to the model is
+// a conservative projection of the tool's input schema, while arguments
+// are still validated against the tool's own schema:
+//
+//   - local references ($ref to "#/$defs/...", "#/definitions/...", or
+//     any pointer into the schema) are inlined and $defs dropped; a
+//     recursive, remote or dangling reference becomes the empty schema;
+//   - only type, properties, required, items, prefixItems,
+//     additionalProperties, enum, const, anyOf, oneOf, allOf, minimum,
+//     maximum, minItems, maxItems, minLength, maxLength, default,
+//     description and the formats date, time, date-time and uuid are kept;
+//     a dropped pattern or format is mentioned in the description;
+//   - null is removed from types, enums and anyOf/oneOf branches, and a
+//     single remaining branch is merged into its parent: arguments the
+//     model sends as null for optional fields are dropped before
+//     validation anyway;
+//   - property order is kept, and the root is always an object schema
+//     with properties;
+//   - parts nested deeper than 32 levels, or beyond four times the
+//     schema's own size (at least 64 KiB) once references are inlined, are
+//     replaced by the empty schema, with a warning.
+//
+// Local servers also differ in how they stream tool calls (in fragments,
+// whole, with or without an index or an id); [OpenAI] reassembles all of
+// these, and reads both reasoning fields in use (reasoning_content and
+// reasoning). A conversation the agent returns only holds tool-call
+// arguments that are JSON objects, since some servers reject any other.
+//
+// # Data stays where the user put it
+//
+// A server configured with egress: local (config.EgressLocal) is local-only:
+// its tools are offered only to a model on this machine (see [LocalModel];
+// [OpenAI.Local] looks at the endpoint's address), and its earlier output
+// in a conversation is withheld from any other model. Agent.Servers tells
+// the agent each server's setting; a warning says what was withheld and
+// why.
+//
+// # Cancellation
+//
+// Cancelling the ctx given to Run stops the model's stream and the tool
+// calls in flight; Run returns promptly, with the conversation so far and
+// an error matching ctx.Err(), and leaves no goroutine behind.
+package agent

@@ -1,0 +1,173 @@
+package agent
+
+import (
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// Event is something that happened during a run, for the host to render.
+// It is one of *TextDelta, *ToolCallProposed, *ApprovalRequested,
+// *ApprovalDecided, *ToolStarted, *ToolResult, *TurnFinished and *Warning;
+// a host tells them apart with a type switch. Every event of a run carries
+// the number of its turn, counting from 1.
+//
+// For each tool call the model proposes, the host sees, in order:
+// ToolCallProposed; then, if the call is valid, ApprovalRequested and
+// ApprovalDecided; then, if it was allowed, ToolStarted; and always, last,
+// one ToolResult. Events of different calls of a turn may interleave once
+// the calls run.
+//
+// Events are plain data; the host may keep them, but must not modify the
+// messages, requests and results they refer to.
+type Event interface {
+	isEvent()
+}
+
+// TextDelta is a piece of the model's answer or reasoning, as it streams.
+type TextDelta struct {
+	Turn int
+	Delta
+}
+
+// ToolCallProposed reports a tool call the model asked for, before
+// anything is done with it. Index is the call's position in the turn.
+type ToolCallProposed struct {
+	Turn, Index int
+	// Call is the call as the model sent it.
+	Call ToolCall
+	// Server and Tool locate the tool: the MCP server (FuncServer for a
+	// local Go function) and the tool's own name there. Both are empty when
+	// the model named a tool that is not offered.
+	Server, Tool string
+}
+
+// ApprovalRequested reports that the permission policy is deciding
+// whether a call may run. The policy may answer by itself (auto mode, an
+// earlier "allow always") or ask the host's Approver.
+type ApprovalRequested struct {
+	Turn, Index int
+	Request     permission.Request
+}
+
+// ApprovalDecided reports the policy's decision about a call. Err is set
+// when no answer could be obtained; the call is then denied.
+type ApprovalDecided struct {
+	Turn, Index int
+	Decision    permission.Decision
+	Err         error
+}
+
+// ToolStarted reports that a call is being run.
+type ToolStarted struct {
+	Turn, Index int
+	Call        ToolCall
+}
+
+// ToolResult reports how a proposed call ended, whether it ran or not.
+// Output is the whole output, before it was cut to fit
+// Agent.MaxToolOutput: this is where the host gets the full text. Sent is
+// what the model was shown.
+type ToolResult struct {
+	Turn, Index int
+	Call        ToolCall
+	// Status says how the call ended.
+	Status CallStatus
+	// Output is the tool's output in full, as text (images and other
+	// binary content are replaced by placeholders), or the agent's
+	// explanation when the call did not run.
+	Output string
+	// Result is what the tool returned, as its server sent it, when it
+	// ran.
+	Result *mcp.CallToolResult
+	// Sent is the content of the tool message given to the model.
+	Sent string
+	// Cut is how many bytes of Output were left out of Sent.
+	Cut int
+	// Duration is how long the call ran; zero when it did not run.
+	Duration time.Duration
+	// Err is the error of a call that failed to run (StatusFailed,
+	// StatusCanceled).
+	Err error
+}
+
+// CallStatus says how a proposed tool call ended.
+type CallStatus string
+
+// Call statuses. Only StatusOK and StatusToolError mean the tool ran.
+const (
+	// StatusOK: the tool ran and returned a result.
+	StatusOK CallStatus = "ok"
+	// StatusToolError: the tool ran and reported an error (isError); the
+	// model reads it and may correct itself.
+	StatusToolError CallStatus = "tool-error"
+	// StatusInvalid: the arguments were not valid for the tool's input
+	// schema; the model is told why, and the tool did not run.
+	StatusInvalid CallStatus = "invalid"
+	// StatusUnknown: no tool of that name is offered.
+	StatusUnknown CallStatus = "unknown-tool"
+	// StatusDenied: the permission policy refused the call.
+	StatusDenied CallStatus = "denied"
+	// StatusRepeated: the call repeats one of the previous turn with the
+	// same arguments; it was not run again.
+	StatusRepeated CallStatus = "repeated"
+	// StatusFailed: the call could not be made (server unreachable,
+	// protocol error, timeout); the model is told.
+	StatusFailed CallStatus = "failed"
+	// StatusCanceled: the run was cancelled or stopped before the call
+	// finished.
+	StatusCanceled CallStatus = "canceled"
+)
+
+// TurnFinished reports the end of one model turn, before its tool calls
+// run.
+type TurnFinished struct {
+	Turn   int
+	Finish FinishReason
+	Usage  Usage
+	// ToolCalls is how many calls the model asked for.
+	ToolCalls int
+}
+
+// Warning reports something the agent worked around.
+type Warning struct {
+	Turn    int
+	Kind    WarningKind
+	Message string
+}
+
+// WarningKind classifies a Warning.
+type WarningKind string
+
+// Kinds of Warning.
+const (
+	// WarnToolsWithheld: a local-only server's tools were not offered,
+	// or its earlier output not sent, because the model is not on this
+	// machine.
+	WarnToolsWithheld WarningKind = "tools-withheld"
+	// WarnSchema: a tool's input schema cannot be used for validation
+	// (its arguments are only checked to be a JSON object), or is too
+	// large to show to the model in full.
+	WarnSchema WarningKind = "schema"
+	// WarnToolConflict: a tool was left out because another has the same
+	// name.
+	WarnToolConflict WarningKind = "tool-conflict"
+	// WarnContextBudget: the conversation is estimated to exceed
+	// Agent.ContextBudget even with every tool output shortened.
+	WarnContextBudget WarningKind = "context-budget"
+	// WarnTruncatedAnswer: the model stopped because it reached its
+	// output limit (finish reason length).
+	WarnTruncatedAnswer WarningKind = "truncated-answer"
+	// WarnEmptyAnswer: the model gave neither text nor tool calls.
+	WarnEmptyAnswer WarningKind = "empty-answer"
+)
+
+func (*TextDelta) isEvent()         {}
+func (*ToolCallProposed) isEvent()  {}
+func (*ApprovalRequested) isEvent() {}
+func (*ApprovalDecided) isEvent()   {}
+func (*ToolStarted) isEvent()       {}
+func (*ToolResult) isEvent()        {}
+func (*TurnFinished) isEvent()      {}
+func (*Warning) isEvent()           {}

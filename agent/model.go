@@ -1,0 +1,113 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Model is a chat model that can call tools: one request in, one assistant
+// turn out. It is the back end the [Agent] drives; [OpenAI] implements it
+// for OpenAI-compatible servers, and a host can implement it for anything
+// else.
+//
+// Chat sends req to the model and returns the assistant's turn. If onDelta
+// is not nil, Chat calls it with each piece of the answer as it arrives,
+// from the goroutine that called Chat, in order, and never after Chat
+// returns; the pieces of text, joined, are the reply's Message.Content. A
+// Model that cannot stream calls onDelta once with the whole text, or not
+// at all.
+//
+// A nil error means the returned Reply is the whole turn: its Message has
+// RoleAssistant, and each of its ToolCalls a non-empty ID, unique in the
+// reply, and a Name. Arguments may be anything the model produced,
+// including invalid JSON: the agent checks them. A turn cut short (finish
+// reason length) is not an error. A non-nil error means no turn was
+// obtained, and the Reply is nil; a turn that failed half-way is an error,
+// even if text was already delivered to onDelta.
+//
+// Chat must not modify req nor keep it, or anything it refers to, after
+// returning. It must return promptly once ctx is done, with an error that
+// wraps ctx.Err(), and leave no goroutine behind.
+//
+// Chat may be called from several goroutines at once (one per running
+// [Agent.Run]), so implementations must be safe for concurrent use.
+type Model interface {
+	Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error)
+}
+
+// LocalModel is implemented by a [Model] that knows whether it runs on this
+// machine. The agent offers the tools of local-only servers
+// (config.EgressLocal) only to a model whose Local method returns true; a
+// Model that does not implement LocalModel is taken to be remote.
+type LocalModel interface {
+	Model
+	// Local reports whether every request reaches a server on this machine:
+	// through a loopback address or a unix socket.
+	Local() bool
+}
+
+// ChatRequest is what a [Model] is given for one turn.
+type ChatRequest struct {
+	// Messages is the conversation so far, starting with the system
+	// prompt.
+	Messages []Message
+	// Tools are the tools the model may call; none means the model must
+	// answer in text.
+	Tools []ToolDef
+}
+
+// ToolDef describes a tool to the model.
+type ToolDef struct {
+	// Name is the name the model calls the tool by.
+	Name string
+	// Description says what the tool does.
+	Description string
+	// Parameters is the JSON Schema of the arguments, an object schema.
+	Parameters json.RawMessage
+}
+
+// Delta is a piece of an assistant turn, delivered while it streams.
+type Delta struct {
+	// Text is a piece of the answer.
+	Text string
+	// Reasoning is a piece of the model's reasoning, for models and
+	// servers that report it apart from the answer; it is shown to the
+	// host but is not part of the conversation.
+	Reasoning string
+}
+
+// Reply is a whole assistant turn.
+type Reply struct {
+	// Message is the assistant's message: its text and its tool calls.
+	Message Message
+	// Finish says why the model stopped.
+	Finish FinishReason
+	// Usage counts the tokens of the turn, when the server reports them.
+	Usage Usage
+}
+
+// FinishReason says why a model stopped producing a turn. Servers may send
+// values other than the constants below; they are kept as sent.
+type FinishReason string
+
+// Finish reasons of OpenAI-compatible servers.
+const (
+	FinishStop          FinishReason = "stop"
+	FinishLength        FinishReason = "length"
+	FinishToolCalls     FinishReason = "tool_calls"
+	FinishContentFilter FinishReason = "content_filter"
+)
+
+// Usage counts tokens, as reported by the model server; zero when the
+// server reports nothing.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func (u *Usage) add(v Usage) {
+	u.PromptTokens += v.PromptTokens
+	u.CompletionTokens += v.CompletionTokens
+	u.TotalTokens += v.TotalTokens
+}

@@ -1,0 +1,225 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"git.rickub.com/bots-garden/mini-me/sse"
+)
+
+// errIncompleteStream ends a stream that stops before saying the turn is
+// over.
+var errIncompleteStream = errors.New("agent: model stream ended before the turn was finished")
+
+// readStream reads a streamed turn: chat.completion.chunk events up to
+// "[DONE]".
+func (m *OpenAI) readStream(ctx context.Context, resp *http.Response, max int, onDelta func(Delta)) (*Reply, error) {
+	idle := m.IdleTimeout
+	switch {
+	case idle == 0:
+		idle = DefaultIdleTimeout
+	case idle < 0:
+		idle = 0
+	}
+	dec := sse.NewDecoder(resp.Body, &sse.Options{MaxEventSize: max, IdleTimeout: idle})
+	a := assembler{max: max, onDelta: onDelta}
+	for ev, err := range dec.Events(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("agent: model stream: %w", err)
+		}
+		data := strings.TrimSpace(ev.Data)
+		if data == "[DONE]" {
+			return a.reply()
+		}
+		if data == "" {
+			continue
+		}
+		var chunk wireResponse
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			return nil, fmt.Errorf("agent: model stream: malformed chunk: %w", err)
+		}
+		if hasError(chunk.Error) || ev.Type == "error" {
+			e := &APIError{StatusCode: resp.StatusCode}
+			fillAPIError(e, []byte(data))
+			return nil, e
+		}
+		if err := a.add(&chunk, false); err != nil {
+			return nil, err
+		}
+	}
+	if a.finish == "" {
+		return nil, errIncompleteStream
+	}
+	return a.reply() // a finished turn without "[DONE]" is still whole
+}
+
+// readWhole reads a chat.completion: a turn sent in one piece.
+func readWhole(body io.Reader, max int, onDelta func(Delta)) (*Reply, error) {
+	raw, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("agent: model response: %w", err)
+	}
+	if len(raw) > max {
+		return nil, fmt.Errorf("agent: model response larger than %d bytes", max)
+	}
+	var resp wireResponse
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, fmt.Errorf("agent: model response: malformed body: %w", err)
+	}
+	if hasError(resp.Error) {
+		e := &APIError{StatusCode: http.StatusOK}
+		fillAPIError(e, raw)
+		return nil, e
+	}
+	if len(resp.Choices) == 0 {
+		return nil, errors.New("agent: model response has no choices")
+	}
+	a := assembler{max: max, onDelta: onDelta}
+	if err := a.add(&resp, true); err != nil {
+		return nil, err
+	}
+	return a.reply()
+}
+
+// assembler puts a turn together from its pieces. Tool calls arrive in
+// fragments: the first names the call (index, id, name), the next ones
+// carry pieces of its arguments, matched by index.
+type assembler struct {
+	max     int
+	size    int
+	onDelta func(Delta)
+	text    strings.Builder
+	calls   []*partialCall
+	byIndex map[int]*partialCall
+	finish  FinishReason
+	usage   Usage
+}
+
+type partialCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// add takes one chunk, or a whole response when whole is set. Only the
+// first choice is used: the client never asks for more.
+func (a *assembler) add(r *wireResponse, whole bool) error {
+	if r.Usage != nil {
+		a.usage = *r.Usage
+	}
+	for i := range r.Choices {
+		c := &r.Choices[i]
+		if c.Index != 0 {
+			continue
+		}
+		d := &c.Delta
+		if whole {
+			d = &c.Message
+		}
+		reasoning := d.ReasoningContent + d.Reasoning
+		if err := a.grow(len(d.Content) + len(reasoning)); err != nil {
+			return err
+		}
+		a.text.WriteString(d.Content)
+		if (d.Content != "" || reasoning != "") && a.onDelta != nil {
+			a.onDelta(Delta{Text: d.Content, Reasoning: reasoning})
+		}
+		for j := range d.ToolCalls {
+			if err := a.addCall(&d.ToolCalls[j]); err != nil {
+				return err
+			}
+		}
+		if c.FinishReason != nil && *c.FinishReason != "" {
+			a.finish = FinishReason(*c.FinishReason)
+		}
+	}
+	return nil
+}
+
+// addCall takes one tool-call fragment. A fragment continues the call of
+// its index (the last call when it has none) unless it names another id or
+// another function; a fragment without an index that names a function
+// starts a call too. Some servers send every call whole, all with index 0,
+// or with no index at all.
+func (a *assembler) addCall(f *wireToolCall) error {
+	args, err := argumentsText(f.Function.Arguments)
+	if err != nil {
+		return err
+	}
+	if err := a.grow(len(args) + len(f.Function.Name) + len(f.ID)); err != nil {
+		return err
+	}
+	var p *partialCall
+	if f.Index != nil {
+		p = a.byIndex[*f.Index]
+	} else if n := len(a.calls); n > 0 {
+		p = a.calls[n-1]
+	}
+	name := f.Function.Name
+	switch {
+	case p == nil,
+		f.ID != "" && p.id != "" && f.ID != p.id,
+		name != "" && p.name != "" && (name != p.name || f.Index == nil):
+		p = &partialCall{}
+		a.calls = append(a.calls, p)
+		if f.Index != nil {
+			if a.byIndex == nil {
+				a.byIndex = map[int]*partialCall{}
+			}
+			a.byIndex[*f.Index] = p
+		}
+	}
+	if p.id == "" {
+		p.id = f.ID
+	}
+	if p.name == "" {
+		p.name = name
+	}
+	p.args.WriteString(args)
+	return nil
+}
+
+func (a *assembler) grow(n int) error {
+	a.size += n
+	if a.size > a.max {
+		return fmt.Errorf("agent: model response larger than %d bytes", a.max)
+	}
+	return nil
+}
+
+// reply returns the assembled turn. Calls without an id get one, unique in
+// the turn; a call without a name is an error, since nothing could answer
+// it.
+func (a *assembler) reply() (*Reply, error) {
+	r := &Reply{
+		Message: Message{Role: RoleAssistant, Content: a.text.String()},
+		Finish:  a.finish,
+		Usage:   a.usage,
+	}
+	seen := map[string]bool{}
+	for i, p := range a.calls {
+		if p.name == "" {
+			return nil, fmt.Errorf("agent: model response: tool call %d has no name", i)
+		}
+		id := p.id
+		if id == "" || seen[id] {
+			id = "call_" + strconv.Itoa(i+1)
+			for seen[id] {
+				id += "x"
+			}
+		}
+		seen[id] = true
+		r.Message.ToolCalls = append(r.Message.ToolCalls, ToolCall{ID: id, Name: p.name, Arguments: p.args.String()})
+	}
+	return r, nil
+}
+
+// hasError reports whether a response's "error" member is set.
+func hasError(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestProjectSchema(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{
+			name: "drops $schema, title and unsupported keywords, keeps order and descriptions",
+			in: `{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:x","title":"Args","type":"object",
+				"properties":{"zeta":{"type":"string","title":"Zeta","description":"last letter","examples":["z"],"x-vendor":1},
+				"alpha":{"type":"integer","exclusiveMinimum":0,"multipleOf":2,"minimum":1}},
+				"required":["zeta"],"additionalProperties":false,"patternProperties":{"^x":{}},"if":{},"then":{},"not":{}}`,
+			want: `{"type":"object","properties":{"zeta":{"type":"string","description":"last letter"},"alpha":{"type":"integer","minimum":1}},"required":["zeta"],"additionalProperties":false}`,
+		},
+		{
+			name: "inlines local references and drops $defs",
+			in: `{"type":"object","$defs":{"Point":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"]}},
+				"definitions":{"Name":{"type":"string","minLength":1}},
+				"properties":{"p":{"$ref":"#/$defs/Point","description":"where"},"n":{"$ref":"#/definitions/Name"},
+				"q":{"$ref":"#/properties/n"},"bad":{"$ref":"#/$defs/Missing"},"remote":{"$ref":"https://example.com/s.json"}}}`,
+			want: `{"type":"object","properties":{"p":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"description":"where"},
+				"n":{"type":"string","minLength":1},"q":{"type":"string","minLength":1},"bad":{},"remote":{}}}`,
+		},
+		{
+			name: "recursive references stop",
+			in:   `{"type":"object","$defs":{"Node":{"type":"object","properties":{"next":{"$ref":"#/$defs/Node"},"v":{"type":"integer"}}}},"properties":{"head":{"$ref":"#/$defs/Node"},"self":{"$ref":"#"}}}`,
+			want: `{"type":"object","properties":{"head":{"type":"object","properties":{"next":{},"v":{"type":"integer"}}},
+				"self":{"type":"object","properties":{"head":{"type":"object","properties":{"next":{},"v":{"type":"integer"}}},"self":{}}}}}`,
+		},
+		{
+			name: "nulls removed; single branches merged",
+			in: `{"type":"object","properties":{
+				"a":{"anyOf":[{"type":"string"},{"type":"null"}],"default":null,"description":"optional a"},
+				"b":{"type":["integer","null"]},
+				"c":{"enum":["x","y",null]},
+				"d":{"oneOf":[{"type":"string"},{"type":"integer"},{"type":"null"}]},
+				"e":{"allOf":[{"$ref":"#/$defs/E"}],"description":"mine"},
+				"f":{"type":"null"}},
+				"$defs":{"E":{"type":"string","description":"theirs","enum":["on","off"]}}}`,
+			want: `{"type":"object","properties":{
+				"a":{"default":null,"description":"optional a","type":"string"},
+				"b":{"type":"integer"},
+				"c":{"enum":["x","y"]},
+				"d":{"oneOf":[{"type":"string"},{"type":"integer"}]},
+				"e":{"description":"mine","type":"string","enum":["on","off"]},
+				"f":{}}}`,
+		},
+		{
+			name: "formats and patterns",
+			in:   `{"type":"object","properties":{"when":{"type":"string","format":"date-time"},"site":{"type":"string","format":"uri","description":"home page"},"code":{"type":"string","pattern":"^[A-Z]{3}$"}}}`,
+			want: `{"type":"object","properties":{"when":{"type":"string","format":"date-time"},"site":{"type":"string","description":"home page (format: uri)"},"code":{"type":"string","description":"(pattern: ^[A-Z]{3}$)"}}}`,
+		},
+		{
+			name: "arrays and tuples",
+			in:   `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string","title":"Tag"},"minItems":1,"uniqueItems":true,"contains":{"const":"a"}},"pair":{"type":"array","items":[{"type":"string"},{"type":"number"}]},"t":{"prefixItems":[{"type":"boolean"}]}}}`,
+			want: `{"type":"object","properties":{"tags":{"type":"array","items":{"type":"string"},"minItems":1},"pair":{"type":"array","items":[{"type":"string"},{"type":"number"}]},"t":{"prefixItems":[{"type":"boolean"}]}}}`,
+		},
+		{name: "empty object schema gets properties", in: `{"type":"object"}`, want: `{"type":"object","properties":{}}`},
+		{name: "no type", in: `{"properties":{"a":true}}`, want: `{"properties":{"a":true},"type":"object"}`},
+		{name: "invalid JSON", in: `{"type":`, want: `{"type":"object","properties":{}}`},
+		{name: "not an object", in: `[1,2]`, want: `{"type":"object","properties":{}}`},
+		{name: "HTML characters are kept", in: `{"type":"object","description":"a < b & c > d"}`, want: `{"type":"object","description":"a < b & c > d","properties":{}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, cut := projectSchema([]byte(tt.in))
+			assert.False(t, cut)
+			assert.JSONEq(t, tt.want, string(got))
+			assert.Equal(t, compactString(t, tt.want), string(got), "order is kept")
+		})
+	}
+}
+
+func compactString(t *testing.T, s string) string {
+	t.Helper()
+	return string(compact(json.RawMessage(strings.NewReplacer("\n", "", "\t", "").Replace(s))))
+}
+
+func TestProjectSchemaBounded(t *testing.T) {
+	// Each level refers to the next one twice, and the last holds a large
+	// enum: inlining everything would make 2^n copies of it.
+	enum := `["` + strings.Repeat(`x","`, 2000) + `y"]`
+	for _, levels := range []int{2, 11, 40} {
+		var defs []string
+		for i := range levels {
+			defs = append(defs, `"d`+itoa(i)+`":{"type":"object","properties":{"l":{"$ref":"#/$defs/d`+itoa(i+1)+`"},"r":{"$ref":"#/$defs/d`+itoa(i+1)+`"}}}`)
+		}
+		defs = append(defs, `"d`+itoa(levels)+`":{"enum":`+enum+`}`)
+		in := `{"type":"object","properties":{"root":{"$ref":"#/$defs/d0"}},"$defs":{` + strings.Join(defs, ",") + `}}`
+		got, cut := projectSchema([]byte(in))
+		assert.True(t, json.Valid(got))
+		assert.Less(t, len(got), 4*len(in)+minSchemaBudget+len(enum), "levels %d", levels)
+		assert.Equal(t, levels > 2, cut, "levels %d: 2^2 copies fit the budget", levels)
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestCheckArgs(t *testing.T) {
+	schema := `{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer","maximum":10},"opt":{"type":"string"}},"required":["q","n"]}`
+	ts := compileSchema(json.RawMessage(schema))
+	require.NoError(t, ts.err)
+	tests := []struct {
+		name, args     string
+		clean, problem string
+	}{
+		{"valid", `{"q":"go","n":3}`, `{"q":"go","n":3}`, ""},
+		{"spaces compacted", ` { "q" : "go", "n" : 3 } `, `{"q":"go","n":3}`, ""},
+		{"optional null dropped", `{"q":"go","n":3,"opt":null}`, `{"n":3,"q":"go"}`, ""},
+		{"required null kept and refused", `{"q":null,"n":3}`, "", "do not match the tool's input schema"},
+		{"over maximum", `{"q":"go","n":11}`, "", "maximum"},
+		{"big integers kept exactly", `{"q":"go","n":-12345678901234567890,"opt":null}`, `{"n":-12345678901234567890,"q":"go"}`, ""},
+		{"empty", ``, "", "do not match"},
+		{"not JSON", `{"q":`, "", `not valid JSON: {"q":`},
+		{"array", `["q"]`, "", "must be a JSON object"},
+		{"string", `"q"`, "", "must be a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clean, _, problem := ts.checkArgs(tt.args)
+			if tt.problem != "" {
+				assert.Contains(t, problem, tt.problem)
+				assert.Nil(t, clean)
+				return
+			}
+			assert.Empty(t, problem)
+			assert.Equal(t, tt.clean, string(clean))
+		})
+	}
+	t.Run("same call, same key", func(t *testing.T) {
+		_, k1, _ := ts.checkArgs(`{"q":"go","n":3}`)
+		_, k2, _ := ts.checkArgs(`{ "n": 3, "q": "go", "opt": null }`)
+		_, k3, _ := ts.checkArgs(`{"q":"go","n":4}`)
+		assert.Equal(t, k1, k2)
+		assert.NotEqual(t, k1, k3)
+	})
+}
+
+func TestCompileSchemaFallbacks(t *testing.T) {
+	// A schema naming a draft jsonschema-go does not know is validated
+	// under 2020-12 rules.
+	ts := compileSchema(json.RawMessage(`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"a":{"type":"integer"}}}`))
+	require.NoError(t, ts.err)
+	_, _, problem := ts.checkArgs(`{"a":"x"}`)
+	assert.Contains(t, problem, "type")
+
+	// A schema that cannot be used: arguments are only checked to be an
+	// object.
+	bad := compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/remote.json"}}}`))
+	require.Error(t, bad.err)
+	clean, _, problem := bad.checkArgs(`{"a":1}`)
+	assert.Empty(t, problem)
+	assert.Equal(t, `{"a":1}`, string(clean))
+	_, _, problem = bad.checkArgs(`[1]`)
+	assert.Contains(t, problem, "must be a JSON object")
+}
+
+func FuzzProjectSchema(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`))
+	f.Add([]byte(`{"$ref":"#"}`))
+	f.Add([]byte(`{"properties":{"a":{"$ref":"#/properties/a/items/0"},"items":[{"$ref":"#/properties"}]}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		out, _ := projectSchema(raw)
+		if len(out) > 4*len(raw)+minSchemaBudget+len(raw) {
+			t.Fatalf("projection of %d bytes takes %d", len(raw), len(out))
+		}
+		var v map[string]any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("projection of %q is not a JSON object: %v", raw, err)
+		}
+		if v["type"] == nil || v["properties"] == nil {
+			t.Fatalf("projection of %q lacks type or properties: %s", raw, out)
+		}
+	})
+}

@@ -1,0 +1,133 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// toolSchema is a tool's input schema made ready for use: the projection
+// shown to the model, and the original, resolved for validation.
+type toolSchema struct {
+	projected json.RawMessage
+	cut       bool // the projection left parts out (see projectSchema)
+	// resolved validates arguments; nil when the schema cannot be used,
+	// and err says why.
+	resolved *jsonschema.Resolved
+	err      error
+	required map[string]bool // the root's required properties
+}
+
+// supportedDrafts are the $schema values jsonschema-go validates; a schema
+// that names another draft is validated under 2020-12 rules, which agree
+// with every draft since 6 on the keywords tools use.
+var supportedDrafts = map[string]bool{
+	"": true,
+	"http://json-schema.org/draft-07/schema#":      true,
+	"https://json-schema.org/draft-07/schema#":     true,
+	"https://json-schema.org/draft/2020-12/schema": true,
+}
+
+func compileSchema(raw json.RawMessage) *toolSchema {
+	ts := &toolSchema{}
+	ts.projected, ts.cut = projectSchema(raw)
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		ts.err = fmt.Errorf("agent: input schema: %w", err)
+		return ts
+	}
+	if !supportedDrafts[s.Schema] {
+		s.Schema = ""
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		ts.err = fmt.Errorf("agent: input schema: %w", err)
+		return ts
+	}
+	ts.resolved = resolved
+	ts.required = make(map[string]bool, len(s.Required))
+	for _, name := range s.Required {
+		ts.required[name] = true
+	}
+	return ts
+}
+
+// checkArgs turns the arguments the model sent into those sent to the tool.
+// Empty arguments and null stand for {}; null members that the schema
+// does not require are dropped (small models send null for optional
+// fields they leave out). problem is what to tell the model when the
+// arguments are not acceptable; key identifies the call's arguments for
+// repeat detection (object keys sorted).
+func (ts *toolSchema) checkArgs(args string) (clean json.RawMessage, key string, problem string) {
+	trimmed := bytes.TrimSpace([]byte(args))
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		trimmed = []byte("{}")
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &members); err != nil || members == nil {
+		if json.Valid(trimmed) {
+			return nil, "", "the arguments must be a JSON object"
+		}
+		return nil, "", "the arguments are not valid JSON: " + clip(args, 500)
+	}
+	dropped := false
+	for name, v := range members {
+		if string(v) == "null" && !ts.required[name] {
+			delete(members, name)
+			dropped = true
+		}
+	}
+	clean = json.RawMessage(trimmed)
+	if dropped {
+		clean, _ = json.Marshal(members) // raw members re-encode as they are
+	}
+	var instance any
+	if err := json.Unmarshal(clean, &instance); err != nil {
+		return nil, "", "the arguments are not valid JSON: " + clip(args, 500)
+	}
+	if ts.resolved != nil {
+		if err := ts.resolved.Validate(instance); err != nil {
+			return nil, "", "the arguments do not match the tool's input schema: " + clip(err.Error(), 1000)
+		}
+	}
+	canon, _ := json.Marshal(instance) // maps marshal with sorted keys
+	return compact(clean), string(canon), ""
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// schemaCache holds compiled schemas by their text, so a tool's schema is
+// compiled once, not once per turn. It is bounded: when full it starts
+// over, which only costs recompiling.
+type schemaCache struct {
+	mu sync.Mutex
+	m  map[string]*toolSchema
+}
+
+const maxCachedSchemas = 1024
+
+func (c *schemaCache) get(raw json.RawMessage) *toolSchema {
+	c.mu.Lock()
+	ts, ok := c.m[string(raw)]
+	c.mu.Unlock()
+	if ok {
+		return ts
+	}
+	ts = compileSchema(raw)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedSchemas {
+		c.m = map[string]*toolSchema{}
+	}
+	c.m[string(raw)] = ts
+	c.mu.Unlock()
+	return ts
+}

@@ -1,0 +1,377 @@
+// Package llmtest is an OpenAI-compatible chat completions server for
+// tests and examples. It speaks the real wire format (streamed
+// chat.completion.chunk events with tool-call arguments split across
+// chunks, a usage chunk on request, "[DONE]", error bodies, 429 with
+// Retry-After), replays scripted turns in order, and records the requests
+// it gets, for assertions.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// Turn is one scripted answer: an assistant turn, or an error.
+type Turn struct {
+	// Text and Reasoning are the answer and the reasoning
+	// (reasoning_content), streamed in pieces of ChunkSize bytes.
+	Text, Reasoning string
+	// ToolCalls are the calls the turn asks for, streamed llama-server
+	// and OpenAI style: a first fragment with index, id and name, then
+	// the arguments in pieces.
+	ToolCalls []ToolCall
+	// Finish is the finish reason; "" means "tool_calls" when there are
+	// calls, else "stop".
+	Finish string
+	// Usage is reported when the client asks for it (always in a whole
+	// response); nil means a count derived from the sizes of the request
+	// and the answer.
+	Usage *Usage
+
+	// Status, if not 0, makes the turn an error answer with this HTTP
+	// status and an OpenAI-style error body carrying Error.
+	Status int
+	// Error is the error message. With Status 0, it is sent inside the
+	// stream, after the text, instead of finishing the turn.
+	Error string
+	// RetryAfter is the Retry-After header of an error answer.
+	RetryAfter string
+	// Hang holds the response open, after the text in a stream, until the
+	// client goes away.
+	Hang bool
+}
+
+// ToolCall is a tool call of a scripted turn.
+type ToolCall struct {
+	ID, Name, Arguments string
+}
+
+// Usage is a token count, as sent on the wire.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Request is a request the server got, decoded.
+type Request struct {
+	Header       http.Header
+	Body         []byte
+	Model        string
+	Stream       bool
+	IncludeUsage bool
+	Messages     []Message
+	Tools        []Tool
+}
+
+// Message is a message of a request.
+type Message struct {
+	Role       string
+	Content    string
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// Tool is a tool definition of a request.
+type Tool struct {
+	Name, Description string
+	Parameters        json.RawMessage
+}
+
+// Server is the test server. Set Turns (and ChunkSize) before Start; it is
+// safe for concurrent use after. It also works as a plain http.Handler,
+// for a listener of the test's own (a unix socket, say).
+type Server struct {
+	// Turns are answered in order, one per request; a request beyond the
+	// last turn gets a 500 error.
+	Turns []Turn
+	// ChunkSize is the size in bytes of the pieces text and arguments are
+	// streamed in; 0 means 4. Pieces never split a UTF-8 character.
+	ChunkSize int
+
+	mu       sync.Mutex
+	next     int
+	requests []Request
+	srv      *httptest.Server
+}
+
+// Start serves on 127.0.0.1 and returns the API's base URL, ending in /v1.
+func (s *Server) Start() string {
+	s.srv = httptest.NewServer(s)
+	return s.srv.URL + "/v1"
+}
+
+// Close stops the server, ending hung responses.
+func (s *Server) Close() {
+	s.srv.CloseClientConnections()
+	s.srv.Close()
+}
+
+// Requests returns the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// ServeHTTP answers POST /v1/chat/completions.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		writeError(w, http.StatusNotFound, "llmtest: no route for "+r.Method+" "+r.URL.Path)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	req, err := decodeRequest(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error())
+		return
+	}
+	req.Header = r.Header.Clone()
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	n := s.next
+	s.next++
+	var turn Turn
+	if n < len(s.Turns) {
+		turn = s.Turns[n]
+	}
+	s.mu.Unlock()
+	if n >= len(s.Turns) {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("llmtest: no scripted turn left for request %d", n+1))
+		return
+	}
+	if turn.Status != 0 {
+		if turn.RetryAfter != "" {
+			w.Header().Set("Retry-After", turn.RetryAfter)
+		}
+		writeError(w, turn.Status, turn.Error)
+		return
+	}
+	a := answer{turn: turn, id: "chatcmpl-llmtest-" + strconv.Itoa(n+1), model: req.Model, chunk: s.ChunkSize, promptSize: len(body)}
+	if a.chunk <= 0 {
+		a.chunk = 4
+	}
+	if req.Stream {
+		a.stream(w, r, req.IncludeUsage)
+	} else {
+		a.whole(w, r)
+	}
+}
+
+func decodeRequest(body []byte) (Request, error) {
+	var wire struct {
+		Model         string `json:"model"`
+		Stream        bool   `json:"stream"`
+		StreamOptions *struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+		Messages []struct {
+			Role       string     `json:"role"`
+			Content    *string    `json:"content"`
+			ToolCalls  []wireCall `json:"tool_calls"`
+			ToolCallID string     `json:"tool_call_id"`
+		} `json:"messages"`
+		Tools []struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name        string          `json:"name"`
+				Description string          `json:"description"`
+				Parameters  json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return Request{}, fmt.Errorf("malformed request: %w", err)
+	}
+	if len(wire.Messages) == 0 {
+		return Request{}, fmt.Errorf("messages is empty")
+	}
+	req := Request{Body: body, Model: wire.Model, Stream: wire.Stream,
+		IncludeUsage: wire.StreamOptions != nil && wire.StreamOptions.IncludeUsage}
+	for i, m := range wire.Messages {
+		if m.Content == nil && len(m.ToolCalls) == 0 {
+			return Request{}, fmt.Errorf("messages[%d] has no content", i)
+		}
+		msg := Message{Role: m.Role, ToolCallID: m.ToolCallID}
+		if m.Content != nil {
+			msg.Content = *m.Content
+		}
+		for _, c := range m.ToolCalls {
+			var args string
+			if err := json.Unmarshal(c.Function.Arguments, &args); err != nil {
+				return Request{}, fmt.Errorf("messages[%d]: tool call arguments are not a string", i)
+			}
+			if !json.Valid([]byte(args)) {
+				return Request{}, fmt.Errorf("messages[%d]: tool call arguments are not valid JSON", i)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
+		}
+		req.Messages = append(req.Messages, msg)
+	}
+	for _, t := range wire.Tools {
+		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
+	}
+	return req, nil
+}
+
+type wireCall struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string          `json:"name,omitempty"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// writeError answers with an OpenAI-style error body.
+func writeError(w http.ResponseWriter, status int, message string) {
+	typ := "server_error"
+	switch status {
+	case http.StatusBadRequest, http.StatusNotFound:
+		typ = "invalid_request_error"
+	case http.StatusUnauthorized:
+		typ = "authentication_error"
+	case http.StatusTooManyRequests:
+		typ = "rate_limit_error"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"error": map[string]any{"message": message, "type": typ, "param": nil, "code": status},
+	})
+}
+
+// answer writes one scripted turn.
+type answer struct {
+	turn       Turn
+	id, model  string
+	chunk      int
+	promptSize int
+}
+
+const created = 1700000000
+
+func (a *answer) finish() string {
+	switch {
+	case a.turn.Finish != "":
+		return a.turn.Finish
+	case len(a.turn.ToolCalls) > 0:
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func (a *answer) usage() Usage {
+	if a.turn.Usage != nil {
+		return *a.turn.Usage
+	}
+	n := len(a.turn.Text) + len(a.turn.Reasoning)
+	for _, c := range a.turn.ToolCalls {
+		n += len(c.Name) + len(c.Arguments)
+	}
+	u := Usage{PromptTokens: a.promptSize / 4, CompletionTokens: n/4 + 1}
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+func (a *answer) stream(w http.ResponseWriter, r *http.Request, includeUsage bool) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for _, p := range pieces(a.turn.Reasoning, a.chunk) {
+		send(chunk(map[string]any{"reasoning_content": p}, nil))
+	}
+	for _, p := range pieces(a.turn.Text, a.chunk) {
+		send(chunk(map[string]any{"content": p}, nil))
+	}
+	if a.turn.Hang {
+		<-r.Context().Done()
+		return
+	}
+	for i, c := range a.turn.ToolCalls {
+		send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil))
+		for _, p := range pieces(c.Arguments, a.chunk) {
+			send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i,
+				"function": map[string]any{"arguments": p}}}}, nil))
+		}
+	}
+	if a.turn.Error != "" {
+		send(map[string]any{"error": map[string]any{"message": a.turn.Error, "type": "server_error", "code": 500}})
+		return
+	}
+	send(chunk(map[string]any{}, a.finish()))
+	if includeUsage {
+		send(map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
+			"choices": []any{}, "usage": a.usage()})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func (a *answer) whole(w http.ResponseWriter, r *http.Request) {
+	if a.turn.Hang {
+		<-r.Context().Done()
+		return
+	}
+	if a.turn.Error != "" {
+		writeError(w, http.StatusInternalServerError, a.turn.Error)
+		return
+	}
+	msg := map[string]any{"role": "assistant", "content": a.turn.Text}
+	if a.turn.Reasoning != "" {
+		msg["reasoning_content"] = a.turn.Reasoning
+	}
+	if len(a.turn.ToolCalls) > 0 {
+		calls := make([]any, len(a.turn.ToolCalls))
+		for i, c := range a.turn.ToolCalls {
+			calls[i] = map[string]any{"id": c.ID, "type": "function",
+				"function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+		}
+		msg["tool_calls"] = calls
+		if a.turn.Text == "" {
+			msg["content"] = nil
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": a.id, "object": "chat.completion", "created": created, "model": a.model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": a.finish()}},
+		"usage":   a.usage()})
+}
+
+// pieces splits s into pieces of about n bytes, on character boundaries.
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		end := min(n, len(s))
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package llmtest_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func post(t *testing.T, url, body string) (*http.Response, string) {
+	t.Helper()
+	resp, err := http.Post(url+"/chat/completions", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(b)
+}
+
+func TestStream(t *testing.T) {
+	s := &llmtest.Server{ChunkSize: 3, Turns: []llmtest.Turn{{
+		Text: "héllo", Reasoning: "hm",
+		ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}},
+		Usage:     &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
+	}}}
+	url := s.Start()
+	defer s.Close()
+	resp, body := post(t, url, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+
+	var deltas []string
+	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
+	require.Equal(t, "data: [DONE]", events[len(events)-1])
+	for _, ev := range events[:len(events)-1] {
+		require.True(t, strings.HasPrefix(ev, "data: "), ev)
+		var chunk struct {
+			Object  string `json:"object"`
+			Choices []struct {
+				Delta        json.RawMessage `json:"delta"`
+				FinishReason *string         `json:"finish_reason"`
+			} `json:"choices"`
+			Usage *llmtest.Usage `json:"usage"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &chunk))
+		assert.Equal(t, "chat.completion.chunk", chunk.Object)
+		if len(chunk.Choices) == 0 {
+			assert.Equal(t, &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, chunk.Usage)
+			deltas = append(deltas, "usage")
+			continue
+		}
+		d := string(chunk.Choices[0].Delta)
+		if f := chunk.Choices[0].FinishReason; f != nil {
+			d += " " + *f
+		}
+		deltas = append(deltas, d)
+	}
+	assert.Equal(t, []string{
+		`{"content":"","role":"assistant"}`,
+		`{"reasoning_content":"hm"}`,
+		`{"content":"hé"}`, `{"content":"llo"}`,
+		`{"tool_calls":[{"function":{"arguments":"","name":"f"},"id":"c1","index":0,"type":"function"}]}`,
+		`{"tool_calls":[{"function":{"arguments":"{\"a"},"index":0}]}`,
+		`{"tool_calls":[{"function":{"arguments":"\":1"},"index":0}]}`,
+		`{"tool_calls":[{"function":{"arguments":"}"},"index":0}]}`,
+		`{} tool_calls`,
+		"usage",
+	}, deltas)
+	reqs := s.Requests()
+	require.Len(t, reqs, 1)
+	assert.True(t, reqs[0].Stream)
+	assert.True(t, reqs[0].IncludeUsage)
+	assert.Equal(t, []llmtest.Message{{Role: "user", Content: "hi"}}, reqs[0].Messages)
+}
+
+func TestWholeAndErrors(t *testing.T) {
+	s := &llmtest.Server{Turns: []llmtest.Turn{
+		{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{}`}}},
+		{Status: 429, Error: "slow down", RetryAfter: "2"},
+	}}
+	url := s.Start()
+	defer s.Close()
+	msgs := `"messages":[{"role":"user","content":"hi"}]`
+
+	_, body := post(t, url, `{"model":"m",`+msgs+`}`)
+	assert.JSONEq(t, `{"id":"chatcmpl-llmtest-1","object":"chat.completion","created":1700000000,"model":"m",
+		"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+		"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}}],
+		"usage":{"prompt_tokens":14,"completion_tokens":1,"total_tokens":15}}`, body) // 57 request bytes / 4
+
+	resp, body := post(t, url, `{`+msgs+`}`)
+	assert.Equal(t, 429, resp.StatusCode)
+	assert.Equal(t, "2", resp.Header.Get("Retry-After"))
+	assert.JSONEq(t, `{"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":429}}`, body)
+
+	resp, body = post(t, url, `{`+msgs+`}`)
+	assert.Equal(t, 500, resp.StatusCode)
+	assert.Contains(t, body, "no scripted turn left for request 3")
+
+	for _, bad := range []string{`{`, `{"messages":[]}`, `{"messages":[{"role":"user"}]}`,
+		`{"messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f","arguments":"{bad"}}]}]}`} {
+		resp, body = post(t, url, bad)
+		assert.Equal(t, 400, resp.StatusCode, bad)
+		assert.Contains(t, body, "invalid_request_error")
+	}
+	assert.Len(t, s.Requests(), 3, "malformed requests are not recorded")
+}
