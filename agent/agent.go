@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -95,12 +94,6 @@ type Agent struct {
 	Tools ToolSource
 	// Funcs are local Go functions offered as tools beside MCP tools.
 	Funcs []*Func
-	// Servers is the configuration of the MCP servers behind Tools, read
-	// for each server's Egress: the tools of a config.EgressLocal server
-	// are offered only to a model on this machine (see LocalModel). A
-	// server missing from Servers is treated as config.EgressAny, the
-	// configuration's default.
-	Servers []config.Server
 	// Policy decides which tool calls run. Nil denies every call; the
 	// model is told so. Use permission.NewPolicy(permission.AllowAll{}) to
 	// run every call.

@@ -547,12 +547,11 @@ func TestRunEgressLocal(t *testing.T) {
 	private.Egress = config.EgressLocal
 	_, public := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
 	ts := discover(t, private, public)
-	servers := []config.Server{private, public}
 
 	t.Run("local model sees everything", func(t *testing.T) {
 		llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
 		require.True(t, model.Local())
-		res, err := (&agent.Agent{Model: model, Tools: ts, Servers: servers}).Run(context.Background(), user("x"))
+		res, err := (&agent.Agent{Model: model, Tools: ts}).Run(context.Background(), user("x"))
 		require.NoError(t, err)
 		assert.Empty(t, res.Warnings)
 		assert.Len(t, llm.Requests()[0].Tools, 2)
@@ -560,7 +559,7 @@ func TestRunEgressLocal(t *testing.T) {
 	t.Run("remote model does not see local-only tools", func(t *testing.T) {
 		llm, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"a"}`}}}, llmtest.Turn{Text: "hi"})
 		var rec recorder
-		res, err := (&agent.Agent{Model: remote{model}, Tools: ts, Servers: servers, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+		res, err := (&agent.Agent{Model: remote{model}, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 		require.NoError(t, err)
 		require.Len(t, llm.Requests()[0].Tools, 1)
 		assert.Equal(t, "github_get_issue", llm.Requests()[0].Tools[0].Name)
@@ -570,12 +569,12 @@ func TestRunEgressLocal(t *testing.T) {
 	})
 	t.Run("local-only output is withheld from a remote model", func(t *testing.T) {
 		_, local := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"diary"}`}}}, llmtest.Turn{Text: "read it"})
-		res, err := (&agent.Agent{Model: local, Tools: ts, Servers: servers, Policy: allowAll()}).Run(context.Background(), user("x"))
+		res, err := (&agent.Agent{Model: local, Tools: ts, Policy: allowAll()}).Run(context.Background(), user("x"))
 		require.NoError(t, err)
 		require.Contains(t, res.Messages[2].Content, "diary")
 
 		llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
-		next, err := (&agent.Agent{Model: remote{model}, Tools: ts, Servers: servers}).Run(context.Background(), append(res.Messages, user("and now?")...))
+		next, err := (&agent.Agent{Model: remote{model}, Tools: ts}).Run(context.Background(), append(res.Messages, user("and now?")...))
 		require.NoError(t, err)
 		sent := llm.Requests()[0].Messages
 		assert.Equal(t, `[The output of this call is withheld: server "notes" is local-only and you do not run on this machine.]`, sent[3].Content)

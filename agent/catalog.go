@@ -45,6 +45,9 @@ func (r *run) catalog() *catalog {
 		return c
 	}
 	for _, st := range r.a.Tools.Tools() {
+		if st.Egress == config.EgressLocal {
+			r.egress[st.Server] = st.Egress // sticks for the run, even if the tools go
+		}
 		if r.egress[st.Server] == config.EgressLocal && !r.local {
 			r.warnOnce("withheld:"+st.Server, WarnToolsWithheld, fmt.Sprintf(
 				"the tools of server %q are not offered: the server is local-only (egress: local) and the model is not on this machine", st.Server))

@@ -113,9 +113,9 @@
 // A server configured with egress: local (config.EgressLocal) is local-only:
 // its tools are offered only to a model on this machine (see [LocalModel];
 // [OpenAI.Local] looks at the endpoint's address), and its earlier output
-// in a conversation is withheld from any other model. Agent.Servers tells
-// the agent each server's setting; a warning says what was withheld and
-// why.
+// in a conversation is withheld from any other model. Each tool of the
+// ToolSource carries its server's setting (mcp.ServerTool.Egress); a
+// warning says what was withheld and why.
 //
 // # Cancellation
 //

@@ -171,10 +171,9 @@ func ExampleOpenAI() {
 		// Ollama; llama-server is "http://localhost:8080/v1", Docker Model
 		// Runner "http://localhost:12434/engines/v1". A hosted service also
 		// needs APIKeyEnv, naming the variable that holds the key.
-		Model:   &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
-		Tools:   tools,
-		Servers: cfg.Servers,
-		Policy:  permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stderr), opts...),
+		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
+		Tools:  tools,
+		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stderr), opts...),
 	}
 	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "List my open issues."}})
 	if err != nil {

@@ -42,13 +42,15 @@ func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
 		ev:         emitter{fn: onEvent},
 		msgs:       append([]Message(nil), msgs...),
 		kept:       map[int]*keptOutput{},
-		egress:     make(map[string]config.Egress, len(a.Servers)),
+		egress:     map[string]config.Egress{},
 		warned:     map[string]bool{},
 		prevCalls:  map[string]bool{},
 		toldRepeat: map[string]bool{},
 	}
-	for _, s := range a.Servers {
-		r.egress[s.Name] = s.Egress
+	if a.Tools != nil {
+		for _, st := range a.Tools.Tools() {
+			r.egress[st.Server] = st.Egress
+		}
 	}
 	if lm, ok := a.Model.(LocalModel); ok {
 		r.local = lm.Local()

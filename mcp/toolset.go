@@ -65,6 +65,10 @@ type ServerTool struct {
 	// differ from the definition first seen: a permission given for the
 	// old definition should be asked again.
 	Changed bool
+	// Egress is the server's configured egress: the tools of a
+	// config.EgressLocal server, and what they return, must not reach a
+	// model off this machine.
+	Egress config.Egress
 }
 
 // WarningKind classifies a Warning.
@@ -451,7 +455,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 			ch.Updated = append(ch.Updated, a.name)
 		}
 		delete(prev, a.name)
-		tools = append(tools, ServerTool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0})
+		tools = append(tools, ServerTool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress})
 	}
 	for _, st := range s.tools {
 		if prev[st.Name] {
