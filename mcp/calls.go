@@ -14,9 +14,21 @@ import (
 // out and reported to Options.OnInvalidTool (and the log): the spec forbids
 // calling it.
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
-	tools, err := listAll(ctx, c, "tools/list", func(p *toolsPage) ([]Tool, *string) { return p.Tools, p.NextCursor })
+	var fresh time.Time
+	stale := false
+	tools, err := listAll(ctx, c, "tools/list", func(p *toolsPage) ([]Tool, *string) {
+		if p.TTLMs == nil || *p.TTLMs <= 0 {
+			stale = true
+		} else if until := time.Now().Add(time.Duration(min(*p.TTLMs, maxTTL.Milliseconds())) * time.Millisecond); fresh.IsZero() || until.Before(fresh) {
+			fresh = until
+		}
+		return p.Tools, p.NextCursor
+	})
 	if err != nil {
 		return nil, err
+	}
+	if stale {
+		fresh = time.Time{}
 	}
 	headers := make(map[string][]headerParam)
 	hints := make(map[string]*ToolAnnotations, len(tools))
@@ -39,14 +51,28 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 		kept = append(kept, t)
 	}
 	c.mu.Lock()
-	c.headers, c.hints = headers, hints
+	c.headers, c.hints, c.toolsFresh = headers, hints, fresh
 	c.mu.Unlock()
 	return kept, nil
 }
 
+// ToolsFreshUntil says until when the last ListTools result may be used
+// without listing again: the 2026-07-28 ttlMs of its pages (the smallest,
+// counted from when each arrived). The zero time means the server gave no
+// lifetime, so only a list_changed notification says the list changed.
+func (c *Client) ToolsFreshUntil() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.toolsFresh
+}
+
+// maxTTL caps a server's ttlMs.
+const maxTTL = 24 * time.Hour
+
 type toolsPage struct {
 	Tools      []Tool  `json:"tools"`
 	NextCursor *string `json:"nextCursor"`
+	TTLMs      *int64  `json:"ttlMs"`
 }
 
 // CallTool calls a tool. args is anything that marshals to a JSON object

@@ -109,7 +109,9 @@ type Client struct {
 	headers  map[string][]headerParam // modern tools/call header paths per tool
 	hints    map[string]*ToolAnnotations
 	progress map[string]*Progress // by progress token
-	initGen  int                  // legacy session generation
+	// toolsFresh is when the last tool list expires (zero: no lifetime).
+	toolsFresh time.Time
+	initGen    int // legacy session generation
 }
 
 // conn carries messages for one era-aware transport.

@@ -368,6 +368,14 @@ func transportFor(s config.Server) (Transport, error) {
 	return t, nil
 }
 
+// due asks the server's refresh loop to list its tools again.
+func (s *tsServer) due() {
+	select {
+	case s.kick <- struct{}{}:
+	default: // a refresh is already due
+	}
+}
+
 // clientOptions derives a server's client options from the Toolset's.
 func (t *Toolset) clientOptions(s *tsServer) *Options {
 	o := t.opts.Client
@@ -378,12 +386,7 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 	if o.Logger != nil {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
 	}
-	o.OnToolsChanged = func() {
-		select {
-		case s.kick <- struct{}{}:
-		default: // a refresh is already due
-		}
-	}
+	o.OnToolsChanged = s.due
 	o.OnInvalidTool = func(name string, reason error) {
 		s.invalidMu.Lock()
 		s.invalid = append(s.invalid, invalidTool{name, reason})
@@ -601,7 +604,21 @@ func (t *Toolset) refresh(s *tsServer) {
 // Tools returns the catalogue: servers in configuration order, each
 // server's tools in the server's order. The slice is the caller's; the
 // definitions it holds are shared and must not be modified.
+//
+// A server whose list has outlived its 2026-07-28 ttlMs is listed again in
+// the background; the fresh list shows in a later call (and OnChange).
+// The lifetime is only looked at here, when the tools are used: it is not
+// a polling interval.
 func (t *Toolset) Tools() []ServerTool {
+	now := time.Now()
+	for _, s := range t.servers {
+		if s.client == nil {
+			continue
+		}
+		if f := s.client.ToolsFreshUntil(); !f.IsZero() && now.After(f) {
+			s.due()
+		}
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return append([]ServerTool(nil), t.tools...)

@@ -762,3 +762,37 @@ func TestToolsetStdio(t *testing.T) {
 	assert.False(t, tool.Tool.Annotations.ReadOnly())
 	require.NoError(t, ts.Close(ctx))
 }
+
+func TestToolsetRefreshWhenTTLExpires(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, TTL: 50 * time.Millisecond, Tools: []mcptest.Tool{plainTool("first")}}
+	url := start(t, s)
+	changes := make(chan mcp.ToolsChange, 4)
+	ts := discover(t, []config.Server{{Name: "ttl", URL: url}}, &mcp.ToolsetOptions{OnChange: func(c mcp.ToolsChange) { changes <- c }})
+	assert.Equal(t, []string{"ttl_first"}, toolNames(ts))
+	s.SetTools([]mcptest.Tool{plainTool("first"), plainTool("second")})
+	time.Sleep(60 * time.Millisecond) // the list's lifetime runs out
+	ts.Tools()                         // using the tools notices it
+	select {
+	case c := <-changes:
+		assert.Equal(t, []string{"ttl_second"}, c.Added)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no refresh after the list's ttlMs expired")
+	}
+	assert.Equal(t, []string{"ttl_first", "ttl_second"}, toolNames(ts))
+}
+
+func TestToolsetNoRefreshWithoutTTL(t *testing.T) {
+	// A list without a lifetime is not re-listed when the tools are used.
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{plainTool("first")}}
+	ts := discover(t, []config.Server{{Name: "nottl", URL: start(t, s)}}, nil)
+	for range 3 {
+		ts.Tools()
+	}
+	lists := 0
+	for _, r := range s.Requests() {
+		if r.Method == "tools/list" {
+			lists++
+		}
+	}
+	assert.Equal(t, 1, lists)
+}

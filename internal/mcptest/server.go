@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"time"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 )
@@ -52,6 +53,8 @@ type Server struct {
 	// Tools are offered in order; PageSize > 0 paginates tools/list.
 	Tools    []Tool
 	PageSize int
+	// TTL is the lifetime (ttlMs) given with tools/list; 0 gives none.
+	TTL time.Duration
 	// Intercept, when set, sees every POST first (with its decoded
 	// message) and may answer it itself by returning true.
 	Intercept func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool
@@ -310,6 +313,9 @@ func (s *Server) listTools(params json.RawMessage) (any, *jsonrpc.Error) {
 		defs = append(defs, t.Def)
 	}
 	res := map[string]any{"tools": defs}
+	if s.TTL > 0 {
+		res["ttlMs"], res["cacheScope"] = s.TTL.Milliseconds(), "public"
+	}
 	if end < len(tools) {
 		res["nextCursor"] = fmt.Sprintf("c%d", end)
 	}
