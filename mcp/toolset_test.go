@@ -771,7 +771,7 @@ func TestToolsetRefreshWhenTTLExpires(t *testing.T) {
 	assert.Equal(t, []string{"ttl_first"}, toolNames(ts))
 	s.SetTools([]mcptest.Tool{plainTool("first"), plainTool("second")})
 	time.Sleep(60 * time.Millisecond) // the list's lifetime runs out
-	ts.Tools()                         // using the tools notices it
+	ts.Tools()                        // using the tools notices it
 	select {
 	case c := <-changes:
 		assert.Equal(t, []string{"ttl_second"}, c.Added)
