@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -34,7 +35,7 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 	hints := make(map[string]*ToolAnnotations, len(tools))
 	kept := tools[:0]
 	for _, t := range tools {
-		if c.era == EraModern {
+		if c.era == EraModern && c.httpHeaders() {
 			hp, err := toolHeaders(t.InputSchema)
 			if err != nil {
 				c.log.Warn("mcp: tool dropped: invalid x-mcp-header", "tool", t.Name, "reason", err)
@@ -56,6 +57,13 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 	return kept, nil
 }
 
+// httpHeaders reports a transport that mirrors arguments into headers:
+// x-mcp-header rules bind Streamable HTTP only (stdio may ignore them).
+func (c *Client) httpHeaders() bool {
+	_, ok := c.conn.(*httpConn)
+	return ok
+}
+
 // ToolsFreshUntil says until when the last ListTools result may be used
 // without listing again: the 2026-07-28 ttlMs of its pages (the smallest,
 // counted from when each arrived). The zero time means the server gave no
@@ -70,6 +78,7 @@ func (c *Client) ToolsFreshUntil() time.Time {
 const maxTTL = 24 * time.Hour
 
 type toolsPage struct {
+	complete
 	Tools      []Tool  `json:"tools"`
 	NextCursor *string `json:"nextCursor"`
 	TTLMs      *int64  `json:"ttlMs"`
@@ -94,15 +103,16 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 			return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
 		}
 	}
-	r.replay = hints.Idempotent()
+	r.replay = c.opts.TrustToolHints && hints.Idempotent()
 	defer c.withProgress(r, p)()
 	res, err := callWithInput[callToolWire](ctx, c, r, p)
 	var rpc *RPCError
 	if errors.As(err, &rpc) && rpc.Code == CodeHeaderMismatch && c.era == EraModern {
 		// The tool's x-mcp-header annotations may have changed: list the
 		// tools again and retry once with headers built from the new ones.
-		if _, lerr := c.ListTools(ctx); lerr != nil {
-			return nil, err
+		tools, lerr := c.ListTools(ctx)
+		if lerr != nil || !slices.ContainsFunc(tools, func(t Tool) bool { return t.Name == name }) {
+			return nil, err // gone, or now invalid: not called again
 		}
 		c.mu.Lock()
 		hp = c.headers[name]
@@ -177,6 +187,7 @@ func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
 }
 
 type promptsPage struct {
+	complete
 	Prompts    []Prompt `json:"prompts"`
 	NextCursor *string  `json:"nextCursor"`
 }
@@ -212,6 +223,7 @@ func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
 }
 
 type resourcesPage struct {
+	complete
 	Resources  []Resource `json:"resources"`
 	NextCursor *string    `json:"nextCursor"`
 }
@@ -261,6 +273,9 @@ func listAll[P any, T any](ctx context.Context, c *Client, method string, items 
 		if err := c.call(ctx, r, &page); err != nil {
 			return nil, err
 		}
+		if err := any(&page).(interface{ check(string) error }).check(method); err != nil {
+			return nil, err
+		}
 		list, next := items(&page)
 		all = append(all, list...)
 		if next == nil {
@@ -273,6 +288,19 @@ func listAll[P any, T any](ctx context.Context, c *Client, method string, items 
 		cursor = next
 	}
 	return nil, fmt.Errorf("%w: %s: more than %d pages", ErrProtocol, method, maxPages)
+}
+
+// complete is the resultType of a result that can only be final: absent
+// (legacy) or "complete"; anything else is invalid there.
+type complete struct {
+	ResultType string `json:"resultType"`
+}
+
+func (c *complete) check(method string) error {
+	if c.ResultType != "" && c.ResultType != "complete" {
+		return fmt.Errorf("%w: %s: resultType %q is not valid here", ErrProtocol, method, clip(c.ResultType, 40))
+	}
+	return nil
 }
 
 // inputRound is the part of a result that asks for more input (MRTR).

@@ -65,6 +65,12 @@ type Options struct {
 	// definition is invalid (a bad x-mcp-header annotation).
 	OnInvalidTool func(tool string, reason error)
 
+	// TrustToolHints takes the server's readOnlyHint and idempotentHint
+	// as facts: a call of such a tool whose response stream breaks is
+	// sent again. Off by default, since annotations are only hints and a
+	// tool run twice may act twice; then the caller gets ErrStreamBroken.
+	TrustToolHints bool
+
 	// Elicit answers a server's request for user input. When nil, the
 	// client does not offer elicitation.
 	Elicit func(context.Context, *ElicitRequest) (*ElicitResult, error)
@@ -95,6 +101,8 @@ type Client struct {
 	opts   Options
 	log    *slog.Logger
 	nextID atomic.Int64
+	// listens counts the listen streams the server acknowledged.
+	listens atomic.Int64
 
 	era          Era
 	version      string
@@ -103,6 +111,9 @@ type Client struct {
 	instructions string
 	meta         json.RawMessage // static part of the modern request _meta
 
+	life     context.Context // ends when Close is called
+	end      context.CancelFunc
+	initMu   sync.Mutex // serialises legacy re-initialisation
 	mu       sync.Mutex
 	conn     conn
 	closed   bool
@@ -136,8 +147,8 @@ type outgoing struct {
 	name    string // Mcp-Name value, "" if none
 	params  any
 	headers []header // Mcp-Param-* headers
-	// replay says the request may be sent again when it provably did not
-	// run (expired session) or its stream broke.
+	// replay says the request may be sent again when its stream broke:
+	// it reads, or its tool is trusted to be read-only or idempotent.
 	replay bool
 }
 
@@ -165,6 +176,7 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 
 func newClient(opts *Options) *Client {
 	c := &Client{headers: map[string][]headerParam{}, hints: map[string]*ToolAnnotations{}, progress: map[string]*Progress{}}
+	c.life, c.end = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts
 	}
@@ -214,6 +226,7 @@ func (c *Client) Close() error {
 	}
 	c.closed = true
 	c.mu.Unlock()
+	c.end()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	return c.conn.close(ctx)
@@ -231,11 +244,23 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 	if closed {
 		return ErrClosed
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
+	var cancel context.CancelFunc
+	if _, ok := ctx.Deadline(); ok {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
-		defer cancel()
 	}
+	defer cancel()
+	// Close ends the calls in flight.
+	defer context.AfterFunc(c.life, cancel)()
+	err := c.send(ctx, r, result, gen)
+	if err != nil && c.life.Err() != nil {
+		return ErrClosed
+	}
+	return err
+}
+
+func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
 	if c.era == EraModern && versionRetry(err) {
@@ -245,11 +270,10 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 		err = c.conn.roundTrip(ctx, r, result)
 	}
 	if errors.Is(err, errSessionGone) {
+		// A 404 on a request that carried the session id: the server did
+		// not run it, so it is sent again on a new session, once.
 		if rerr := c.reinitialize(ctx, gen); rerr != nil {
 			return fmt.Errorf("%w: %v", ErrSessionExpired, rerr)
-		}
-		if !r.replay {
-			return ErrSessionExpired
 		}
 		r.id = c.nextID.Add(1)
 		err = c.conn.roundTrip(ctx, r, result)
@@ -279,18 +303,24 @@ func versionRetry(err error) bool {
 var errSessionGone = errors.New("mcp: session not found")
 
 // reinitialize starts a new legacy session unless another caller already
-// did since generation gen.
+// did since generation gen. Calls keep flowing meanwhile: those that meet
+// the old session's 404 wait here, then use the new one.
 func (c *Client) reinitialize(ctx context.Context, gen int) error {
+	c.initMu.Lock()
+	defer c.initMu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.initGen != gen {
+	cur := c.initGen
+	c.mu.Unlock()
+	if cur != gen {
 		return nil
 	}
 	c.log.Info("mcp: session expired, initializing a new one")
 	if _, err := c.handshake(ctx, c.version); err != nil {
 		return err
 	}
+	c.mu.Lock()
 	c.initGen++
+	c.mu.Unlock()
 	return nil
 }
 
@@ -415,6 +445,12 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		c.opts.OnLog(m)
 	case "notifications/tools/list_changed":
 		if c.opts.OnToolsChanged != nil {
+			c.opts.OnToolsChanged()
+		}
+	case "notifications/subscriptions/acknowledged":
+		// A listen stream (re)opened. Nothing is replayed, so after the
+		// first one the host must re-fetch what may have changed.
+		if c.listens.Add(1) > 1 && c.opts.OnToolsChanged != nil {
 			c.opts.OnToolsChanged()
 		}
 	default:

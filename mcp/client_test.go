@@ -217,18 +217,27 @@ func TestSessionExpiryReinitializesOnce(t *testing.T) {
 	assert.Equal(t, 2, inits)
 
 	s.ExpireSessions()
-	// fail is not known to be safe: the session is renewed but the call
-	// is not replayed.
-	_, err = c.CallTool(context.Background(), "fail", nil)
-	require.ErrorIs(t, err, mcp.ErrSessionExpired)
+	// A 404 proves the server did not run the call: even a tool with no
+	// safety hints is sent again on the new session.
 	res, err = c.CallTool(context.Background(), "fail", nil)
-	require.NoError(t, err, "the new session works")
+	require.NoError(t, err)
 	assert.True(t, res.IsError)
+	calls := 0
+	for _, r := range s.Requests() {
+		if r.Method == "tools/call" && strings.Contains(string(r.Body), `"fail"`) {
+			calls++
+		}
+	}
+	assert.Equal(t, 2, calls, "refused once with 404, run once")
 }
 
 func TestStreamDroppedMidResponse(t *testing.T) {
-	for _, era := range []string{mcptest.Modern, mcptest.Legacy} {
-		t.Run(era, func(t *testing.T) {
+	for _, tc := range []struct {
+		era   string
+		trust bool
+	}{{mcptest.Modern, true}, {mcptest.Modern, false}, {mcptest.Legacy, true}} {
+		era := tc.era
+		t.Run(fmt.Sprint(era, " trust=", tc.trust), func(t *testing.T) {
 			var calls atomic.Int32
 			s := &mcptest.Server{Versions: []string{era}, SSE: true, Tools: []mcptest.Tool{echoTool()}}
 			s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
@@ -239,16 +248,21 @@ func TestStreamDroppedMidResponse(t *testing.T) {
 				_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\n\n"))
 				return true // the stream ends with no response
 			}
-			c := connect(t, start(t, s), nil)
+			c := connect(t, start(t, s), &mcp.Options{TrustToolHints: tc.trust})
 			_, err := c.ListTools(context.Background())
 			require.NoError(t, err)
 			res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
-			if era == mcptest.Modern {
-				// Modern: a read-only call is re-issued with a new id.
+			switch {
+			case era == mcptest.Modern && tc.trust:
+				// A read-only call is re-issued with a new id.
 				require.NoError(t, err)
 				assert.Equal(t, "x", res.Text())
 				assert.Equal(t, int32(2), calls.Load())
-			} else {
+			case era == mcptest.Modern:
+				// Hints not trusted: the caller decides.
+				require.ErrorIs(t, err, mcp.ErrStreamBroken)
+				assert.Equal(t, int32(1), calls.Load())
+			default:
 				// Legacy without an event id: cannot resume.
 				require.ErrorIs(t, err, mcp.ErrStreamBroken)
 			}

@@ -33,6 +33,8 @@ type RPCError struct {
 	Data    json.RawMessage
 }
 
+// Error returns the method, the code and the server's message (cut at 300
+// bytes); Data is left out.
 func (e *RPCError) Error() string {
 	return fmt.Sprintf("mcp: %s: server error %d: %s", e.Method, e.Code, clip(e.Message, 300))
 }
@@ -50,6 +52,7 @@ type HTTPError struct {
 	Body        string
 }
 
+// Error returns the method, the status and the start of the body.
 func (e *HTTPError) Error() string {
 	s := fmt.Sprintf("mcp: %s: http status %d", e.Method, e.StatusCode)
 	if e.Body != "" {

@@ -19,8 +19,9 @@ type mux struct {
 	modern  func() bool
 	mu      sync.Mutex
 	pending map[int64]chan *jsonrpc.Message
-	err     error          // set once the stream is gone
-	answers sync.WaitGroup // server requests being answered
+	redact  func(string) string // removes a token from server text, if set
+	err     error               // set once the stream is gone
+	answers sync.WaitGroup      // server requests being answered
 }
 
 func newMux(c *Client, reply func(context.Context, jsonrpc.Response) error, modern func() bool) *mux {
@@ -56,10 +57,14 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan *jsonrpc.Message, 
 			return fmt.Errorf("mcp: %s: %w", r.method, err)
 		}
 		if msg.Error != nil {
-			return rpcError(r.method, msg.Error)
+			e := rpcError(r.method, msg.Error)
+			if m.redact != nil {
+				e.Message, e.Data = m.redact(e.Message), json.RawMessage(m.redact(string(e.Data)))
+			}
+			return e
 		}
 		raw, _ := msg.Result.(*json.RawMessage)
-		if raw == nil || len(*raw) == 0 {
+		if raw == nil || len(*raw) == 0 || string(*raw) == "null" {
 			return fmt.Errorf("%w: %s: response has no result", ErrProtocol, r.method)
 		}
 		if err := json.Unmarshal(*raw, result); err != nil {
@@ -112,6 +117,22 @@ func (m *mux) dispatch(ctx context.Context, data []byte) error {
 		}()
 	}
 	return nil
+}
+
+// waitAnswers waits for the server requests being answered, until ctx is
+// done: a handler that ignores its (cancelled) context is abandoned rather
+// than left to hang Close.
+func (m *mux) waitAnswers(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		m.answers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		m.c.log.Warn("mcp: a server request handler did not return; abandoned")
+	}
 }
 
 // fail ends every pending call with err; later calls fail at once.

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 )
 
 // discoverResult is the answer to server/discover.
 type discoverResult struct {
+	complete
 	SupportedVersions []string           `json:"supportedVersions"`
 	Capabilities      ServerCapabilities `json:"capabilities"`
 	Instructions      string             `json:"instructions"`
@@ -69,7 +71,13 @@ func (c *Client) negotiate(ctx context.Context) error {
 		return fmt.Errorf("mcp: no transport worked: streamable HTTP: %w; HTTP+SSE: %v", err, serr)
 	}
 	c.conn = sc
-	return c.initialize(ctx, legacy)
+	if err := c.initialize(ctx, legacy); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		_ = sc.close(cctx)
+		return err
+	}
+	return nil
 }
 
 // probe sends server/discover. It reports a modern server, or the legacy
@@ -84,8 +92,20 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 		defer cancel()
 	}
 	var res discoverResult
-	p := &metaParams{}
-	err = c.call(pctx, c.request("server/discover", "", p), &res)
+	for attempt := 0; ; attempt++ {
+		res = discoverResult{}
+		err = c.call(pctx, c.request("server/discover", "", &metaParams{}), &res)
+		if !transient(err) || attempt == probeRetries {
+			break
+		}
+		// A busy server or proxy: ask again before deciding anything.
+		if sleep(pctx, time.Duration(attempt+1)*250*time.Millisecond) != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = res.check("server/discover")
+	}
 	if err == nil {
 		if slices.Contains(res.SupportedVersions, Version20260728) {
 			c.serverInfo = res.Meta.ServerInfo
@@ -101,8 +121,13 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 			return true, "", nil
 		}
 		// A discover answer that does not list our modern version: a
-		// legacy server that happens to know the method.
-		return false, newestLegacy(res.SupportedVersions), nil
+		// legacy server that happens to know the method, unless it lists
+		// only versions we do not speak.
+		legacy := newestLegacy(res.SupportedVersions)
+		if legacy == "" && len(res.SupportedVersions) > 0 {
+			return false, "", fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, res.SupportedVersions)
+		}
+		return false, legacy, nil
 	}
 	if ctx.Err() != nil {
 		return false, "", err
@@ -128,11 +153,36 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 		return false, "", nil
 	}
 	var herr *HTTPError
-	if errors.As(err, &herr) || errors.Is(err, ErrProtocol) || pctx.Err() != nil {
+	if errors.As(err, &herr) {
+		if transient(err) || herr.StatusCode < 400 || herr.StatusCode >= 500 {
+			// A server or proxy in trouble says nothing about the era.
+			return false, "", err
+		}
+		return false, "", nil // a 4xx without a modern error: legacy
+	}
+	if errors.Is(err, ErrProtocol) || pctx.Err() != nil {
 		// Not a modern answer, or (stdio) no answer in time: legacy.
 		return false, "", nil
 	}
 	return false, "", err
+}
+
+// probeRetries is how many times a probe answered by a busy server is sent
+// again.
+const probeRetries = 2
+
+// transient reports an HTTP answer that may differ if asked again.
+func transient(err error) bool {
+	var herr *HTTPError
+	if !errors.As(err, &herr) {
+		return false
+	}
+	switch herr.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusBadGateway,
+		http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
 }
 
 // newestLegacy picks the newest legacy version in list, or "".
@@ -149,6 +199,7 @@ func newestLegacy(list []string) string {
 // the server said.
 func (c *Client) initialize(ctx context.Context, version string) error {
 	c.era, c.version = EraLegacy, version
+	c.conn.setProtocol(EraLegacy, "")
 	res, err := c.handshake(ctx, version)
 	if err != nil {
 		return err
@@ -158,10 +209,9 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 	return nil
 }
 
-// handshake sends initialize and notifications/initialized on a new
-// session.
+// handshake sends initialize and notifications/initialized, which starts
+// a new session; until it succeeds, other requests go on with the old one.
 func (c *Client) handshake(ctx context.Context, version string) (*initializeResult, error) {
-	c.conn.setProtocol(EraLegacy, "")
 	params := struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`

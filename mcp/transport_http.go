@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,8 @@ import (
 // Limits of the Streamable HTTP transport.
 const (
 	// maxResumes bounds the GET reconnections of one legacy response
-	// stream, and maxReissues the modern re-issues of one request.
+	// stream that bring no new event, and maxReissues the modern re-issues
+	// of one request.
 	maxResumes  = 5
 	maxReissues = 1
 	// defaultRetry is the wait before resuming a legacy stream that named
@@ -147,6 +149,9 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 	h.mu.Lock()
 	session, modern, version := h.session, h.modern, h.version
 	h.mu.Unlock()
+	if r.method == "initialize" {
+		session, version = "", "" // a new session starts bare
+	}
 	if version != "" {
 		hd["Mcp-Protocol-Version"] = []string{version}
 	}
@@ -191,7 +196,7 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 		return fmt.Errorf("%w: %s: malformed response: %v", ErrProtocol, r.method, err)
 	}
 	if msg.Error != nil {
-		return rpcError(r.method, msg.Error)
+		return h.reply(r.method, &msg)
 	}
 	if resp.StatusCode >= 300 {
 		return h.httpError(r.method, resp.StatusCode, "application/json", buf.Bytes())
@@ -199,7 +204,7 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 	if !bytes.Equal(msg.ID, jsonrpc.Int(r.id)) || msg.Method != "" {
 		return fmt.Errorf("%w: %s: response does not answer the request (id %s)", ErrProtocol, r.method, clip(msg.ID.String(), 40))
 	}
-	return nil
+	return h.reply(r.method, &msg)
 }
 
 // readStream reads an SSE response: notifications and (legacy) server
@@ -235,6 +240,7 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 		return err
 	}
 	want := jsonrpc.Int(r.id)
+	from := "" // the event id the current stream resumed from
 	for resumes := 0; ; resumes++ {
 		dec := sse.NewDecoder(body, &sse.Options{MaxEventSize: int(h.maxSize)})
 		done, err := h.events(ctx, dec, r, want, result, modern)
@@ -249,12 +255,16 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 			return errReissue
 		}
 		last := dec.LastEventID()
-		if last == "" || resumes >= maxResumes {
-			if err == nil {
-				err = errors.New("no event id to resume from")
-			}
-			return fmt.Errorf("%w: %s: %v", ErrStreamBroken, r.method, err)
+		if last != from {
+			resumes = 0 // the stream moved on: a server polling, not failing
 		}
+		switch {
+		case last == "":
+			return fmt.Errorf("%w: %s: stream ended with no event id to resume from", ErrStreamBroken, r.method)
+		case resumes >= maxResumes:
+			return fmt.Errorf("%w: %s: %d resumptions from event %q brought nothing", ErrStreamBroken, r.method, resumes, clip(last, 40))
+		}
+		from = last
 		wait, ok := dec.Retry()
 		if !ok {
 			wait = defaultRetry
@@ -282,8 +292,23 @@ func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
 	if err := json.Unmarshal(data, &msg); err != nil {
 		return fmt.Errorf("%w: %s: malformed response: %v", ErrProtocol, r.method, err)
 	}
+	return h.reply(r.method, &msg)
+}
+
+// reply checks a decoded response: a JSON-RPC error becomes an *RPCError,
+// without the token should the server echo it, and a null result is a
+// protocol error.
+func (h *httpConn) reply(method string, msg *jsonrpc.Message) error {
 	if msg.Error != nil {
-		return rpcError(r.method, msg.Error)
+		e := rpcError(method, msg.Error)
+		if h.token != "" {
+			e.Message = h.redact(e.Message)
+			e.Data = json.RawMessage(h.redact(string(e.Data)))
+		}
+		return e
+	}
+	if msg.Result == nil {
+		return fmt.Errorf("%w: %s: response has a null result", ErrProtocol, method)
 	}
 	return nil
 }
@@ -308,13 +333,12 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 		switch {
 		case msg.IsResponse():
 			if !bytes.Equal(msg.ID, want) {
+				// Decoded in place for speed: undo what it wrote.
+				reflect.ValueOf(result).Elem().SetZero()
 				h.c.log.Debug("mcp: response to another request ignored", "id", msg.ID.String())
 				continue
 			}
-			if msg.Error != nil {
-				return true, rpcError(r.method, msg.Error)
-			}
-			return true, nil
+			return true, h.reply(r.method, &msg)
 		case msg.IsNotification():
 			h.c.notification(msg.Method, msg.Params)
 		case modern:
@@ -489,10 +513,12 @@ type listenParams struct {
 func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage) {
 	p := listenParams{Meta: meta}
 	p.Notifications.ToolsListChanged = true
-	for failures, wait := 0, time.Duration(0); failures < maxListenFailures; {
-		if sleep(ctx, wait) != nil {
+	var b backoff
+	for {
+		if sleep(ctx, b.wait) != nil {
 			return
 		}
+		opened := time.Now()
 		var res json.RawMessage
 		err := h.post(ctx, &outgoing{id: h.c.nextID.Add(1), method: "subscriptions/listen", params: &p}, &res)
 		if ctx.Err() != nil {
@@ -503,16 +529,31 @@ func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage) {
 			h.c.log.Debug("mcp: subscriptions/listen refused", "error", err)
 			return
 		}
-		if err != nil && !errors.Is(err, errReissue) {
-			failures++
-		} else {
-			failures = 0
-		}
-		wait = min(defaultRetry<<failures, 30*time.Second)
-		// Changes made while the stream was down are not replayed.
-		h.c.notification("notifications/tools/list_changed", nil)
+		b.next(opened)
+		h.c.log.Debug("mcp: listen stream ended", "error", err, "retry in", b.wait)
 	}
 }
+
+// backoff paces the reopening of a server stream: at once after a stream
+// that lived, then doubling up to 30 s while streams fail or end at once.
+type backoff struct {
+	wait time.Duration
+}
+
+// next sets the wait after a stream opened at opened has ended.
+func (b *backoff) next(opened time.Time) {
+	if time.Since(opened) >= minStreamLife {
+		b.wait = 0
+		return
+	}
+	b.wait = min(max(2*b.wait, defaultRetry), maxStreamWait)
+}
+
+// minStreamLife and maxStreamWait shape the backoff of server streams.
+const (
+	minStreamLife = 5 * time.Second
+	maxStreamWait = 30 * time.Second
+)
 
 // listenReadyWait bounds how long Connect waits for the GET stream.
 const listenReadyWait = 2 * time.Second
@@ -520,11 +561,13 @@ const listenReadyWait = 2 * time.Second
 func (h *httpConn) listenLoop(ctx context.Context, ready chan struct{}) {
 	var once sync.Once
 	defer once.Do(func() { close(ready) })
-	wait, lastID := time.Duration(0), ""
-	for failures := 0; failures < maxListenFailures; {
-		if sleep(ctx, wait) != nil {
+	var b backoff
+	lastID := ""
+	for {
+		if sleep(ctx, b.wait) != nil {
 			return
 		}
+		opened, named := time.Now(), false
 		resp, err := h.get(ctx, lastID)
 		once.Do(func() { close(ready) })
 		if ctx.Err() != nil {
@@ -535,37 +578,33 @@ func (h *httpConn) listenLoop(ctx context.Context, ready chan struct{}) {
 		}
 		if err == nil && resp.StatusCode == http.StatusMethodNotAllowed {
 			closeBody(resp.Body)
-			return
+			return // the server offers no such stream
 		}
-		if err != nil || resp.StatusCode != http.StatusOK || mediaType(resp) != "text/event-stream" {
-			if err == nil {
-				err = h.statusError("GET", resp)
-				closeBody(resp.Body)
+		if err == nil && resp.StatusCode == http.StatusOK && mediaType(resp) == "text/event-stream" {
+			dec := sse.NewDecoder(resp.Body, &sse.Options{MaxEventSize: int(h.maxSize)})
+			for ev, err := range dec.Events(ctx) {
+				if err != nil || ev.Data == "" {
+					continue
+				}
+				h.dispatchListened(ctx, []byte(ev.Data))
 			}
-			failures++
-			wait = min(time.Second<<failures, 30*time.Second)
-			h.c.log.Debug("mcp: server stream unavailable", "error", err)
-			continue
-		}
-		failures = 0
-		dec := sse.NewDecoder(resp.Body, &sse.Options{MaxEventSize: int(h.maxSize)})
-		for ev, err := range dec.Events(ctx) {
-			if err != nil || ev.Data == "" {
-				continue
+			lastID = dec.LastEventID()
+			if d, ok := dec.Retry(); ok {
+				b.wait, named = d, true
 			}
-			h.dispatchListened(ctx, []byte(ev.Data))
+		} else if err == nil {
+			err = h.statusError("GET", resp)
 		}
-		closeBody(resp.Body)
-		lastID = dec.LastEventID()
-		wait = defaultRetry
-		if d, ok := dec.Retry(); ok {
-			wait = d
+		if resp != nil {
+			closeBody(resp.Body)
 		}
+		if named && err == nil {
+			continue // the server named its delay
+		}
+		b.next(opened)
+		h.c.log.Debug("mcp: server stream ended", "error", err, "retry in", b.wait)
 	}
 }
-
-// maxListenFailures ends the GET stream's reconnections.
-const maxListenFailures = 5
 
 // dispatchListened handles one message of the GET stream.
 func (h *httpConn) dispatchListened(ctx context.Context, data []byte) {

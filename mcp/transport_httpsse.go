@@ -41,6 +41,9 @@ func (h *httpConn) openHTTPSSE(ctx context.Context) (*sseConn, error) {
 	}
 	s := &sseConn{h: h, stop: stop, done: make(chan struct{})}
 	s.mux = newMux(h.c, func(ctx context.Context, msg jsonrpc.Response) error { return s.post(ctx, msg) }, func() bool { return false })
+	if h.token != "" {
+		s.mux.redact = h.redact
+	}
 	endpoint := make(chan string, 1)
 	go s.read(sctx, resp, endpoint)
 	select {
@@ -109,7 +112,7 @@ func (s *sseConn) roundTrip(ctx context.Context, r *outgoing, result any) error 
 		return fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
 	err = s.mux.await(ctx, r, ch, result)
-	if ctx.Err() != nil && r.method != "initialize" {
+	if err != nil && ctx.Err() != nil && r.method != "initialize" {
 		cctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
 		defer cancel()
 		_ = s.notify(cctx, "notifications/cancelled", map[string]any{"requestId": r.id, "reason": "cancelled by the client"})
@@ -147,10 +150,10 @@ func (s *sseConn) post(ctx context.Context, msg any) error {
 func (s *sseConn) setProtocol(Era, string)     {}
 func (s *sseConn) probeTimeout() time.Duration { return 0 }
 
-func (s *sseConn) close(context.Context) error {
+func (s *sseConn) close(ctx context.Context) error {
 	s.stop()
 	<-s.done
-	s.mux.answers.Wait()
+	s.mux.waitAnswers(ctx)
 	if s.h.own != nil {
 		s.h.own.CloseIdleConnections()
 	}

@@ -164,9 +164,11 @@ func (d *Decoder) endErr(err error) error {
 	return fmt.Errorf("sse: %w", err)
 }
 
-// LastEventID returns the last event ID string: the value of the last "id"
-// field of the blocks read so far, to send as the Last-Event-ID header when
-// reconnecting. It is "" until an id field is read.
+// LastEventID returns the last event ID, to send as the Last-Event-ID
+// header when reconnecting: the value of the last valid "id" field in the
+// blocks decoded so far, dispatched or not. A block is decoded when the
+// blank line that ends it is, so an id in an event the stream cut short
+// does not count. It is "" until an id field is decoded.
 func (d *Decoder) LastEventID() string {
 	return d.lastID
 }
@@ -174,7 +176,7 @@ func (d *Decoder) LastEventID() string {
 // Retry returns the reconnection time set by the last valid "retry" field
 // read so far, and whether there was one. The decoder reads ahead of the
 // events it has yielded, so while iterating this may come from a field
-// after the current event; once iteration has stopped, it is the last one
+// after the current event; once the stream has ended, it is the last one
 // in the stream.
 func (d *Decoder) Retry() (time.Duration, bool) {
 	return d.lines.retry, d.lines.hasRetry

@@ -144,7 +144,8 @@ func TestIdleTimeoutIsResetByKeepAlives(t *testing.T) {
 		}
 		_, _ = pw.Write([]byte("data: done\n\n")) // the test checks what arrived
 	}()
-	got, err := decodeAll(t, pr, &Options{IdleTimeout: 100 * time.Millisecond})
+	// 300ms of keep-alives, with room for a loaded machine's scheduling.
+	got, err := decodeAll(t, pr, &Options{IdleTimeout: 200 * time.Millisecond})
 	wg.Wait()
 	if err != nil || len(got.events) != 1 || got.events[0].Data != "done" {
 		t.Fatalf("got %+v, %v; want the event after 300ms of keep-alives", got.events, err)
@@ -152,14 +153,14 @@ func TestIdleTimeoutIsResetByKeepAlives(t *testing.T) {
 }
 
 func TestIdleTimeoutIgnoresTimeInTheLoopBody(t *testing.T) {
-	d := NewDecoder(strings.NewReader("data: a\n\ndata: b\n\ndata: c\n\n"), &Options{IdleTimeout: 20 * time.Millisecond})
+	d := NewDecoder(strings.NewReader("data: a\n\ndata: b\n\ndata: c\n\n"), &Options{IdleTimeout: 40 * time.Millisecond})
 	n := 0
 	for _, err := range d.Events(context.Background()) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		n++
-		time.Sleep(60 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
 	if n != 3 {
 		t.Fatalf("got %d events, want 3", n)

@@ -87,8 +87,16 @@ func (w *watchdog) fire(cause error) {
 	}
 }
 
-// err reports why the stream must end, or nil if it may go on.
+// err reports why the stream must end, or nil if it may go on. It is called
+// for every event, so its common case is kept small enough to inline.
 func (w *watchdog) err() error {
+	if !w.fired.Load() && w.done == nil {
+		return nil
+	}
+	return w.slowErr()
+}
+
+func (w *watchdog) slowErr() error {
 	if w.fired.Load() {
 		w.mu.Lock()
 		defer w.mu.Unlock()

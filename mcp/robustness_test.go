@@ -1,0 +1,417 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
+)
+
+type rpcMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func readMsg(r *http.Request) rpcMsg {
+	b, _ := io.ReadAll(r.Body)
+	var m rpcMsg
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+func jsonReply(w http.ResponseWriter, id json.RawMessage, result string) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+}
+
+const discoverOK = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x","version":"1"}}}`
+
+// a response to another id on an SSE stream is decoded into the caller's
+// result before being skipped, so its fields leak into the real result.
+func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			jsonReply(w, m.ID, discoverOK)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":999999,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"other\"}],\"isError\":true,\"structuredContent\":{\"leak\":1}}}\n\n")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"mine\"}]}}\n\n", m.ID)
+		}
+	}))
+	defer srv.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(context.Background(), "t", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || res.StructuredContent != nil {
+		t.Fatalf("stray response leaked into result: isError=%v structured=%s text=%q", res.IsError, res.StructuredContent, res.Text())
+	}
+}
+
+// Client.Close does not end in-flight HTTP calls (doc: "Calls in flight fail").
+func TestCloseEndsCallsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			jsonReply(w, m.ID, discoverOK)
+		case "tools/call":
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			jsonReply(w, m.ID, `{"content":[]}`)
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, &mcp.Options{CallTimeout: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan time.Time, 1)
+	go func() { _, _ = c.CallTool(context.Background(), "slow", nil); done <- time.Now() }()
+	time.Sleep(200 * time.Millisecond)
+	closed := time.Now()
+	_ = c.Close()
+	end := <-done
+	if d := end.Sub(closed); d > time.Second {
+		t.Fatalf("in-flight call survived Close for %v (until CallTimeout)", d.Round(time.Millisecond))
+	}
+}
+
+// fallback to HTTP+SSE whose initialize fails: Connect closes the
+// original httpConn, not the sseConn, so the GET stream goroutine leaks.
+func TestFailedHTTPSSEFallbackClosesItsStream(t *testing.T) {
+	var getOpen atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/sse":
+			getOpen.Add(1)
+			defer getOpen.Add(-1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "event: endpoint\ndata: /msg\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // never answers initialize
+		case r.URL.Path == "/msg":
+			w.WriteHeader(http.StatusAccepted)
+		default:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		}
+	}))
+	defer srv.Close()
+	defer srv.CloseClientConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_, err := mcp.Connect(ctx, &mcp.HTTPTransport{URL: srv.URL + "/sse"}, nil)
+	if err == nil {
+		t.Fatal("expected Connect to fail")
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := getOpen.Load(); n != 0 {
+		t.Fatalf("Connect failed (%v) but %d HTTP+SSE GET stream(s) are still open", err, n)
+	}
+}
+
+// reinitialize holds Client.mu across the initialize round trip: Close
+// (and every new call) blocks until the handshake ends.
+func TestReinitializeDoesNotBlockClose(t *testing.T) {
+	var mu sync.Mutex
+	session := "s1"
+	expired := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			return
+		}
+		m := readMsg(r)
+		mu.Lock()
+		sess, exp := session, expired
+		mu.Unlock()
+		switch m.Method {
+		case "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"nope"}}`, m.ID)
+		case "initialize":
+			if exp {
+				time.Sleep(1500 * time.Millisecond) // slow re-initialize
+			}
+			w.Header().Set("Mcp-Session-Id", sess)
+			jsonReply(w, m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"l","version":"1"}}`)
+		case "notifications/initialized":
+			w.WriteHeader(http.StatusAccepted)
+		case "tools/list":
+			if exp && r.Header.Get("Mcp-Session-Id") == "s1" {
+				w.WriteHeader(http.StatusNotFound)
+				return
+			}
+			jsonReply(w, m.ID, `{"tools":[]}`)
+		}
+	}))
+	defer srv.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	expired, session = true, "s2"
+	mu.Unlock()
+	go func() { _, _ = c.ListTools(context.Background()) }()
+	time.Sleep(300 * time.Millisecond) // reinitialize now holds c.mu
+	start := time.Now()
+	_ = c.Close()
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("Close blocked %v behind a re-initialize holding Client.mu", d.Round(time.Millisecond))
+	}
+}
+
+// probe treats a transient 503 as "legacy" and sends initialize to a
+// modern-only server.
+func TestProbe503IsNotLegacy(t *testing.T) {
+	// A server in trouble says nothing about the era: a 503 on the probe
+	// is asked again instead of sending initialize.
+	var n atomic.Int32
+	var methods []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		mu.Lock()
+		methods = append(methods, r.Method+" "+m.Method)
+		mu.Unlock()
+		if m.Method == "server/discover" && n.Add(1) == 1 {
+			http.Error(w, "upstream busy", http.StatusServiceUnavailable)
+			return
+		}
+		if m.Method == "server/discover" {
+			jsonReply(w, m.ID, discoverOK)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, m.ID)
+	}))
+	defer srv.Close()
+	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil || strings.Contains(strings.Join(methods, ","), "initialize") {
+		t.Fatalf("503 on the probe classified the modern server as legacy: err=%v requests=%v", err, methods)
+	}
+}
+
+// a tools/list answered with input_required (invalid for that method)
+// is taken as an empty list instead of a protocol error.
+func TestInputRequiredOnListIsAnError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			jsonReply(w, m.ID, discoverOK)
+		case "tools/list":
+			jsonReply(w, m.ID, `{"resultType":"input_required","requestState":"abc"}`)
+		}
+	}))
+	defer srv.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tools, err := c.ListTools(context.Background())
+	if err == nil {
+		t.Fatalf("input_required on tools/list accepted as %d tools, no error", len(tools))
+	}
+}
+
+// a listen stream the server ends at once with a result is re-opened
+// every 500 ms forever, each time firing OnToolsChanged.
+func TestListenStreamBacksOff(t *testing.T) {
+	var listens atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			jsonReply(w, m.ID, `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{"listChanged":true}}}`)
+		case "subscriptions/listen":
+			listens.Add(1)
+			jsonReply(w, m.ID, `{"resultType":"complete"}`)
+		}
+	}))
+	defer srv.Close()
+	var changed atomic.Int32
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, &mcp.Options{OnToolsChanged: func() { changed.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	_ = c.Close()
+	if listens.Load() > 3 {
+		t.Fatalf("%d listen requests in 2s: no backoff", listens.Load())
+	}
+	if changed.Load() != 0 {
+		t.Fatalf("OnToolsChanged fired %d times for streams that never opened", changed.Load())
+	}
+}
+
+// reinitialize holds Client.mu while reading the initialize stream; a
+// progress notification on that stream makes notification() lock c.mu on
+// the same goroutine: a self-deadlock that no context ends.
+func TestProgressDuringReinitialize(t *testing.T) {
+	var mu sync.Mutex
+	expired := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		m := readMsg(r)
+		mu.Lock()
+		exp := expired
+		mu.Unlock()
+		switch m.Method {
+		case "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"nope"}}`, m.ID)
+		case "initialize":
+			sess := "s1"
+			if exp {
+				sess = "s2"
+			}
+			w.Header().Set("Mcp-Session-Id", sess)
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"zz\",\"progress\":1}}\n\n")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"l\",\"version\":\"1\"}}}\n\n", m.ID)
+		case "notifications/initialized":
+			w.WriteHeader(http.StatusAccepted)
+		case "tools/list":
+			if exp && r.Header.Get("Mcp-Session-Id") == "s1" {
+				w.WriteHeader(http.StatusNotFound)
+				return
+			}
+			jsonReply(w, m.ID, `{"tools":[]}`)
+		}
+	}))
+	defer srv.Close()
+	defer srv.CloseClientConnections()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, &mcp.Options{OnProgress: func(mcp.Progress) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	expired = true
+	mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_, err := c.ListTools(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Logf("ListTools returned: %v", err)
+	case <-time.After(4 * time.Second):
+		t.Fatalf("ListTools with a 1s deadline still blocked after 4s: self-deadlock on Client.mu")
+	}
+}
+
+// the token is redacted from HTTPError bodies but not from a JSON-RPC
+// error a server sends (and Toolset/agent hand err.Error() to the model).
+func TestTokenNotInJSONRPCError(t *testing.T) {
+	t.Setenv("REVIEW_TOKEN", "sk-secret-123")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			jsonReply(w, m.ID, discoverOK)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"token %s lacks scope tools:write"}}`, m.ID, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+		}
+	}))
+	defer srv.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL, TokenEnv: "REVIEW_TOKEN"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.CallTool(context.Background(), "t", nil)
+	if strings.Contains(err.Error(), "sk-secret-123") {
+		t.Fatalf("token in error: %v", err)
+	}
+}
+
+// legacy SSE polling (2025-11-25): the server closes the stream after
+// each event with retry; maxResumes counts all reconnections of a call, so
+// a long call that keeps making progress fails after 5 polls (after the
+// tool ran).
+func TestLegacyPollingKeepsResuming(t *testing.T) {
+	var polls atomic.Int32
+	var callID atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			if r.Header.Get("Last-Event-ID") == "" {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				return
+			}
+			n := polls.Add(1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			if n < 8 {
+				fmt.Fprintf(w, "id: e%d\nretry: 10\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"still working\"}}\n\n", n)
+				return
+			}
+			fmt.Fprintf(w, "id: e%d\ndata: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}\n\n", n, callID.Load())
+			return
+		}
+		if r.Method == http.MethodDelete {
+			return
+		}
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"nope"}}`, m.ID)
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "s")
+			jsonReply(w, m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"l","version":"1"}}`)
+		case "notifications/initialized":
+			w.WriteHeader(http.StatusAccepted)
+		case "tools/call":
+			callID.Store(string(m.ID))
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "id: e0\nretry: 10\ndata:\n\n")
+		}
+	}))
+	defer srv.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(context.Background(), "long", nil)
+	if err != nil {
+		t.Fatalf("long legacy call under SSE polling failed after %d polls: %v", polls.Load(), err)
+	}
+	t.Log(res.Text())
+}
