@@ -52,8 +52,11 @@
 //
 // The client offers elicitation (form mode) and roots only when the host
 // sets [Options.Elicit] or [Options.Roots]; it never offers sampling or
-// tasks. A tools/call whose response stream breaks is re-issued (modern)
-// or replayed on a new session (legacy) only when the tool is annotated
-// read-only or idempotent, or when the server provably did not run it;
-// otherwise the caller gets the error and decides.
+// tasks. A request is sent again only when that cannot run it twice: a
+// legacy session that expired (the 404 proves the server did not run it)
+// is replaced and the request replayed once; a listing or read whose
+// modern response stream broke is re-issued. A tools/call whose stream
+// broke is re-issued only when [Options.TrustToolHints] is set and the
+// tool is annotated read-only or idempotent; otherwise the caller gets
+// [ErrStreamBroken] and decides.
 package mcp
