@@ -25,19 +25,32 @@
 //   - [git.rickub.com/bots-garden/mini-me/agent] runs the tool-calling loop
 //     against an OpenAI-compatible chat endpoint.
 //
-// A host program in short:
+// A host program in short (the package example has it whole):
 //
-//	cfg, err := config.Load("servers.yaml")
+//	cfg, err := config.Load("mini-me.yaml")
 //	if err != nil {
-//		return err
+//		return err // every problem of the file, each with its line
 //	}
 //	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
 //	if err != nil {
 //		return err
 //	}
 //	defer tools.Close(ctx)
-//	for _, w := range tools.Warnings() {
-//		fmt.Println("warning:", w)
+//	a := &agent.Agent{
+//		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
+//		Tools:  tools,
+//		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stdout)),
 //	}
-//	res, err := tools.Call(ctx, "github_search_code", map[string]any{"q": "mini-me"})
+//	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What changed today?"}})
+//
+// # Examples
+//
+// The examples directory holds programs that run on a fresh machine with
+// go run: ./examples/quickstart (two local MCP servers, discovery, one
+// approved tool call), ./examples/chat (an interactive agent in the
+// terminal), ./examples/stdio (a local stdio server driven by the agent)
+// and ./examples/approver (a host with its own approval UI). They use a
+// model named by environment variables (MINIME_MODEL_URL, OPENAI_API_KEY,
+// OLLAMA_HOST, or Docker Model Runner when it answers), and without one
+// say how to start one.
 package minime

@@ -83,13 +83,10 @@ func mcpTool(st mcp.ServerTool, ts *toolSchema) *tool {
 		schema:      ts,
 		changed:     st.Changed,
 	}
-	if a := st.Tool.Annotations; a != nil {
-		if t.title == "" {
-			t.title = a.Title
-		}
-		t.annotations = permission.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
-			IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
+	if a := st.Tool.Annotations; a != nil && t.title == "" {
+		t.title = a.Title
 	}
+	t.annotations = permissionAnnotations(st.Tool.Annotations)
 	return t
 }
 

@@ -161,19 +161,13 @@ func ExampleOpenAI() {
 	}
 	defer tools.Close(context.Background())
 
-	opts := []permission.Option{permission.WithMode(permission.ModeAsk)}
-	for _, s := range cfg.Servers {
-		if s.Permissions == config.ModeAuto {
-			opts = append(opts, permission.WithServerMode(s.Name, permission.ModeAuto))
-		}
-	}
 	a := &agent.Agent{
 		// Ollama; llama-server is "http://localhost:8080/v1", Docker Model
 		// Runner "http://localhost:12434/engines/v1". A hosted service also
 		// needs APIKeyEnv, naming the variable that holds the key.
 		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 		Tools:  tools,
-		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stderr), opts...),
+		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stderr), agent.PolicyOptions(cfg)...),
 	}
 	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "List my open issues."}})
 	if err != nil {

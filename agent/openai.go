@@ -138,6 +138,8 @@ type APIError struct {
 	hasRetryAfter bool
 }
 
+// Error returns the status and the server's message, as in
+// "agent: model endpoint: status 429: rate limit exceeded".
 func (e *APIError) Error() string {
 	s := fmt.Sprintf("agent: model endpoint: status %d", e.StatusCode)
 	if e.Message != "" {

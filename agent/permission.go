@@ -1,0 +1,50 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// PolicyOptions turns the permission settings of a configuration into
+// options for permission.NewPolicy: the global mode and confirmDestructive,
+// then each server's own.
+func PolicyOptions(cfg *config.Config) []permission.Option {
+	opts := []permission.Option{
+		permission.WithMode(policyMode(cfg.Permissions)),
+		permission.WithConfirmDestructive(cfg.ConfirmDestructive),
+	}
+	for _, s := range cfg.Servers {
+		opts = append(opts,
+			permission.WithServerMode(s.Name, policyMode(s.Permissions)),
+			permission.WithServerConfirmDestructive(s.Name, s.ConfirmDestructive))
+	}
+	return opts
+}
+
+// policyMode maps a configured mode; config has already refused any other
+// value, and the zero value is the default, ask.
+func policyMode(m config.Mode) permission.Mode {
+	if m == config.ModeAuto {
+		return permission.ModeAuto
+	}
+	return permission.ModeAsk
+}
+
+// PermissionRequest describes a call of an MCP tool to the permission
+// policy, as the agent does before each call it runs: a host that calls a
+// tool itself asks the same way. args is the JSON object of arguments.
+func PermissionRequest(st mcp.ServerTool, args json.RawMessage) permission.Request {
+	return mcpTool(st, nil).request(args)
+}
+
+// permissionAnnotations converts a tool's MCP annotations.
+func permissionAnnotations(a *mcp.ToolAnnotations) permission.Annotations {
+	if a == nil {
+		return permission.Annotations{}
+	}
+	return permission.Annotations{ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint,
+		IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
+}

@@ -1,0 +1,96 @@
+package minime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// A host program in full: the MCP servers of mini-me.yaml, a model served
+// by Docker Model Runner, and the user approving tool calls at the
+// terminal. The README shows this code; TestReadmeExample keeps the two
+// the same.
+func Example() {
+	ctx := context.Background()
+	cfg, err := config.Load("mini-me.yaml")
+	if err != nil {
+		log.Fatal(err) // every problem of the file, each with its line
+	}
+	tools, err := mcp.Discover(ctx, cfg.Servers, nil) // a server that fails is skipped, with a warning
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tools.Close(ctx)
+
+	a := &agent.Agent{
+		Model:  &agent.OpenAI{BaseURL: "http://localhost:12434/engines/v1", Model: "ai/qwen3"},
+		Tools:  tools,
+		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stdout), agent.PolicyOptions(cfg)...),
+	}
+	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}})
+	if err != nil {
+		log.Fatalf("stopped (%s): %v", res.Stop, err)
+	}
+	fmt.Println(res.Answer)
+}
+
+// The whole pipeline, runnable: a configuration naming an MCP server, its
+// tools discovered, a policy that runs the server's calls without asking
+// (permissions: auto), and a model that calls one tool, then answers. The
+// server and the model here are test doubles on 127.0.0.1; real ones are
+// configured the same way.
+func Example_pipeline() {
+	srv := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{{
+		Def: json.RawMessage(`{"name":"today","description":"Today's events","inputSchema":{"type":"object"}}`),
+		Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
+			return map[string]any{"content": []any{map[string]any{"type": "text", "text": "10:00 stand-up"}}}, nil
+		},
+	}}}
+	mcpURL := srv.Start()
+	defer srv.Close()
+	llm := &llmtest.Server{Turns: []llmtest.Turn{
+		{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "calendar_today", Arguments: `{}`}}},
+		{Text: "You have a stand-up at 10:00."},
+	}}
+	modelURL := llm.Start()
+	defer llm.Close()
+
+	ctx := context.Background()
+	cfg, err := config.Parse([]byte("mcp:\n  servers:\n    - name: calendar\n      url: " + mcpURL + "\n      permissions: auto\n"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tools.Close(ctx)
+
+	a := &agent.Agent{
+		Model:  &agent.OpenAI{BaseURL: modelURL, Model: "qwen3:4b"},
+		Tools:  tools,
+		Policy: permission.NewPolicy(permission.DenyAll{}, permission.WithServerMode("calendar", permission.ModeAuto)),
+	}
+	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}},
+		func(e agent.Event) {
+			if r, ok := e.(*agent.ToolResult); ok {
+				fmt.Printf("%s: %s\n", r.Call.Name, r.Output)
+			}
+		})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Answer)
+	// Output:
+	// calendar_today: 10:00 stand-up
+	// You have a stand-up at 10:00.
+}

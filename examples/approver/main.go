@@ -1,0 +1,203 @@
+// Approver shows how a host with its own approval UI, a desktop dialog or
+// a web page, plugs into mini-me: it implements permission.Approver,
+// approves read-only tools by itself, and puts every other call to the user
+// through a channel that its UI serves, waiting for the answer or for the
+// question to be withdrawn. Every decision also goes to an audit log.
+//
+//	go run ./examples/approver
+//	go run ./examples/approver 'Save a note "ideas": try mini-me.'
+//
+// Here the "UI" is a goroutine that shows each question on the terminal
+// and reads y or n; a desktop application would open a dialog instead,
+// and a web application would show the question on a page and send the
+// answer back from an HTTP handler. The agent and the policy do not change.
+//
+// It runs on the demo's MCP servers (text tools, all read-only, and a
+// notepad with a write and a destructive tool), started in-process on
+// 127.0.0.1. The model comes from the environment, as for the quickstart
+// (see examples/quickstart). Without one, the program says how to start
+// one, then makes three calls itself through the same policy: one
+// read-only, approved without asking, and two that the UI asks about. It
+// exits with status 0 in both cases.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// question is a tool call waiting for the user's decision.
+type question struct {
+	req    permission.Request
+	answer chan<- permission.Decision // buffered: the UI never waits on it
+}
+
+// uiApprover is the host's Approver. It approves a read-only tool by
+// itself, unless its definition changed since it was last allowed, and
+// sends every other call to the UI.
+//
+// Read-only is a hint from the server, which could lie: a host trusts it
+// only for servers it trusts. A Policy never uses hints to ask less; this
+// host chooses to.
+type uiApprover struct {
+	questions chan<- question
+}
+
+func (a uiApprover) Approve(ctx context.Context, req permission.Request) (permission.Decision, error) {
+	if req.Annotations.ReadOnly() && !req.Changed {
+		return permission.Decision{Verdict: permission.AllowOnce}, nil
+	}
+	answer := make(chan permission.Decision, 1)
+	select {
+	case a.questions <- question{req: req, answer: answer}:
+	case <-ctx.Done():
+		return permission.Decision{}, ctx.Err()
+	}
+	select {
+	case d := <-answer:
+		return d, nil
+	case <-ctx.Done(): // the run was stopped, or the policy's timeout expired
+		return permission.Decision{}, ctx.Err()
+	}
+}
+
+// serveUI answers the questions, one at a time, until ctx is done: it
+// shows each one and reads the user's answer from lines. When lines end,
+// every call is denied.
+func serveUI(ctx context.Context, questions <-chan question, lines <-chan string, out io.Writer) {
+	for {
+		var q question
+		select {
+		case q = <-questions:
+		case <-ctx.Done():
+			return
+		}
+		fmt.Fprintf(out, "[ui] Run %s with %s? It %s. [y/N] ",
+			host.Clean(q.req.PrefixedName, 64), host.Clean(string(q.req.Arguments), 300), q.req.Annotations)
+		d := permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(out)
+				d.Reason = "no one is there to approve it"
+			} else if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
+				d = permission.Decision{Verdict: permission.AllowOnce}
+			}
+		case <-ctx.Done():
+			return
+		}
+		q.answer <- d
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "approver: interrupted")
+		os.Exit(130)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "approver:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	prompt := `Count the words of "to be or not to be", then save the count in a note titled "hamlet".`
+	if len(args) > 0 {
+		prompt = strings.Join(args, " ")
+	}
+	servers, err := demo.Start()
+	if err != nil {
+		return fmt.Errorf("starting the demo servers: %w", err)
+	}
+	defer servers.Close()
+	cfg, err := config.Parse(servers.Config)
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	tools, err := mcp.Discover(dctx, cfg.Servers, nil)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tools.Close(cctx)
+	}()
+	fmt.Fprintln(stdout, "mini-me approver: a host with its own approval UI")
+	fmt.Fprintln(stdout)
+	host.PrintBanner(stdout, tools)
+
+	// The UI runs beside the agent, for as long as run does.
+	uiCtx, stopUI := context.WithCancel(ctx)
+	questions := make(chan question)
+	var ui sync.WaitGroup
+	ui.Add(1)
+	go func() {
+		defer ui.Done()
+		serveUI(uiCtx, questions, host.ReadLines(stdin), stdout)
+	}()
+	defer func() {
+		stopUI()
+		ui.Wait()
+	}()
+
+	policy := permission.NewPolicy(uiApprover{questions: questions},
+		append(agent.PolicyOptions(cfg),
+			permission.WithTimeout(2*time.Minute), // a question nobody answers is denied
+			permission.WithAudit(func(e permission.Event) {
+				fmt.Fprintf(stdout, "[audit] %s: %s (%s)\n", host.Clean(e.PrefixedName, 64), host.Clean(e.Verdict.String(), 20), e.Source)
+			}))...)
+
+	model, err := modelenv.Find(ctx, os.Getenv)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		fmt.Fprintf(stdout, "\n%s\n\nWithout a model, here are three calls made directly, through the same\npolicy: the read-only one is approved by the host, the others asked.\n\n", modelenv.Help(err))
+		calls := []struct {
+			tool string
+			args map[string]any
+		}{
+			{"text_count", map[string]any{"text": "to be or not to be"}},
+			{"notes_save_note", map[string]any{"title": "hamlet", "text": "6 words"}},
+			{"notes_delete_note", map[string]any{"title": "shopping"}},
+		}
+		for _, c := range calls {
+			if err := host.CallTool(ctx, stdout, tools, policy, c.tool, c.args); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	fmt.Fprintln(stdout)
+	host.PrintModel(stdout, model)
+	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
+	fmt.Fprintf(stdout, "\nyou: %s\n\n", prompt)
+	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: prompt}}, host.Render(stdout))
+	if err != nil {
+		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
+	}
+	return nil
+}

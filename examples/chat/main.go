@@ -1,0 +1,258 @@
+// Chat is an interactive agent in the terminal: you type, the model
+// answers as it streams, and you approve its tool calls as they come.
+//
+//	go run ./examples/chat                        # the demo's MCP servers
+//	go run ./examples/chat -config mini-me.yaml   # your own servers
+//
+// Without -config it starts the same two demo servers as the quickstart,
+// in-process on 127.0.0.1. It prints every tool with its server, then reads
+// your questions. Commands: /tools, /servers, /clear (forget the
+// conversation), /quit. Ctrl-C stops the answer being written, or the
+// question being asked, and keeps the session; Ctrl-D or /quit leaves.
+//
+// The model comes from the environment, as for the quickstart (see
+// examples/quickstart): MINIME_MODEL_URL and MINIME_MODEL, OPENAI_API_KEY,
+// OLLAMA_HOST or Docker Model Runner. Without one, it says how to start
+// one and exits with status 0.
+//
+// The chat and the approval questions both read the terminal. One
+// goroutine reads its lines, and the chat hands a line to the approver
+// (permission.Terminal, reading from a channel) only while a question is
+// waiting for it, so the two never compete for the same line.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+func main() {
+	configPath := flag.String("config", "", "configuration file listing the MCP servers (default: the demo's servers)")
+	flag.Parse()
+	if err := run(*configPath, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "chat:", err)
+		os.Exit(1)
+	}
+}
+
+func run(configPath string, stdin io.Reader, out io.Writer) error {
+	cfg, stopDemo, err := loadConfig(configPath)
+	if err != nil {
+		return err
+	}
+	defer stopDemo()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tools.Close(ctx)
+	}()
+	fmt.Fprintf(out, "mini-me chat (%s)\n\n", cfg.File)
+	host.PrintBanner(out, tools)
+
+	model, err := modelenv.Find(context.Background(), os.Getenv)
+	if err != nil {
+		fmt.Fprintf(out, "\n%s\n", modelenv.Help(err))
+		return nil
+	}
+	host.PrintModel(out, model)
+	fmt.Fprintln(out, "\nType a question. /tools, /servers, /clear, /quit; Ctrl-C stops an answer.")
+
+	c := &chat{out: out, lines: host.ReadLines(stdin), feed: make(chan string), tools: tools}
+	c.agent = &agent.Agent{
+		Model:  model,
+		Tools:  tools,
+		Policy: permission.NewPolicy(c.approver(), agent.PolicyOptions(cfg)...),
+	}
+	c.interrupts = make(chan os.Signal, 1)
+	signal.Notify(c.interrupts, os.Interrupt)
+	defer signal.Stop(c.interrupts)
+	c.loop()
+	return nil
+}
+
+// loadConfig reads the configuration at path or, when path is empty,
+// starts the demo's servers and returns their configuration.
+func loadConfig(path string) (*config.Config, func(), error) {
+	if path != "" {
+		cfg, err := config.Load(path)
+		return cfg, func() {}, err
+	}
+	servers, err := demo.Start()
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting the demo servers: %w", err)
+	}
+	cfg, err := config.Parse(servers.Config)
+	if err != nil {
+		servers.Close()
+		return nil, nil, err
+	}
+	cfg.File = "the demo's servers"
+	return cfg, servers.Close, nil
+}
+
+// chat is one session: the conversation so far and the terminal.
+type chat struct {
+	out        io.Writer
+	lines      <-chan string // the terminal's lines; closed at its end
+	feed       chan string   // lines handed to the approver; closed at the terminal's end
+	asking     atomic.Int32  // approval questions waiting for an answer
+	interrupts chan os.Signal
+
+	agent        *agent.Agent
+	tools        *mcp.Toolset
+	conversation []agent.Message
+}
+
+// approver asks at the terminal, through a permission.Terminal that reads
+// the lines the chat hands it.
+func (c *chat) approver() permission.Approver {
+	term := permission.NewTerminal(&lineReader{lines: c.feed}, c.out)
+	return permission.ApproverFunc(func(ctx context.Context, req permission.Request) (permission.Decision, error) {
+		c.asking.Add(1)
+		defer c.asking.Add(-1)
+		return term.Approve(ctx, req)
+	})
+}
+
+// loop reads questions and commands until /quit or the end of the input.
+func (c *chat) loop() {
+	for {
+		fmt.Fprint(c.out, "\nyou> ")
+		var line string
+		select {
+		case l, ok := <-c.lines:
+			if !ok {
+				fmt.Fprintln(c.out, "\nbye")
+				return
+			}
+			line = strings.TrimSpace(l)
+		case <-c.interrupts:
+			fmt.Fprint(c.out, "\n(nothing to stop: /quit or Ctrl-D leaves)")
+			continue
+		}
+		switch {
+		case line == "":
+		case line == "/quit" || line == "/exit":
+			fmt.Fprintln(c.out, "bye")
+			return
+		case strings.HasPrefix(line, "/"):
+			c.command(line)
+		default:
+			if !c.turn(line) {
+				fmt.Fprintln(c.out, "\nbye")
+				return
+			}
+		}
+	}
+}
+
+func (c *chat) command(line string) {
+	switch line {
+	case "/tools":
+		host.PrintTools(c.out, c.tools)
+	case "/servers":
+		host.PrintServers(c.out, c.tools)
+	case "/clear":
+		c.conversation = nil
+		fmt.Fprintln(c.out, "(conversation cleared)")
+	default:
+		fmt.Fprintln(c.out, "commands: /tools, /servers, /clear, /quit")
+	}
+}
+
+// turn runs the agent on one question, streaming its answer, until it
+// answers or Ctrl-C stops it. It reports false when the input ended.
+func (c *chat) turn(question string) (inputOpen bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	msgs := append(slices.Clip(c.conversation), agent.Message{Role: agent.RoleUser, Content: question})
+	done := make(chan struct{})
+	var res agent.Result
+	var err error
+	fmt.Fprintln(c.out)
+	go func() {
+		defer close(done)
+		res, err = c.agent.RunStream(ctx, msgs, host.Render(c.out))
+	}()
+	lines := c.lines
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-c.interrupts:
+			cancel()
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil
+				close(c.feed) // questions asked from now on are denied
+				continue
+			}
+			c.answer(line)
+		}
+	}
+	c.conversation = res.Messages // whatever happened, it is consistent
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(c.out, "\n(stopped)")
+	case err != nil:
+		fmt.Fprintf(c.out, "\n(the run stopped: %s)\n", host.Clean(err.Error(), 300))
+	}
+	return lines != nil
+}
+
+// answer hands a line typed during a turn to the question waiting for it.
+// A line typed while no question waits is dropped: it would otherwise
+// answer a question not yet asked.
+func (c *chat) answer(line string) {
+	if c.asking.Load() > 0 {
+		select {
+		case c.feed <- line + "\n":
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	fmt.Fprintln(c.out, "(busy: that line was not used; wait for the answer, or press Ctrl-C to stop it)")
+}
+
+// lineReader is an io.Reader of the lines sent on a channel; the channel's
+// closing is the end of the input.
+type lineReader struct {
+	lines <-chan string
+	rest  string
+}
+
+func (r *lineReader) Read(p []byte) (int, error) {
+	if r.rest == "" {
+		line, ok := <-r.lines
+		if !ok {
+			return 0, io.EOF
+		}
+		r.rest = line
+	}
+	n := copy(p, r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
+}

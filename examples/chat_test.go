@@ -1,0 +1,168 @@
+package examples_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+)
+
+// tmux drives a program in a real pseudo-terminal, through a tmux server
+// of the test's own (a private socket in the test's temporary directory),
+// which it kills when done.
+type tmux struct {
+	t      *testing.T
+	path   string
+	socket string
+	env    []string
+}
+
+func newTmux(t *testing.T, env []string) *tmux {
+	path, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is required to test the chat in a terminal, and CI is set: install it (.ci/run does)")
+		}
+		t.Skip("tmux is not installed, so the chat cannot be tested in a terminal (apt-get install tmux)")
+	}
+	tm := &tmux{t: t, path: path, socket: filepath.Join(t.TempDir(), fmt.Sprintf("minime-test-%d", os.Getpid())), env: env}
+	t.Cleanup(func() { _, _ = tm.run("kill-server") }) // the socket goes with the directory
+	return tm
+}
+
+func (tm *tmux) run(args ...string) (string, error) {
+	cmd := exec.Command(tm.path, append([]string{"-S", tm.socket, "-f", "/dev/null"}, args...)...)
+	cmd.Env = tm.env // the server, and so the program it runs, get this environment
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func (tm *tmux) must(args ...string) string {
+	tm.t.Helper()
+	out, err := tm.run(args...)
+	require.NoError(tm.t, err, "tmux %s: %s", strings.Join(args, " "), out)
+	return out
+}
+
+// screen returns everything the pane has shown, scrollback included, with
+// wrapped lines joined.
+func (tm *tmux) screen() string {
+	return tm.must("capture-pane", "-p", "-J", "-S", "-", "-t", "chat")
+}
+
+// waitFor waits until the pane has shown want n times.
+func (tm *tmux) waitFor(want string, n int) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := tm.screen()
+		if strings.Count(s, want) >= n {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the terminal never showed %q (%d times); it shows:\n%s", want, n, s)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// typeLine types text and Enter.
+func (tm *tmux) typeLine(text string) {
+	tm.must("send-keys", "-t", "chat", "-l", text)
+	tm.must("send-keys", "-t", "chat", "Enter")
+}
+
+// The chat as a person uses it, in a real terminal: a question, a tool
+// call approved at the prompt, the streamed answer, a command, a second
+// question stopped with Ctrl-C, a third one that still knows the
+// conversation, the other commands, and /quit.
+func TestChatInTerminal(t *testing.T) {
+	llm, url := model(t,
+		call("c1", "text_count", `{"text":"hello tmux world"}`),
+		llmtest.Turn{Text: "That text has 3 words."},
+		llmtest.Turn{Text: "Let me think about it", Hang: true},
+		llmtest.Turn{Text: "Back again."},
+		llmtest.Turn{Text: "Hello, stranger."})
+	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+url), "TERM=xterm"))
+	// A shell records the chat's exit status, which tmux does not always
+	// collect before the pane closes; its trap keeps Ctrl-C from ending it
+	// (the chat gets the default handling back).
+	status := filepath.Join(t.TempDir(), "status")
+	tm.must("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50",
+		"sh", "-c", `trap : INT; "$1"; echo "exit $?" > "$2"`, "sh", filepath.Join(bin, "chat"), status,
+		";", "set-option", "-t", "chat", "remain-on-exit", "on")
+
+	tm.waitFor("you> ", 1)
+	s := tm.screen()
+	assert.Contains(t, s, "text_count         text   read-only")
+	assert.Contains(t, s, "model: demo-model at "+url)
+
+	tm.typeLine("How many words in: hello tmux world?")
+	tm.waitFor("Allow? y: once", 1)
+	tm.typeLine("y")
+	s = tm.waitFor("That text has 3 words.", 1)
+	assert.Contains(t, s, "← ok text_count: 3 words, 16 characters, 1 line")
+	tm.waitFor("you> ", 2)
+
+	tm.typeLine("/tools")
+	tm.waitFor("notes_delete_note  notes  destructive", 2)
+	tm.waitFor("you> ", 3)
+
+	tm.typeLine("Think about it")
+	tm.waitFor("Let me think about it", 1)
+	tm.must("send-keys", "-t", "chat", "C-c")
+	tm.waitFor("(stopped)", 1)
+	tm.waitFor("you> ", 4)
+
+	tm.typeLine("Are you there?")
+	tm.waitFor("Back again.", 1)
+	tm.waitFor("you> ", 5)
+	tm.typeLine("/servers")
+	tm.waitFor("notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools", 2)
+	tm.typeLine("/clear")
+	tm.waitFor("(conversation cleared)", 1)
+	tm.typeLine("Hello?")
+	tm.waitFor("Hello, stranger.", 1)
+	tm.typeLine("/what")
+	tm.waitFor("commands: /tools, /servers, /clear, /quit", 1)
+	tm.waitFor("you> ", 9)
+	tm.typeLine("/quit")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(status)
+		if strings.HasSuffix(string(b), "\n") {
+			assert.Equal(t, "exit 0\n", string(b), "the chat's exit status after /quit")
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the chat did not exit after /quit:\n%s", tm.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s = tm.screen()
+	assert.Contains(t, s, "you> /quit\nbye\n")
+	assert.NotContains(t, s, "goroutine ", "no stack trace")
+
+	reqs := llm.Requests()
+	require.Len(t, reqs, 5)
+	users := func(req llmtest.Request) []string {
+		var out []string
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				out = append(out, m.Content)
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []string{"How many words in: hello tmux world?", "Think about it", "Are you there?"}, users(reqs[3]),
+		"the conversation survives the stopped turn")
+	assert.Equal(t, []string{"Hello?"}, users(reqs[4]), "/clear forgets the conversation")
+}

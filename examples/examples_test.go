@@ -1,0 +1,322 @@
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+)
+
+// bin is the directory holding the examples, built once by TestMain.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "minime-examples-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = dir
+	// Built as the tests are (with -race when they are), so the build
+	// reuses the packages the test build compiled.
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./quickstart", "./chat", "./stdio", "./approver")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the examples:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+}
+
+// modelVars are the variables that name a model; every run starts without
+// them, as on a fresh machine.
+var modelVars = []string{"MINIME_MODEL_URL", "MINIME_MODEL", "MINIME_API_KEY", "OPENAI_BASE_URL",
+	"OPENAI_API_KEY", "OPENAI_MODEL", "OLLAMA_HOST", "MODEL_RUNNER_HOST"}
+
+// environ returns the test's environment without the model variables,
+// with Docker Model Runner's probe pointed at a closed port (a machine
+// running it would otherwise answer), and with set added.
+func environ(t *testing.T, set ...string) []string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !contains(modelVars, name) {
+			env = append(env, kv)
+		}
+	}
+	// A race-enabled program sleeps a second before exiting, by default.
+	env = append(env, "MODEL_RUNNER_HOST=http://"+closed, "GORACE=atexit_sleep_ms=0")
+	return append(env, set...)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// run runs an example as a person would, with stdin as its input, and
+// returns what it printed and its exit code. It fails the test if the
+// example does not end within 30 s.
+func run(t *testing.T, env []string, stdin, name string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, name), args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "%s did not end in time; it printed:\n%s", name, out.String())
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else {
+		require.NoError(t, err)
+	}
+	return out.String(), code
+}
+
+// model serves an OpenAI-compatible endpoint on 127.0.0.1 that plays
+// turns and lists one model, "demo-model", as local servers do.
+func model(t *testing.T, turns ...llmtest.Turn) (*llmtest.Server, string) {
+	llm := &llmtest.Server{Turns: turns}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"demo-model","object":"model"}]}`)
+	})
+	mux.Handle("/", llm)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return llm, srv.URL + "/v1"
+}
+
+func call(id, name, args string) llmtest.Turn {
+	return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: id, Name: name, Arguments: args}}}
+}
+
+// words returns text with each run of white space made one space, for
+// assertions on wrapped paragraphs.
+func words(text string) string { return strings.Join(strings.Fields(text), " ") }
+
+// toolMessages returns the tool messages of a request.
+func toolMessages(req llmtest.Request) []string {
+	var out []string
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+func TestQuickstartWithoutModel(t *testing.T) {
+	for _, tc := range []struct {
+		name, stdin string
+		want        []string
+	}{
+		{"approved", "y\n", []string{"← ok:\n  9 words, 43 characters, 1 line"}},
+		{"input closed", "", []string{"(no answer: input closed; call denied)", "← not run (deny: no answer: the input was closed)"}},
+		{"refused", "n not now\n", []string{"← not run (deny: not now)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := run(t, environ(t), tc.stdin, "quickstart")
+			assert.Equal(t, 0, code, out)
+			for _, want := range append([]string{
+				"mini-me quickstart: 2 MCP servers started on 127.0.0.1",
+				"text   modern (2026-07-28)  demo-text 1.0.0, 3 tools",
+				"notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools",
+				"text_count         text   read-only",
+				"notes_delete_note  notes  destructive",
+				"warnings: none",
+				`→ text_count {"text":"The quick brown fox jumps over the lazy dog"}`,
+				"Tool call awaiting your approval",
+			}, tc.want...) {
+				assert.Contains(t, out, want)
+			}
+			help := words(out)
+			for _, want := range []string{"No model is configured, and Docker Model Runner cannot be used (http://127.0.0.1:",
+				"/engines/v1 does not answer: connect: connection refused)",
+				"docker model pull", "OLLAMA_HOST", "MINIME_MODEL_URL", "OPENAI_API_KEY"} {
+				assert.Contains(t, help, want)
+			}
+			assert.NotContains(t, out, "goroutine ", "no stack trace")
+		})
+	}
+}
+
+// A model that is named but never answers is given up after the probe's
+// two seconds: the program explains and ends.
+func TestQuickstartModelDoesNotAnswer(t *testing.T) {
+	stuck := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer stuck.Close()
+	defer stuck.CloseClientConnections()
+	start := time.Now()
+	out, code := run(t, environ(t, "MINIME_MODEL_URL="+stuck.URL+"/v1", "MINIME_MODEL=m"), "", "quickstart")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, words(out), "The model named by MINIME_MODEL_URL cannot be used ("+stuck.URL+"/v1 does not answer within 2s)")
+	assert.Contains(t, out, "← not run")
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
+
+func TestQuickstartWithModel(t *testing.T) {
+	llm, url := model(t,
+		call("call_1", "text_count", `{"text":"The quick brown fox jumps over the lazy dog"}`),
+		llmtest.Turn{Text: "That sentence has 9 words."})
+	out, code := run(t, environ(t, "MINIME_MODEL_URL="+url), "y\n", "quickstart")
+	t.Log(out)
+	assert.Equal(t, 0, code, out)
+	for _, want := range []string{
+		"model: demo-model at " + url + " (on this machine)",
+		`you: How many words are there in "The quick brown fox jumps over the lazy dog"?`,
+		`→ text_count {"text":"The quick brown fox jumps over the lazy dog"}`,
+		"Tool call awaiting your approval",
+		"← ok text_count: 9 words, 43 characters, 1 line",
+		"That sentence has 9 words.",
+		"(2 model turns,",
+	} {
+		assert.Contains(t, out, want)
+	}
+	reqs := llm.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, "demo-model", reqs[0].Model)
+	var offered []string
+	for _, tool := range reqs[0].Tools {
+		offered = append(offered, tool.Name)
+	}
+	assert.Equal(t, []string{"text_count", "text_transform", "text_sort_lines", "notes_list_notes",
+		"notes_read_note", "notes_save_note", "notes_delete_note"}, offered)
+	results := toolMessages(reqs[1])
+	require.Len(t, results, 1)
+	assert.Contains(t, results[0], "9 words, 43 characters, 1 line")
+}
+
+func TestStdio(t *testing.T) {
+	t.Run("without a model", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, stdin string
+			want        []string
+		}{
+			{"approved", "y\n", []string{"t6 (Fromagerie Durand): category other -> groceries", "groceries       84.95"}},
+			{"input closed", "", []string{"← not run (deny: no answer: the input was closed)"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				out, code := run(t, environ(t), tc.stdin, "stdio")
+				assert.Equal(t, 0, code, out)
+				for _, want := range append([]string{
+					"finance  modern (2026-07-28)  demo-finance 1.0.0, 5 tools",
+					"finance_recategorize       finance  destructive",
+					"No model is configured",
+					"selected profile perso (Personal, 7 transactions)",
+					"groceries       66.55",
+					"Tool call awaiting your approval\n  server:      finance\n  tool:        recategorize (finance_recategorize)",
+				}, tc.want...) {
+					assert.Contains(t, out, want)
+				}
+				// Auto mode: only the destructive call is asked.
+				assert.Equal(t, 1, strings.Count(out, "Tool call awaiting your approval"))
+			})
+		}
+	})
+	t.Run("with a model", func(t *testing.T) {
+		llm, url := model(t,
+			call("c1", "finance_select_profile", `{"profile":"perso"}`),
+			call("c2", "finance_recategorize", `{"id":"t6","category":"groceries"}`),
+			call("c3", "finance_list_transactions", `{"category":"groceries"}`),
+			llmtest.Turn{Text: "You spent 84.95 on groceries."})
+		out, code := run(t, environ(t, "MINIME_MODEL_URL="+url, "MINIME_MODEL=local-model"), "y\n", "stdio")
+		assert.Equal(t, 0, code, out)
+		assert.Contains(t, out, "model: local-model at "+url)
+		assert.Contains(t, out, "← ok finance_recategorize: t6 (Fromagerie Durand): category other -> groceries")
+		assert.Contains(t, out, "You spent 84.95 on groceries.")
+		assert.Equal(t, 1, strings.Count(out, "Tool call awaiting your approval"))
+		reqs := llm.Requests()
+		require.Len(t, reqs, 4)
+		results := toolMessages(reqs[3])
+		require.Len(t, results, 3)
+		assert.Contains(t, results[2], "t6  2026-06-18  Fromagerie Durand")
+	})
+}
+
+func TestApprover(t *testing.T) {
+	t.Run("without a model", func(t *testing.T) {
+		out, code := run(t, environ(t), "y\nn\n", "approver")
+		assert.Equal(t, 0, code, out)
+		for _, want := range []string{
+			"[audit] text_count: allow once (asked)\n← ok:\n  6 words",
+			`[ui] Run notes_save_note with {"text":"6 words","title":"hamlet"}? It writes, additive only`,
+			"[audit] notes_save_note: allow once (asked)",
+			`saved note "hamlet"`,
+			`[ui] Run notes_delete_note with {"title":"shopping"}? It writes, destructive`,
+			"[audit] notes_delete_note: deny (asked)",
+			"← not run (deny: the user said no)",
+		} {
+			assert.Contains(t, out, want)
+		}
+		assert.Equal(t, 2, strings.Count(out, "[ui] "), "the read-only call is not asked")
+	})
+	t.Run("with a model, nobody answering", func(t *testing.T) {
+		llm, url := model(t,
+			call("c1", "notes_save_note", `{"title":"hamlet","text":"6 words"}`),
+			llmtest.Turn{Text: "I could not save the note."})
+		out, code := run(t, environ(t, "MINIME_MODEL_URL="+url), "", "approver")
+		assert.Equal(t, 0, code, out)
+		assert.Contains(t, out, "← denied notes_save_note")
+		assert.Contains(t, out, "I could not save the note.")
+		reqs := llm.Requests()
+		require.Len(t, reqs, 2)
+		results := toolMessages(reqs[1])
+		require.Len(t, results, 1)
+		assert.Contains(t, results[0], "no one is there to approve it")
+	})
+}
+
+func TestChatWithoutModel(t *testing.T) {
+	out, code := run(t, environ(t), "", "chat")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "mini-me chat (the demo's servers)")
+	assert.Contains(t, out, "notes_save_note    notes  writes")
+	assert.Contains(t, out, "No model is configured")
+}
+
+func TestChatBadConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mini-me.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("mcp:\n  servers:\n    - name: x\n      url: ftp://nowhere\n"), 0o600))
+	out, code := run(t, environ(t), "", "chat", "-config", path)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "mini-me.yaml:4:")
+	assert.NotContains(t, out, "goroutine ")
+}

@@ -1,0 +1,20 @@
+// Package demo holds the small MCP servers the examples run, so that they
+// work on a fresh machine:
+//
+//   - [Text], text tools (count, transform, sort lines), all read-only;
+//   - [Notes], a notepad kept in memory: read tools, a write tool and a
+//     destructive one;
+//   - [Finance], a personal-finance ledger with profiles: read tools, a
+//     profile selection kept for the life of the process, and a write tool
+//     that changes a transaction.
+//
+// A [Server] speaks the stateless 2026-07-28 revision, the
+// initialize-based 2025-11-25 one, or both ([Server.Versions]), over
+// Streamable HTTP ([Serve], [Server.ServeHTTP]) or stdio
+// ([Server.ServeStdio]). [Start] runs Text and Notes on 127.0.0.1 and
+// returns the configuration file pointing at them.
+//
+// This is scaffolding for the examples, not a server SDK: enough of MCP to
+// list and call tools (no prompts, resources, notifications or
+// pagination), answered one request at a time.
+package demo

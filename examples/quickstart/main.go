@@ -1,0 +1,124 @@
+// Quickstart shows mini-me from end to end, in one command, on a fresh
+// machine:
+//
+//	go run ./examples/quickstart
+//	go run ./examples/quickstart 'Write "to be or not to be" in title case.'
+//
+// It starts two small MCP servers in-process on 127.0.0.1 (text tools that
+// speak the stateless 2026-07-28 revision, and a notepad that speaks only
+// the initialize-based 2025-11-25 one), reads a configuration that points
+// at them (config.Parse), discovers their tools (mcp.Discover) and prints
+// what it found. Then it puts a question to a model, which calls the tools;
+// you approve each call at the terminal (permission.NewTerminal).
+//
+// The model is any OpenAI-compatible endpoint, named by environment
+// variables, the first that is set winning:
+//
+//	MINIME_MODEL_URL   base URL ending in /v1, with MINIME_MODEL (model name)
+//	                   and MINIME_API_KEY (its key, if it needs one)
+//	OPENAI_API_KEY     OpenAI, or with OPENAI_BASE_URL another provider;
+//	                   OPENAI_MODEL names the model
+//	OLLAMA_HOST        Ollama, such as 127.0.0.1:11434
+//	MODEL_RUNNER_HOST  Docker Model Runner, such as http://localhost:12434;
+//	                   its default address is tried when nothing is set
+//
+// MINIME_MODEL names the model on any of them; by default the endpoint's
+// first model is used. With no model, or one that does not answer within
+// two seconds, the program says how to start one, then shows the rest
+// anyway: one tool call made directly, through the same permission policy.
+// It exits with status 0 in both cases; 1 when something is broken, 130
+// when interrupted.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+const sample = "The quick brown fox jumps over the lazy dog"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "quickstart: interrupted")
+		os.Exit(130)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	question := fmt.Sprintf("How many words are there in %q?", sample)
+	if len(args) > 0 {
+		question = strings.Join(args, " ")
+	}
+
+	// MCP servers on 127.0.0.1, and the configuration file that lists them.
+	servers, err := demo.Start()
+	if err != nil {
+		return fmt.Errorf("starting the demo servers: %w", err)
+	}
+	defer servers.Close()
+	cfg, err := config.Parse(servers.Config)
+	if err != nil {
+		return err
+	}
+
+	// Discovery: every server at once, each in the era it speaks. A server
+	// that cannot be used is skipped, with a warning.
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	tools, err := mcp.Discover(dctx, cfg.Servers, nil)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tools.Close(cctx)
+	}()
+	fmt.Fprintf(stdout, "mini-me quickstart: %d MCP servers started on 127.0.0.1\n\n", len(cfg.Servers))
+	host.PrintBanner(stdout, tools)
+
+	// The permission policy applies the configuration's modes ("ask" here)
+	// and asks the person at the terminal.
+	policy := permission.NewPolicy(permission.NewTerminal(stdin, stdout), agent.PolicyOptions(cfg)...)
+
+	model, err := modelenv.Find(ctx, os.Getenv)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		fmt.Fprintf(stdout, "\n%s\n\nWithout a model, here is one tool call made directly, through the same\npermission policy (answer y to run it):\n", modelenv.Help(err))
+		return host.CallTool(ctx, stdout, tools, policy, "text_count", map[string]any{"text": sample})
+	}
+
+	fmt.Fprintln(stdout)
+	host.PrintModel(stdout, model)
+	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
+	fmt.Fprintf(stdout, "\nyou: %s\n\n", question)
+	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: question}}, host.Render(stdout))
+	if err != nil {
+		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
+	}
+	fmt.Fprintf(stdout, "\n(%d model turns, %d tokens)\n", res.Turns, res.Usage.TotalTokens)
+	return nil
+}
