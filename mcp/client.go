@@ -54,6 +54,13 @@ type Options struct {
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 
+	// The callbacks below may run concurrently with each other and with
+	// the calls: over Streamable HTTP on the goroutine of the call (or
+	// server stream) that brought the notification, over stdio and
+	// HTTP+SSE on a goroutine of the connection. They may call the Client
+	// back, but should return quickly: a connection queues at most 256
+	// notifications for them and drops the rest (never a tools change).
+
 	// OnProgress, when set, asks servers for progress on every call and
 	// receives it.
 	OnProgress func(Progress)
@@ -409,30 +416,9 @@ func (c *Client) withProgress(r *outgoing, p paramsWithMeta) func() {
 func (c *Client) notification(method string, params json.RawMessage) {
 	switch method {
 	case "notifications/progress":
-		if c.opts.OnProgress == nil {
-			return
+		if p, ok := c.progressOf(params); ok {
+			c.opts.OnProgress(p)
 		}
-		var p struct {
-			Token    json.RawMessage `json:"progressToken"`
-			Progress float64         `json:"progress"`
-			Total    float64         `json:"total"`
-			Message  string          `json:"message"`
-		}
-		if json.Unmarshal(params, &p) != nil {
-			c.log.Warn("mcp: malformed progress notification")
-			return
-		}
-		var token string
-		if json.Unmarshal(p.Token, &token) != nil {
-			return
-		}
-		c.mu.Lock()
-		known := c.progress[token]
-		c.mu.Unlock()
-		if known == nil {
-			return // a finished or unknown call: dropped
-		}
-		c.opts.OnProgress(Progress{Method: known.Method, Name: known.Name, Progress: p.Progress, Total: p.Total, Message: p.Message})
 	case "notifications/message":
 		if c.opts.OnLog == nil {
 			return
@@ -456,6 +442,35 @@ func (c *Client) notification(method string, params json.RawMessage) {
 	default:
 		c.log.Debug("mcp: notification ignored", "method", method)
 	}
+}
+
+// progressOf reads a progress notification for a call in flight; it
+// reports false for a finished or unknown call, or when nobody listens.
+func (c *Client) progressOf(params json.RawMessage) (Progress, bool) {
+	if c.opts.OnProgress == nil {
+		return Progress{}, false
+	}
+	var p struct {
+		Token    json.RawMessage `json:"progressToken"`
+		Progress float64         `json:"progress"`
+		Total    float64         `json:"total"`
+		Message  string          `json:"message"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		c.log.Warn("mcp: malformed progress notification")
+		return Progress{}, false
+	}
+	var token string
+	if json.Unmarshal(p.Token, &token) != nil {
+		return Progress{}, false
+	}
+	c.mu.Lock()
+	known := c.progress[token]
+	c.mu.Unlock()
+	if known == nil {
+		return Progress{}, false
+	}
+	return Progress{Method: known.Method, Name: known.Name, Progress: p.Progress, Total: p.Total, Message: p.Message}, true
 }
 
 // serverRequest answers a request from a legacy server: ping, and the

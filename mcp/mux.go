@@ -16,6 +16,7 @@ import (
 type mux struct {
 	c       *Client
 	reply   func(ctx context.Context, msg jsonrpc.Response) error
+	notify  func(method string, params json.RawMessage) // must not block
 	modern  func() bool
 	mu      sync.Mutex
 	pending map[int64]chan *jsonrpc.Message
@@ -24,8 +25,10 @@ type mux struct {
 	answers sync.WaitGroup      // server requests being answered
 }
 
-func newMux(c *Client, reply func(context.Context, jsonrpc.Response) error, modern func() bool) *mux {
-	return &mux{c: c, reply: reply, modern: modern, pending: map[int64]chan *jsonrpc.Message{}}
+// newMux makes a mux; notify receives the notifications, and must not
+// block the reader (a notifyQueue's push).
+func newMux(c *Client, reply func(context.Context, jsonrpc.Response) error, notify func(string, json.RawMessage), modern func() bool) *mux {
+	return &mux{c: c, reply: reply, notify: notify, modern: modern, pending: map[int64]chan *jsonrpc.Message{}}
 }
 
 // register makes room for the response to id.
@@ -101,7 +104,7 @@ func (m *mux) dispatch(ctx context.Context, data []byte) error {
 		}
 		ch <- msg
 	case msg.IsNotification():
-		m.c.notification(msg.Method, msg.Params)
+		m.notify(msg.Method, msg.Params)
 	case m.modern():
 		m.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
 	default:

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
@@ -53,6 +55,12 @@ func TestStdio(t *testing.T) {
 		{"OversizedMessage", testStdioOversized},
 		{"BadTransport", testStdioBadTransport},
 		{"Closed", testStdioClosed},
+		{"RestartAfterFailedInitialize", testStdioRestartFailedInit},
+		{"BlockedHandler", testStdioBlockedHandler},
+		{"ListChanged", testStdioListChanged},
+		{"Resubscribe", testStdioResubscribe},
+		{"SlowCallbacks", testStdioSlowCallbacks},
+		{"ToolsetRefresh", testStdioToolsetRefresh},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -98,6 +106,7 @@ type serverHistory struct {
 	Methods   []string
 	Cancelled []string
 	Slow      []string
+	Listening int // open subscriptions
 }
 
 func history(t *testing.T, c *mcp.Client) serverHistory {
@@ -636,4 +645,265 @@ func (h *logRecorder) count(match func(logRecord) bool) int {
 		}
 	}
 	return n
+}
+
+// testStdioRestartFailedInitialize: a restarted legacy server that dies
+// during initialize leaves the next restart to initialize again.
+func testStdioRestartFailedInit(t *testing.T, bin string) {
+	starts := filepath.Join(t.TempDir(), "starts")
+	tr := finance(bin, "-era", "legacy", "-crash-on", "get_summary", "-starts", starts, "-exit-on-initialize", "2")
+	tr.Restart = mcp.RestartPolicy{MaxRestarts: 5, Backoff: 10 * time.Millisecond}
+	c := stdioConnect(t, tr, nil)
+	ctx := context.Background()
+	var exit *mcp.ExitError
+	_, err := c.CallTool(ctx, "get_summary", nil)
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 3, exit.Code)
+
+	_, err = c.CallTool(ctx, "echo", map[string]string{"text": "x"})
+	require.ErrorAs(t, err, &exit, "the second start dies during initialize")
+	assert.Equal(t, 4, exit.Code)
+	assert.Contains(t, err.Error(), "initialize")
+
+	assert.Equal(t, []string{"initialize", "notifications/initialized", "tools/call"}, history(t, c).Methods,
+		"the third start is initialized before any call")
+	n, err := os.ReadFile(starts)
+	require.NoError(t, err)
+	assert.Equal(t, "3", string(n))
+	assert.Equal(t, mcp.EraLegacy, c.Era())
+}
+
+// testStdioBlockedHandler: an Elicit handler that never returns (a prompt
+// that ignores its context) holds up neither a restart nor Close beyond
+// its bound.
+func testStdioBlockedHandler(t *testing.T, bin string) {
+	blocking := func() (*mcp.Options, chan struct{}, chan struct{}) {
+		block, entered := make(chan struct{}), make(chan struct{}, 1)
+		return &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			entered <- struct{}{}
+			<-block
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		}}, block, entered
+	}
+	ask := func(c *mcp.Client, entered chan struct{}) chan error {
+		asked := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(context.Background(), "ask_client", map[string]string{"method": "elicitation/create"})
+			asked <- err
+		}()
+		select {
+		case <-entered:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the server's elicitation/create did not reach the handler")
+		}
+		return asked
+	}
+	t.Run("restart", func(t *testing.T) {
+		opts, block, entered := blocking()
+		tr := finance(bin, "-era", "legacy", "-crash-on", "get_summary")
+		tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: 10 * time.Millisecond}
+		c := stdioConnect(t, tr, opts)
+		defer close(block) // before the cleanup's Close
+		asked := ask(c, entered)
+		_, err := c.CallTool(context.Background(), "get_summary", nil)
+		var exit *mcp.ExitError
+		require.ErrorAs(t, err, &exit)
+		require.ErrorAs(t, <-asked, &exit)
+
+		res := make(chan error, 1)
+		start := time.Now()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_, err := c.CallTool(ctx, "echo", map[string]string{"text": "x"})
+			res <- err
+		}()
+		select {
+		case err := <-res:
+			require.NoError(t, err)
+			assert.Less(t, time.Since(start), 2*time.Second)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the restart waits for the dead process's handler")
+		}
+	})
+	t.Run("close", func(t *testing.T) {
+		opts, block, entered := blocking()
+		defer close(block)
+		c, err := mcp.Connect(context.Background(), finance(bin, "-era", "legacy"), opts)
+		require.NoError(t, err)
+		pid := serverPID(t, c).PID
+		asked := ask(c, entered)
+		start := time.Now()
+		closed := make(chan error, 1)
+		go func() { closed <- c.Close() }()
+		select {
+		case err := <-closed:
+			took := time.Since(start)
+			t.Logf("Close with a handler that never returns: %v", took.Round(time.Millisecond))
+			assert.NoError(t, err)
+			assert.Less(t, took, 6500*time.Millisecond, "the close bound is 5 s")
+		case <-time.After(15 * time.Second):
+			t.Fatal("Close waits for a handler that never returns")
+		}
+		assert.True(t, reaped(pid))
+		require.ErrorIs(t, <-asked, mcp.ErrClosed)
+	})
+}
+
+// testStdioListChanged: the server says its tools changed (modern: on the
+// subscription the client opened, legacy: as is), and OnToolsChanged,
+// calling the client back, lists them again without a deadlock.
+func testStdioListChanged(t *testing.T, bin string) {
+	for _, tc := range []struct {
+		era           string
+		subscriptions int
+	}{
+		{"modern", 1},
+		{"legacy", 0},
+	} {
+		t.Run(tc.era, func(t *testing.T) {
+			var client atomic.Pointer[mcp.Client]
+			lists := make(chan []string, 1)
+			logs := &logRecorder{}
+			c, err := mcp.Connect(context.Background(), finance(bin, "-era", tc.era, "-list-changed"), &mcp.Options{
+				Logger: slog.New(logs),
+				OnToolsChanged: func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					tools, err := client.Load().ListTools(ctx)
+					names := []string{fmt.Sprint(err)}
+					for _, tool := range tools {
+						names = append(names, tool.Name)
+					}
+					select {
+					case lists <- names:
+					default:
+					}
+				}})
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close() })
+			client.Store(c)
+			assert.True(t, c.Capabilities().Tools.ListChanged)
+			h := history(t, c)
+			assert.Equal(t, tc.subscriptions, h.Listening)
+			assert.Equal(t, tc.subscriptions, count(h.Methods, "subscriptions/listen"))
+
+			want := fmt.Sprintf("add_tool: %d subscriptions", tc.subscriptions)
+			assert.Equal(t, want, call(t, c, "add_tool", map[string]string{"text": "budget"}))
+			select {
+			case names := <-lists:
+				assert.Equal(t, "<nil>", names[0], "ListTools from OnToolsChanged")
+				assert.Contains(t, names, "budget")
+			case <-time.After(5 * time.Second):
+				t.Fatal("OnToolsChanged did not list the tools")
+			}
+			require.NoError(t, c.Close())
+			// Stdio cancels the subscription with notifications/cancelled.
+			assert.Equal(t, tc.subscriptions, logs.count(func(r logRecord) bool {
+				return r.msg == "mcp: server stderr" && strings.HasPrefix(r.attrs["line"], "finance: subscription ") && strings.HasSuffix(r.attrs["line"], " cancelled")
+			}))
+		})
+	}
+}
+
+func count(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// testStdioResubscribe: a modern server that ends the subscription, or
+// dies and is restarted, is subscribed again and the host told to
+// re-fetch, since nothing is replayed.
+func testStdioResubscribe(t *testing.T, bin string) {
+	changed := make(chan struct{}, 16)
+	tr := finance(bin, "-era", "modern", "-list-changed", "-crash-on", "get_summary")
+	tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: 10 * time.Millisecond}
+	c := stdioConnect(t, tr, &mcp.Options{OnToolsChanged: func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	subscribedAgain := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: OnToolsChanged not called", what)
+		}
+		require.Eventually(t, func() bool { return history(t, c).Listening == 1 }, 5*time.Second, 10*time.Millisecond, what)
+	}
+	require.Equal(t, 1, history(t, c).Listening)
+	for i, how := range []string{"result", "cancel"} {
+		assert.Equal(t, "end_subscriptions: 1 subscriptions", call(t, c, "end_subscriptions", map[string]string{"text": how}))
+		subscribedAgain("ended with " + how)
+		assert.Equal(t, i+2, count(history(t, c).Methods, "subscriptions/listen"))
+	}
+	assert.Empty(t, changed)
+
+	_, err := c.CallTool(context.Background(), "get_summary", nil)
+	var exit *mcp.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, "x", call(t, c, "echo", map[string]string{"text": "x"}), "restarts the server")
+	subscribedAgain("restarted")
+	assert.Equal(t, 1, count(history(t, c).Methods, "subscriptions/listen"))
+
+	assert.Equal(t, "add_tool: 1 subscriptions", call(t, c, "add_tool", map[string]string{"text": "budget"}))
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change notified on the new subscription")
+	}
+}
+
+// testStdioSlowCallbacks: while a callback blocks, notifications queue up
+// to a bound, then are dropped, except the tool list change, which is
+// kept; calls keep working meanwhile.
+func testStdioSlowCallbacks(t *testing.T, bin string) {
+	release := make(chan struct{})
+	defer close(release) // in case of failure, before the cleanup's Close
+	var logged, changed atomic.Int32
+	logs := &logRecorder{}
+	c := stdioConnect(t, finance(bin, "-era", "legacy"), &mcp.Options{
+		Logger: slog.New(logs),
+		OnLog: func(mcp.LogMessage) {
+			if logged.Add(1) == 1 {
+				<-release
+			}
+		},
+		OnToolsChanged: func() { changed.Add(1) },
+	})
+	assert.Equal(t, "sent", call(t, c, "log_burst", map[string]int{"n": 1000}))
+	assert.Equal(t, "ok", call(t, c, "echo", map[string]string{"text": "ok"}), "calls go on while a callback blocks")
+	release <- struct{}{}
+	// The callback that blocked, the 256 queued, and the change, kept
+	// apart.
+	require.Eventually(t, func() bool { return logged.Load() == 1+256 }, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, "ok", call(t, c, "echo", map[string]string{"text": "ok"}), "nothing more comes")
+	assert.Equal(t, int32(1+256), logged.Load())
+	assert.Equal(t, int32(1), changed.Load())
+	assert.Equal(t, 1, logs.count(func(r logRecord) bool {
+		return r.level == slog.LevelWarn && strings.Contains(r.msg, "notifications dropped")
+	}))
+}
+
+// testStdioToolsetRefresh: a Toolset over a modern stdio server follows
+// its tool list.
+func testStdioToolsetRefresh(t *testing.T, bin string) {
+	got := newChanges()
+	ts := discover(t, []config.Server{{Name: "fin", Command: bin, Args: []string{"-era", "modern", "-list-changed"}}},
+		&mcp.ToolsetOptions{OnChange: got.record})
+	_, ok := ts.Tool("fin_budget")
+	require.False(t, ok)
+	res, err := ts.Call(context.Background(), "fin_add_tool", map[string]string{"text": "budget"})
+	require.NoError(t, err)
+	assert.Equal(t, "add_tool: 1 subscriptions", res.Text())
+	assert.Equal(t, mcp.ToolsChange{Server: "fin", Added: []string{"fin_budget"}}, got.next(t))
+	_, ok = ts.Tool("fin_budget")
+	assert.True(t, ok)
 }

@@ -20,6 +20,7 @@ type sseConn struct {
 	h        *httpConn
 	endpoint string
 	mux      *mux
+	notes    *notifyQueue // the host's callbacks run there, not on the reader
 	stop     context.CancelFunc
 	done     chan struct{}
 }
@@ -39,8 +40,8 @@ func (h *httpConn) openHTTPSSE(ctx context.Context) (*sseConn, error) {
 		stop()
 		return nil, h.statusError("GET", resp)
 	}
-	s := &sseConn{h: h, stop: stop, done: make(chan struct{})}
-	s.mux = newMux(h.c, func(ctx context.Context, msg jsonrpc.Response) error { return s.post(ctx, msg) }, func() bool { return false })
+	s := &sseConn{h: h, stop: stop, done: make(chan struct{}), notes: newNotifyQueue(h.c)}
+	s.mux = newMux(h.c, func(ctx context.Context, msg jsonrpc.Response) error { return s.post(ctx, msg) }, s.notes.push, func() bool { return false })
 	if h.token != "" {
 		s.mux.redact = h.redact
 	}
@@ -49,7 +50,7 @@ func (h *httpConn) openHTTPSSE(ctx context.Context) (*sseConn, error) {
 	select {
 	case e, ok := <-endpoint:
 		if !ok {
-			<-s.done
+			s.close(context.Background())
 			return nil, fmt.Errorf("%w: HTTP+SSE stream ended before its endpoint event", ErrProtocol)
 		}
 		u, err := h.url.Parse(e)
@@ -154,6 +155,7 @@ func (s *sseConn) close(ctx context.Context) error {
 	s.stop()
 	<-s.done
 	s.mux.waitAnswers(ctx)
+	s.notes.close(ctx)
 	if s.h.own != nil {
 		s.h.own.CloseIdleConnections()
 	}

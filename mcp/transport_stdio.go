@@ -66,6 +66,17 @@ const (
 // policy. The era found at Connect is kept for the life of the Client: a
 // restarted legacy server is initialized again, never probed.
 //
+// Notifications reach Options.OnProgress, OnLog and OnToolsChanged on a
+// goroutine of the connection, one at a time, never on the one reading
+// stdout: a callback may call the Client. A host whose callbacks fall 256
+// notifications behind loses the next ones (logged), except tool list
+// changes. A modern server that offers tools.listChanged gets a
+// subscriptions/listen request when OnToolsChanged is set; it is renewed
+// after a restart, and when the server ends it, and OnToolsChanged is
+// then called, since changes in between are not replayed. Close cancels
+// it, and waits for callbacks and for Elicit and Roots handlers only
+// within its bound.
+//
 // Connect only reads a CommandTransport: it may be used by several
 // Connects, each starting its own process, but must not change while one
 // runs.
@@ -137,6 +148,8 @@ type ExitError struct {
 	Stdout string
 }
 
+// Error says which server exited and how, with what it last wrote to
+// stdout and stderr.
 func (e *ExitError) Error() string {
 	s := fmt.Sprintf("mcp: server %q (%s) exited: %s", e.Server, e.Command, e.State)
 	if e.Stdout != "" {
@@ -157,19 +170,22 @@ func (t *CommandTransport) connect(_ context.Context, c *Client) (conn, error) {
 		return nil, fmt.Errorf("mcp: server %q: negative MaxRestarts", l.name)
 	}
 	s := &stdioConn{
-		c:      c,
-		log:    c.log.With("server", l.name),
-		launch: l,
-		probe:  t.ProbeTimeout,
-		policy: t.Restart,
-		sem:    make(chan struct{}, 1),
-		done:   make(chan struct{}),
+		c:       c,
+		log:     c.log.With("server", l.name),
+		launch:  l,
+		probe:   t.ProbeTimeout,
+		policy:  t.Restart,
+		notes:   newNotifyQueue(c),
+		sem:     make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		swapped: make(chan struct{}),
 	}
 	if s.probe <= 0 {
 		s.probe = DefaultProbeTimeout
 	}
 	p, err := s.start()
 	if err != nil {
+		s.notes.close(context.Background()) // no callback runs yet
 		return nil, err
 	}
 	close(p.ready)
@@ -230,34 +246,40 @@ func (t *CommandTransport) fromCmd() (*launch, error) {
 		extra: cmd.ExtraFiles, attr: cmd.SysProcAttr}, nil
 }
 
-// stdioConn is the conn of a stdio server: the current process, and the
-// restarts that replace it.
+// stdioConn is the conn of a stdio server: the current process, the
+// restarts that replace it, and the subscription that follows them.
 type stdioConn struct {
 	c      *Client
 	log    *slog.Logger
 	launch *launch
 	probe  time.Duration
 	policy RestartPolicy
+	notes  *notifyQueue  // notifications on their way to the host
 	sem    chan struct{} // held by the one restart in progress
 	done   chan struct{} // closed by close
 
 	mu       sync.Mutex
 	cur      *proc
-	started  int // processes started
-	restarts int // restarts counted against the policy
+	swapped  chan struct{} // closed when a restart replaces cur
+	procs    []*proc       // every process started: close waits for their server requests
+	restarts int           // restarts counted against the policy
 	closed   bool
 	era      Era
-	version  string
+	// legacy is the version a legacy server agreed to at Connect;
+	// setProtocol(EraLegacy, "") leaves it, so that a restart whose
+	// initialize failed never makes the next restart skip initialize.
+	legacy string
+	listen stdioListen
 }
 
 // start runs a new process whose ready channel is still open.
 func (s *stdioConn) start() (*proc, error) {
-	p, err := startProc(s.launch, s.c, s.log, s.isModern)
+	p, err := startProc(s.launch, s.c, s.log, s.isModern, s.notice)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.started++
+	s.procs = append(s.procs, p)
 	s.mu.Unlock()
 	return p, nil
 }
@@ -271,7 +293,10 @@ func (s *stdioConn) isModern() bool {
 func (s *stdioConn) setProtocol(era Era, version string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.era, s.version = era, version
+	s.era = era
+	if era == EraLegacy && version != "" {
+		s.legacy = version
+	}
 }
 
 func (s *stdioConn) probeTimeout() time.Duration { return s.probe }
@@ -318,7 +343,7 @@ func (s *stdioConn) acquire(ctx context.Context, method string) (*proc, error) {
 		p := s.cur
 		// The first process exiting silently before initialize: a legacy
 		// server that does not take the probe (spec: start it again).
-		probeExit := method == "initialize" && s.started == 1 && p.exitedSilently()
+		probeExit := method == "initialize" && len(s.procs) == 1 && p.exitedSilently()
 		s.mu.Unlock()
 		if !handshake {
 			select {
@@ -343,7 +368,7 @@ func (s *stdioConn) acquire(ctx context.Context, method string) (*proc, error) {
 // restart replaces the dead process with a new one, unless another caller
 // did already (again: look at the current process) or the policy forbids
 // it (not again: dead stays). A restarted legacy server is initialized
-// again with the version negotiated at Connect.
+// again with the version negotiated at Connect, every time.
 func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (again bool, err error) {
 	select {
 	case s.sem <- struct{}{}:
@@ -365,7 +390,7 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (ag
 		s.restarts++
 		attempt = s.restarts
 	}
-	era, version := s.era, s.version
+	version := s.legacy
 	s.mu.Unlock()
 
 	cause := dead.failure()
@@ -380,7 +405,9 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (ag
 			return false, err
 		}
 	}
-	// What the dead process left in its group goes first.
+	// What the dead process left in its group goes first. Its server
+	// requests are not waited for here (close does): a handler waiting for
+	// the user must not hold up every call.
 	_ = dead.stop(ctx)
 	p, err := s.start()
 	if err != nil {
@@ -393,9 +420,11 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (ag
 		return true, p.stop(ctx)
 	}
 	s.cur = p
+	close(s.swapped)
+	s.swapped = make(chan struct{})
 	s.mu.Unlock()
 	defer close(p.ready)
-	if probeExit || era != EraLegacy || version == "" {
+	if version == "" { // modern, or the probe exit: negotiate initializes it
 		return true, nil
 	}
 	res, err := s.c.handshake(ctx, version)
@@ -436,8 +465,10 @@ func (s *stdioConn) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// close stops the current process, and waits for a restart in progress,
-// which stops what it started once it sees the connection closed.
+// close ends the subscription, stops the current process, and waits for a
+// restart in progress, which stops what it started once it sees the
+// connection closed. Then it waits, until ctx is done, for the host's
+// callbacks and the server requests being answered, of every process.
 func (s *stdioConn) close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -448,11 +479,19 @@ func (s *stdioConn) close(ctx context.Context) error {
 	close(s.done)
 	p := s.cur
 	s.mu.Unlock()
+	s.unsubscribe(ctx)
 	err := p.stop(ctx)
 	select {
 	case s.sem <- struct{}{}:
 		<-s.sem
 	case <-ctx.Done():
+	}
+	s.notes.close(ctx)
+	s.mu.Lock()
+	procs := s.procs
+	s.mu.Unlock()
+	for _, p := range procs {
+		p.mux.waitAnswers(ctx)
 	}
 	return err
 }

@@ -75,6 +75,8 @@ type proc struct {
 	mux    *mux
 	ctx    context.Context // for server requests; ends with the process
 	cancel context.CancelFunc
+	// notice takes the notifications, without blocking.
+	notice func(method string, params json.RawMessage)
 
 	ready      chan struct{} // closed once usable (a restart initialized it)
 	stdoutDone chan struct{}
@@ -96,8 +98,9 @@ type proc struct {
 }
 
 // startProc starts the server with three pipes of our own, so that no
-// goroutine of os/exec sits between the process and us.
-func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool) (*proc, error) {
+// goroutine of os/exec sits between the process and us. Its notifications
+// go to notice, its other messages to its mux.
+func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notice func(string, json.RawMessage)) (*proc, error) {
 	var files []*os.File
 	pipe := func() (r, w *os.File, err error) {
 		if r, w, err = os.Pipe(); err == nil {
@@ -128,10 +131,10 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool) (*pro
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &proc{
 		l: l, log: log, maxMsg: c.opts.MaxMessageSize, cmd: cmd, pgid: processGroup(cmd.Process.Pid),
-		stdin: inW, stdout: outR, stderr: errR, wsem: make(chan struct{}, 1), ctx: ctx, cancel: cancel,
+		stdin: inW, stdout: outR, stderr: errR, wsem: make(chan struct{}, 1), notice: notice, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}), stdoutDone: make(chan struct{}), stderrDone: make(chan struct{}), gone: make(chan struct{}),
 	}
-	p.mux = newMux(c, func(ctx context.Context, msg jsonrpc.Response) error { return p.write(ctx, msg) }, modern)
+	p.mux = newMux(c, func(ctx context.Context, msg jsonrpc.Response) error { return p.write(ctx, msg) }, notice, modern)
 	log.Debug("mcp: server started", "pid", cmd.Process.Pid)
 	go p.readStdout()
 	go p.readStderr()
@@ -158,13 +161,9 @@ func (p *proc) failure() error {
 }
 
 func (p *proc) roundTrip(ctx context.Context, r *outgoing, result any) error {
-	ch, err := p.mux.register(r.id)
+	ch, err := p.send(ctx, r)
 	if err != nil {
-		return fmt.Errorf("mcp: %s: %w", r.method, err)
-	}
-	if err := p.write(ctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.Int(r.id), Method: r.method, Params: r.params}); err != nil {
-		p.mux.forget(r.id)
-		return fmt.Errorf("mcp: %s: %w", r.method, err)
+		return err
 	}
 	err = p.mux.await(ctx, r, ch, result)
 	if err == nil || ctx.Err() == nil {
@@ -173,10 +172,7 @@ func (p *proc) roundTrip(ctx context.Context, r *outgoing, result any) error {
 	// initialize must not be cancelled; the probe has no effect to stop,
 	// and a legacy server expects nothing before initialize.
 	if r.method != "initialize" && r.method != "server/discover" {
-		cctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-		defer cancel()
-		_ = p.write(cctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, Method: "notifications/cancelled",
-			Params: map[string]any{"requestId": r.id, "reason": "cancelled by the client"}})
+		p.cancelRequest(r.id)
 	}
 	p.gmu.Lock()
 	sample, garbage := p.sample, p.garbage
@@ -185,6 +181,29 @@ func (p *proc) roundTrip(ctx context.Context, r *outgoing, result any) error {
 		return fmt.Errorf("%w; %w: the server's last stdout lines are not JSON-RPC, the first: %q", err, ErrProtocol, sample)
 	}
 	return err
+}
+
+// send writes request r, whose response will come on the channel it
+// returns.
+func (p *proc) send(ctx context.Context, r *outgoing) (chan *jsonrpc.Message, error) {
+	ch, err := p.mux.register(r.id)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
+	}
+	if err := p.write(ctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.Int(r.id), Method: r.method, Params: r.params}); err != nil {
+		p.mux.forget(r.id)
+		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
+	}
+	return ch, nil
+}
+
+// cancelRequest tells the server that the request id is no longer wanted
+// (stdio has no stream to close), within notifyTimeout.
+func (p *proc) cancelRequest(id int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	_ = p.write(ctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, Method: "notifications/cancelled",
+		Params: map[string]any{"requestId": id, "reason": "cancelled by the client"}})
 }
 
 // write sends one message, a line of JSON, to stdin. json.Marshal escapes
@@ -395,7 +414,8 @@ func (p *proc) fatal(err error) {
 
 // stop ends the process: EOF on stdin, SIGTERM to its group, SIGKILL, each
 // after a bounded wait (a done ctx skips to SIGKILL). Calls in flight fail
-// with ErrClosed. It is idempotent; concurrent callers wait for the first.
+// with ErrClosed; the server requests being answered are not waited for.
+// It is idempotent; concurrent callers wait for the first.
 func (p *proc) stop(ctx context.Context) error {
 	p.stopOnce.Do(func() { p.stopErr = p.shutdown(ctx) })
 	return p.stopErr
@@ -421,7 +441,6 @@ func (p *proc) shutdown(ctx context.Context) error {
 			}
 		}
 	}
-	p.mux.answers.Wait()
 	return nil
 }
 

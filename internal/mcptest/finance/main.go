@@ -8,7 +8,11 @@
 //
 // It speaks the 2026-07-28 revision, the initialize-based 2025-11-25 one,
 // or both (-era), and misbehaves on request (see the flags). The tools
-// history, echo, slow, env, pid, big and ask_client exist for the tests.
+// history, echo, slow, env, pid, big and ask_client exist for the tests;
+// with -list-changed, add_tool changes the tool list and says so (on
+// every subscriptions/listen of a modern client, or to a legacy one), and
+// end_subscriptions ends the subscriptions. log_burst (not listed) sends n
+// log notifications, then tools/list_changed.
 package main
 
 import (
@@ -22,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,11 +50,23 @@ func main() {
 	garbage := flag.Int("garbage-stdout", 0, "lines of text written to stdout before serving")
 	flag.BoolVar(&s.garbageReplies, "garbage-replies", false, "answer every request with a line of text")
 	exitNow := flag.Bool("exit-immediately", false, "exit with status 2 at once")
+	starts := flag.String("starts", "", "file counting the starts of the server, restarts included")
+	flag.IntVar(&s.exitOnInit, "exit-on-initialize", 0, "exit with status 4 on initialize when this is start number n (needs -starts)")
+	flag.BoolVar(&s.listChanged, "list-changed", false, "offer tools.listChanged, subscriptions/listen, add_tool and end_subscriptions")
 	flag.Parse()
 
 	if *exitNow {
 		fmt.Fprintln(os.Stderr, "finance: cannot open database ledger.db: no such file")
 		os.Exit(2)
+	}
+	if *starts != "" {
+		b, _ := os.ReadFile(*starts) // absent: the first start
+		s.start, _ = strconv.Atoi(string(b))
+		s.start++
+		if err := os.WriteFile(*starts, []byte(strconv.Itoa(s.start)), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "finance:", err)
+			os.Exit(2)
+		}
 	}
 	if *ignoreTerm {
 		signal.Ignore(syscall.SIGTERM)
@@ -76,6 +93,9 @@ type server struct {
 	crashOn        string
 	flood          int
 	garbageReplies bool
+	start          int // number of this start (-starts)
+	exitOnInit     int
+	listChanged    bool
 
 	omu sync.Mutex
 	out *bufio.Writer
@@ -91,6 +111,8 @@ type server struct {
 	lateProbe   jsonrpc.ID // id of a probe answered late
 	waiting     map[string]chan *jsonrpc.Message
 	nextID      int
+	listens     []jsonrpc.ID // open subscriptions/listen requests
+	added       []any        // tools added by add_tool
 }
 
 func (s *server) serve(in io.Reader) {
@@ -107,11 +129,15 @@ func (s *server) serve(in io.Reader) {
 				if msg.Method != "" {
 					s.record(msg.Method) // in arrival order
 				}
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					s.message(msg)
-				}()
+				if msg.Method == "subscriptions/listen" {
+					s.message(msg) // open before what follows; answered later
+				} else {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						s.message(msg)
+					}()
+				}
 			}
 		}
 		if err != nil {
@@ -172,6 +198,11 @@ func (s *server) notification(msg *jsonrpc.Message) {
 		if cancel := s.slow[string(p.RequestID)]; cancel != nil {
 			cancel()
 		}
+		n := len(s.listens)
+		s.listens = slices.DeleteFunc(s.listens, func(id jsonrpc.ID) bool { return string(id) == string(p.RequestID) })
+		if len(s.listens) < n {
+			fmt.Fprintf(os.Stderr, "finance: subscription %s cancelled\n", p.RequestID)
+		}
 		s.mu.Unlock()
 	}
 }
@@ -208,7 +239,7 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 		}
 		return map[string]any{
 			"supportedVersions": versions,
-			"capabilities":      map[string]any{"tools": map[string]any{}, "prompts": map[string]any{}},
+			"capabilities":      s.capabilities(),
 			"instructions":      "Select a profile before reading data.",
 			"ttlMs":             0, "cacheScope": "private",
 			"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "finance", "version": "1.4.2"}},
@@ -216,6 +247,10 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 	case "initialize":
 		if !s.speaks(legacy) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: initialize"}
+		}
+		if s.start > 0 && s.start == s.exitOnInit {
+			fmt.Fprintln(os.Stderr, "finance: fatal: cannot initialize, exiting")
+			os.Exit(4)
 		}
 		s.mu.Lock()
 		s.initialized = true
@@ -226,7 +261,7 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 		}
 		return map[string]any{
 			"protocolVersion": legacy,
-			"capabilities":    map[string]any{"tools": map[string]any{}, "prompts": map[string]any{}},
+			"capabilities":    s.capabilities(),
 			"serverInfo":      map[string]any{"name": "finance", "version": "1.4.2"},
 		}, nil
 	}
@@ -259,7 +294,22 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":
-		return map[string]any{"tools": tools}, nil
+		list := tools
+		if s.listChanged {
+			s.mu.Lock()
+			list = slices.Concat(tools, changeTools, s.added)
+			s.mu.Unlock()
+		}
+		return map[string]any{"tools": list}, nil
+	case "subscriptions/listen":
+		if !s.listChanged {
+			break
+		}
+		s.mu.Lock()
+		s.listens = append(s.listens, msg.ID)
+		s.mu.Unlock()
+		s.notify("notifications/subscriptions/acknowledged", msg.ID, map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
+		return nil, nil // answered when the subscription ends
 	case "tools/call":
 		if p.Name == s.crashOn {
 			fmt.Fprintln(os.Stderr, "finance: fatal: database disk image is malformed")
@@ -299,6 +349,7 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		MS       int      `json:"ms"`
 		Names    []string `json:"names"`
 		Bytes    int      `json:"bytes"`
+		N        int      `json:"n"`
 		Method   string   `json:"method"`
 	}
 	if len(raw) > 0 {
@@ -377,7 +428,7 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 	case "history":
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return jsonText(map[string]any{"methods": s.history, "cancelled": s.cancelled, "slow": s.slowIDs}), nil
+		return jsonText(map[string]any{"methods": s.history, "cancelled": s.cancelled, "slow": s.slowIDs, "listening": len(s.listens)}), nil
 	case "env":
 		vars := map[string]*string{}
 		for _, n := range a.Names {
@@ -394,6 +445,16 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		return text(strings.Repeat("x", a.Bytes)), nil
 	case "ask_client":
 		return s.ask(a.Method), nil
+	case "log_burst":
+		for i := range a.N {
+			s.notify("notifications/message", nil, map[string]any{"level": "info", "data": i})
+		}
+		s.notify("notifications/tools/list_changed", nil, nil)
+		return text("sent"), nil
+	case "add_tool", "end_subscriptions":
+		if s.listChanged {
+			return s.change(name, a.Text), nil
+		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool: " + name}
 }
@@ -416,6 +477,54 @@ func (s *server) ask(method string) any {
 	case <-time.After(5 * time.Second):
 		return refusal("client_silent", "no answer to "+method)
 	}
+}
+
+func (s *server) capabilities() map[string]any {
+	return map[string]any{"tools": map[string]any{"listChanged": s.listChanged}, "prompts": map[string]any{}}
+}
+
+// change runs add_tool (arg: the new tool's name) or end_subscriptions
+// (arg "cancel": with notifications/cancelled, else with the result).
+func (s *server) change(name, arg string) any {
+	s.mu.Lock()
+	listens := s.listens
+	if name == "end_subscriptions" {
+		s.listens = nil
+	} else {
+		s.added = append(s.added, tool(arg, "Added at run time.", true, ``))
+	}
+	legacySession := s.initialized
+	s.mu.Unlock()
+	if name == "add_tool" && len(listens) == 0 && legacySession {
+		s.notify("notifications/tools/list_changed", nil, nil)
+	}
+	for _, id := range listens {
+		switch {
+		case name == "add_tool":
+			s.notify("notifications/tools/list_changed", id, nil)
+		case arg == "cancel":
+			s.notify("notifications/cancelled", nil, map[string]any{"requestId": id, "reason": "server shutting the subscription down"})
+		default:
+			s.send(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: id, Result: map[string]any{"resultType": "complete",
+				"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": id}}})
+		}
+	}
+	return text(fmt.Sprintf("%s: %d subscriptions", name, len(listens)))
+}
+
+// notify sends a notification, tagged with the subscription sub if any.
+func (s *server) notify(method string, sub jsonrpc.ID, params map[string]any) {
+	msg := jsonrpc.Request{JSONRPC: jsonrpc.Version, Method: method}
+	if sub != nil {
+		if params == nil {
+			params = map[string]any{}
+		}
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/subscriptionId": sub}
+	}
+	if params != nil {
+		msg.Params = params
+	}
+	s.send(msg)
 }
 
 func (s *server) send(msg any) {
@@ -477,6 +586,12 @@ var tools = []any{
 	tool("pid", "Process ids.", true, ``),
 	tool("big", "A text of n bytes.", true, `"bytes":{"type":"integer"}`),
 	tool("ask_client", "Send a request to the client (legacy).", true, `"method":{"type":"string"}`),
+}
+
+// changeTools are listed with -list-changed.
+var changeTools = []any{
+	tool("add_tool", "Add a tool named text; the tool list changes.", false, `"text":{"type":"string"}`),
+	tool("end_subscriptions", "End every subscription: with notifications/cancelled when text is cancel, else with the result.", false, `"text":{"type":"string"}`),
 }
 
 var prompts = []any{
