@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
@@ -15,62 +16,96 @@ import (
 
 // BenchmarkCallTool measures a tools/call round trip against an in-process
 // server, next to the floor: a bare net/http POST of the same JSON-RPC body
-// to the same server, decoded with encoding/json. The ratio of the two is
-// the client's overhead.
+// to the same server, decoded with encoding/json. The two alternate in
+// batches within one run, so that a busy machine slows both alike, and the
+// ratio of their times is reported as x-bare (the client's overhead).
 func BenchmarkCallTool(b *testing.B) {
 	for _, sse := range []bool{false, true} {
 		name := "json"
 		if sse {
 			name = "sse"
 		}
-		s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: sse, Tools: []mcptest.Tool{echoTool()}}
-		url := s.Start()
-		c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		args := map[string]string{"text": "hello"}
-		b.Run(name+"/client", func(b *testing.B) {
-			b.ReportAllocs()
-			for range b.N {
+		b.Run(name, func(b *testing.B) {
+			s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: sse, Tools: []mcptest.Tool{echoTool()}}
+			url := s.Start()
+			defer s.Close()
+			c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			args := map[string]string{"text": "hello"}
+			client := func() {
 				if _, err := c.CallTool(context.Background(), "echo", args); err != nil {
 					b.Fatal(err)
 				}
 			}
-		})
-		b.Run(name+"/bare-http", func(b *testing.B) {
+			bare := barePost(b, url, sse)
+			defer bare.close()
 			b.ReportAllocs()
-			hc := &http.Client{}
-			body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":"hello"}}}`)
-			for range b.N {
-				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-				req.Header.Set("Mcp-Method", "tools/call")
-				req.Header.Set("Mcp-Name", "echo")
-				resp, err := hc.Do(req)
-				if err != nil {
-					b.Fatal(err)
+			b.ResetTimer()
+			var tc, tb time.Duration
+			const batch = 50
+			for done := 0; done < b.N; done += batch {
+				n := min(batch, b.N-done)
+				t0 := time.Now()
+				for range n {
+					client()
 				}
-				data, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if sse {
-					data = bytes.TrimSpace(data[bytes.Index(data, []byte("data: "))+6:])
+				t1 := time.Now()
+				b.StopTimer()
+				for range n {
+					bare.call()
 				}
-				var out struct {
-					Result mcp.CallToolResult `json:"result"`
-				}
-				if err := json.Unmarshal(data, &out); err != nil {
-					b.Fatal(err)
-				}
+				tb += time.Since(t1)
+				b.StartTimer()
+				tc += t1.Sub(t0)
 			}
-			hc.CloseIdleConnections()
+			b.ReportMetric(float64(tc)/float64(tb), "x-bare")
 		})
-		c.Close()
-		s.Close()
 	}
 }
+
+// bare is the floor of BenchmarkCallTool: one JSON-RPC POST with net/http
+// and encoding/json, nothing else.
+type bare struct {
+	b    *testing.B
+	hc   *http.Client
+	url  string
+	sse  bool
+	body []byte
+}
+
+func barePost(b *testing.B, url string, sse bool) *bare {
+	return &bare{b: b, hc: &http.Client{}, url: url, sse: sse,
+		body: []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mini-me","version":"0.1.0"}},"name":"echo","arguments":{"text":"hello"}}}`)}
+}
+
+func (p *bare) call() {
+	req, _ := http.NewRequest(http.MethodPost, p.url, bytes.NewReader(p.body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "echo")
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		p.b.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if p.sse {
+		data = bytes.TrimSpace(data[bytes.Index(data, []byte("data: "))+6:])
+	}
+	var out struct {
+		Result mcp.CallToolResult `json:"result"`
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		p.b.Fatal(err)
+	}
+}
+
+func (p *bare) close() { p.hc.CloseIdleConnections() }
 
 // BenchmarkListTools lists 500 tools, in pages of 100.
 func BenchmarkListTools(b *testing.B) {

@@ -100,10 +100,7 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 	if err != nil {
 		return fmt.Errorf("mcp: %s: encode request: %w", r.method, err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url.String(), bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("mcp: %s: %w", r.method, err)
-	}
+	req := h.newPost(ctx, body)
 	session, modern := h.setHeaders(req, r)
 	resp, err := h.hc.Do(req)
 	if err != nil {
@@ -135,6 +132,19 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 		}
 	}
 	return h.statusError(r.method, resp)
+}
+
+// newPost makes a POST of body to the endpoint, without parsing its URL
+// again.
+func (h *httpConn) newPost(ctx context.Context, body []byte) *http.Request {
+	u := *h.url
+	req := &http.Request{
+		Method: http.MethodPost, URL: &u, Host: u.Host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)),
+		GetBody: func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+	}
+	return req.WithContext(ctx)
 }
 
 // setHeaders sets the headers of a POST and returns the session id and era
