@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,10 +133,15 @@ func call(id, name, args string) llmtest.Turn {
 // assertions on wrapped paragraphs.
 func words(text string) string { return strings.Join(strings.Fields(text), " ") }
 
-// toolMessages returns the tool messages of a request.
-func toolMessages(req llmtest.Request) []string {
+// toolResults checks that the model was asked n times, and returns the
+// tool messages of the last request: what the tools returned, as the
+// model saw it.
+func toolResults(t *testing.T, llm *llmtest.Server, n int) []string {
+	t.Helper()
+	reqs := llm.Requests()
+	require.Len(t, reqs, n)
 	var out []string
-	for _, m := range req.Messages {
+	for _, m := range reqs[n-1].Messages {
 		if m.Role == "tool" {
 			out = append(out, m.Content)
 		}
@@ -143,39 +149,54 @@ func toolMessages(req llmtest.Request) []string {
 	return out
 }
 
+// input is one run of an example without a model: its input, and what it
+// prints then besides what every run prints.
+type input struct {
+	name, stdin string
+	want        []string
+}
+
+// withoutModel runs the example name once per input, without a model, and
+// checks that each run ends with status 0 having printed want and the
+// input's own; check, if not nil, checks more of what it printed.
+func withoutModel(t *testing.T, name string, want []string, inputs []input, check func(t *testing.T, out string)) {
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			out, code := run(t, environ(t), in.stdin, name)
+			assert.Equal(t, 0, code, out)
+			for _, w := range append(slices.Clip(want), in.want...) {
+				assert.Contains(t, out, w)
+			}
+			if check != nil {
+				check(t, out)
+			}
+		})
+	}
+}
+
 func TestQuickstartWithoutModel(t *testing.T) {
-	for _, tc := range []struct {
-		name, stdin string
-		want        []string
-	}{
+	withoutModel(t, "quickstart", []string{
+		"mini-me quickstart: 2 MCP servers started on 127.0.0.1",
+		"text   modern (2026-07-28)  demo-text 1.0.0, 3 tools",
+		"notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools",
+		"text_count         text   read-only",
+		"notes_delete_note  notes  destructive",
+		"warnings: none",
+		`→ text_count {"text":"The quick brown fox jumps over the lazy dog"}`,
+		"Tool call awaiting your approval",
+	}, []input{
 		{"approved", "y\n", []string{"← ok:\n  9 words, 43 characters, 1 line"}},
 		{"input closed", "", []string{"(no answer: input closed; call denied)", "← not run (deny: no answer: the input was closed)"}},
 		{"refused", "n not now\n", []string{"← not run (deny: not now)"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, code := run(t, environ(t), tc.stdin, "quickstart")
-			assert.Equal(t, 0, code, out)
-			for _, want := range append([]string{
-				"mini-me quickstart: 2 MCP servers started on 127.0.0.1",
-				"text   modern (2026-07-28)  demo-text 1.0.0, 3 tools",
-				"notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools",
-				"text_count         text   read-only",
-				"notes_delete_note  notes  destructive",
-				"warnings: none",
-				`→ text_count {"text":"The quick brown fox jumps over the lazy dog"}`,
-				"Tool call awaiting your approval",
-			}, tc.want...) {
-				assert.Contains(t, out, want)
-			}
-			help := words(out)
-			for _, want := range []string{"No model is configured, and Docker Model Runner cannot be used (http://127.0.0.1:",
-				"/engines/v1 does not answer: connect: connection refused)",
-				"docker model pull", "OLLAMA_HOST", "MINIME_MODEL_URL", "OPENAI_API_KEY"} {
-				assert.Contains(t, help, want)
-			}
-			assert.NotContains(t, out, "goroutine ", "no stack trace")
-		})
-	}
+	}, func(t *testing.T, out string) {
+		help := words(out)
+		for _, want := range []string{"No model is configured, and Docker Model Runner cannot be used (http://127.0.0.1:",
+			"/engines/v1 does not answer: connect: connection refused)",
+			"docker model pull", "OLLAMA_HOST", "MINIME_MODEL_URL", "OPENAI_API_KEY"} {
+			assert.Contains(t, help, want)
+		}
+		assert.NotContains(t, out, "goroutine ", "no stack trace")
+	})
 }
 
 // A model that is named but never answers is given up after the probe's
@@ -210,46 +231,35 @@ func TestQuickstartWithModel(t *testing.T) {
 	} {
 		assert.Contains(t, out, want)
 	}
-	reqs := llm.Requests()
-	require.Len(t, reqs, 2)
-	assert.Equal(t, "demo-model", reqs[0].Model)
+	results := toolResults(t, llm, 2)
+	require.Len(t, results, 1)
+	assert.Contains(t, results[0], "9 words, 43 characters, 1 line")
+	first := llm.Requests()[0]
+	assert.Equal(t, "demo-model", first.Model)
 	var offered []string
-	for _, tool := range reqs[0].Tools {
+	for _, tool := range first.Tools {
 		offered = append(offered, tool.Name)
 	}
 	assert.Equal(t, []string{"text_count", "text_transform", "text_sort_lines", "notes_list_notes",
 		"notes_read_note", "notes_save_note", "notes_delete_note"}, offered)
-	results := toolMessages(reqs[1])
-	require.Len(t, results, 1)
-	assert.Contains(t, results[0], "9 words, 43 characters, 1 line")
 }
 
 func TestStdio(t *testing.T) {
 	t.Run("without a model", func(t *testing.T) {
-		for _, tc := range []struct {
-			name, stdin string
-			want        []string
-		}{
+		withoutModel(t, "stdio", []string{
+			"finance  modern (2026-07-28)  demo-finance 1.0.0, 5 tools",
+			"finance_recategorize       finance  destructive",
+			"No model is configured",
+			"selected profile perso (Personal, 7 transactions)",
+			"groceries       66.55",
+			"Tool call awaiting your approval\n  server:      finance\n  tool:        recategorize (finance_recategorize)",
+		}, []input{
 			{"approved", "y\n", []string{"t6 (Fromagerie Durand): category other -> groceries", "groceries       84.95"}},
 			{"input closed", "", []string{"← not run (deny: no answer: the input was closed)"}},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				out, code := run(t, environ(t), tc.stdin, "stdio")
-				assert.Equal(t, 0, code, out)
-				for _, want := range append([]string{
-					"finance  modern (2026-07-28)  demo-finance 1.0.0, 5 tools",
-					"finance_recategorize       finance  destructive",
-					"No model is configured",
-					"selected profile perso (Personal, 7 transactions)",
-					"groceries       66.55",
-					"Tool call awaiting your approval\n  server:      finance\n  tool:        recategorize (finance_recategorize)",
-				}, tc.want...) {
-					assert.Contains(t, out, want)
-				}
-				// Auto mode: only the destructive call is asked.
-				assert.Equal(t, 1, strings.Count(out, "Tool call awaiting your approval"))
-			})
-		}
+		}, func(t *testing.T, out string) {
+			// Auto mode: only the destructive call is asked.
+			assert.Equal(t, 1, strings.Count(out, "Tool call awaiting your approval"))
+		})
 	})
 	t.Run("with a model", func(t *testing.T) {
 		llm, url := model(t,
@@ -263,9 +273,7 @@ func TestStdio(t *testing.T) {
 		assert.Contains(t, out, "← ok finance_recategorize: t6 (Fromagerie Durand): category other -> groceries")
 		assert.Contains(t, out, "You spent 84.95 on groceries.")
 		assert.Equal(t, 1, strings.Count(out, "Tool call awaiting your approval"))
-		reqs := llm.Requests()
-		require.Len(t, reqs, 4)
-		results := toolMessages(reqs[3])
+		results := toolResults(t, llm, 4)
 		require.Len(t, results, 3)
 		assert.Contains(t, results[2], "t6  2026-06-18  Fromagerie Durand")
 	})
@@ -296,9 +304,7 @@ func TestApprover(t *testing.T) {
 		assert.Equal(t, 0, code, out)
 		assert.Contains(t, out, "← denied notes_save_note")
 		assert.Contains(t, out, "I could not save the note.")
-		reqs := llm.Requests()
-		require.Len(t, reqs, 2)
-		results := toolMessages(reqs[1])
+		results := toolResults(t, llm, 2)
 		require.Len(t, results, 1)
 		assert.Contains(t, results[0], "no one is there to approve it")
 	})

@@ -26,18 +26,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -105,45 +101,26 @@ func serveUI(ctx context.Context, questions <-chan question, lines <-chan string
 	}
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout)
-	switch {
-	case ctx.Err() != nil:
-		fmt.Fprintln(os.Stderr, "approver: interrupted")
-		os.Exit(130)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "approver:", err)
-		os.Exit(1)
-	}
+// withoutModel is what the program does when there is no model.
+var withoutModel = host.Fallback{
+	Intro: "Without a model, here are three calls made directly, through the same\npolicy: the read-only one is approved by the host, the others asked.\n\n",
+	Calls: []host.Call{
+		{Tool: "text_count", Args: map[string]any{"text": "to be or not to be"}},
+		{Tool: "notes_save_note", Args: map[string]any{"title": "hamlet", "text": "6 words"}},
+		{Tool: "notes_delete_note", Args: map[string]any{"title": "shopping"}},
+	},
 }
 
+func main() { host.Main("approver", run) }
+
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	prompt := `Count the words of "to be or not to be", then save the count in a note titled "hamlet".`
-	if len(args) > 0 {
-		prompt = strings.Join(args, " ")
-	}
-	servers, err := demo.Start()
+	prompt := host.Question(args, `Count the words of "to be or not to be", then save the count in a note titled "hamlet".`)
+	servers, err := demo.Discover(ctx)
 	if err != nil {
-		return fmt.Errorf("starting the demo servers: %w", err)
+		return err
 	}
 	defer servers.Close()
-	cfg, err := config.Parse(servers.Config)
-	if err != nil {
-		return err
-	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	tools, err := mcp.Discover(dctx, cfg.Servers, nil)
-	cancel()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = tools.Close(cctx)
-	}()
+	cfg, tools := servers.Config, servers.Tools
 	fmt.Fprintln(stdout, "mini-me approver: a host with its own approval UI")
 	fmt.Fprintln(stdout)
 	host.PrintBanner(stdout, tools)
@@ -171,33 +148,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 
 	model, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fmt.Fprintf(stdout, "\n%s\n\nWithout a model, here are three calls made directly, through the same\npolicy: the read-only one is approved by the host, the others asked.\n\n", modelenv.Help(err))
-		calls := []struct {
-			tool string
-			args map[string]any
-		}{
-			{"text_count", map[string]any{"text": "to be or not to be"}},
-			{"notes_save_note", map[string]any{"title": "hamlet", "text": "6 words"}},
-			{"notes_delete_note", map[string]any{"title": "shopping"}},
-		}
-		for _, c := range calls {
-			if err := host.CallTool(ctx, stdout, tools, policy, c.tool, c.args); err != nil {
-				return err
-			}
-		}
-		return nil
+		return withoutModel.Run(ctx, stdout, err, tools, policy)
 	}
-
-	fmt.Fprintln(stdout)
-	host.PrintModel(stdout, model)
-	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
-	fmt.Fprintf(stdout, "\nyou: %s\n\n", prompt)
-	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: prompt}}, host.Render(stdout))
-	if err != nil {
-		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
-	}
-	return nil
+	_, err = host.Ask(ctx, stdout, &agent.Agent{Model: model, Tools: tools, Policy: policy}, prompt)
+	return err
 }

@@ -52,23 +52,11 @@ func main() {
 }
 
 func run(configPath string, stdin io.Reader, out io.Writer) error {
-	cfg, stopDemo, err := loadConfig(configPath)
+	cfg, tools, stop, err := discover(configPath)
 	if err != nil {
 		return err
 	}
-	defer stopDemo()
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
-	cancel()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = tools.Close(ctx)
-	}()
+	defer stop()
 	fmt.Fprintf(out, "mini-me chat (%s)\n\n", cfg.File)
 	host.PrintBanner(out, tools)
 
@@ -93,24 +81,29 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	return nil
 }
 
-// loadConfig reads the configuration at path or, when path is empty,
-// starts the demo's servers and returns their configuration.
-func loadConfig(path string) (*config.Config, func(), error) {
-	if path != "" {
-		cfg, err := config.Load(path)
-		return cfg, func() {}, err
+// discover reads the configuration at path (config.Load) and discovers its
+// servers' tools (mcp.Discover), giving them a minute. When path is empty,
+// it starts the demo's servers instead and discovers theirs. stop closes
+// the tools, and ends the demo's servers.
+func discover(path string) (*config.Config, *mcp.Toolset, func(), error) {
+	if path == "" {
+		servers, err := demo.Discover(context.Background())
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return servers.Config, servers.Tools, servers.Close, nil
 	}
-	servers, err := demo.Start()
+	cfg, err := config.Load(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting the demo servers: %w", err)
+		return nil, nil, nil, err
 	}
-	cfg, err := config.Parse(servers.Config)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
 	if err != nil {
-		servers.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	cfg.File = "the demo's servers"
-	return cfg, servers.Close, nil
+	return cfg, tools, func() { host.CloseTools(tools) }, nil
 }
 
 // chat is one session: the conversation so far and the terminal.

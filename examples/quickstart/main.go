@@ -7,8 +7,8 @@
 // It starts two small MCP servers in-process on 127.0.0.1 (text tools that
 // speak the stateless 2026-07-28 revision, and a notepad that speaks only
 // the initialize-based 2025-11-25 one), reads a configuration that points
-// at them (config.Parse), discovers their tools (mcp.Discover) and prints
-// what it found. Then it puts a question to a model, which calls the tools;
+// at them (config.Decode), discovers their tools (mcp.Discover), all three
+// in demo.Discover, and prints what it found. Then it puts a question to a model, which calls the tools;
 // you approve each call at the terminal (permission.NewTerminal).
 //
 // The model is any OpenAI-compatible endpoint, named by environment
@@ -35,66 +35,38 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
-	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 const sample = "The quick brown fox jumps over the lazy dog"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout)
-	switch {
-	case ctx.Err() != nil:
-		fmt.Fprintln(os.Stderr, "quickstart: interrupted")
-		os.Exit(130)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
-	}
+// withoutModel is what the program does when there is no model.
+var withoutModel = host.Fallback{
+	Intro: "Without a model, here is one tool call made directly, through the same\npermission policy (answer y to run it):\n",
+	Calls: []host.Call{{Tool: "text_count", Args: map[string]any{"text": sample}}},
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	question := fmt.Sprintf("How many words are there in %q?", sample)
-	if len(args) > 0 {
-		question = strings.Join(args, " ")
-	}
+func main() { host.Main("quickstart", run) }
 
-	// MCP servers on 127.0.0.1, and the configuration file that lists them.
-	servers, err := demo.Start()
+func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
+	question := host.Question(args, fmt.Sprintf("How many words are there in %q?", sample))
+
+	// MCP servers on 127.0.0.1, the configuration that lists them
+	// (config.Decode) and their tools (mcp.Discover: every server at once,
+	// each in the era it speaks; a server that cannot be used is skipped,
+	// with a warning). examples/stdio calls config.Parse and mcp.Discover
+	// itself.
+	servers, err := demo.Discover(ctx)
 	if err != nil {
-		return fmt.Errorf("starting the demo servers: %w", err)
+		return err
 	}
 	defer servers.Close()
-	cfg, err := config.Parse(servers.Config)
-	if err != nil {
-		return err
-	}
-
-	// Discovery: every server at once, each in the era it speaks. A server
-	// that cannot be used is skipped, with a warning.
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	tools, err := mcp.Discover(dctx, cfg.Servers, nil)
-	cancel()
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = tools.Close(cctx)
-	}()
+	cfg, tools := servers.Config, servers.Tools
 	fmt.Fprintf(stdout, "mini-me quickstart: %d MCP servers started on 127.0.0.1\n\n", len(cfg.Servers))
 	host.PrintBanner(stdout, tools)
 
@@ -104,20 +76,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 
 	model, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fmt.Fprintf(stdout, "\n%s\n\nWithout a model, here is one tool call made directly, through the same\npermission policy (answer y to run it):\n", modelenv.Help(err))
-		return host.CallTool(ctx, stdout, tools, policy, "text_count", map[string]any{"text": sample})
+		return withoutModel.Run(ctx, stdout, err, tools, policy)
 	}
 
-	fmt.Fprintln(stdout)
-	host.PrintModel(stdout, model)
-	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
-	fmt.Fprintf(stdout, "\nyou: %s\n\n", question)
-	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: question}}, host.Render(stdout))
+	// The agent: the model answers, calling the tools through the policy.
+	res, err := host.Ask(ctx, stdout, &agent.Agent{Model: model, Tools: tools, Policy: policy}, question)
 	if err != nil {
-		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
+		return err
 	}
 	fmt.Fprintf(stdout, "\n(%d model turns, %d tokens)\n", res.Turns, res.Usage.TotalTokens)
 	return nil

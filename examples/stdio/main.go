@@ -28,9 +28,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
@@ -57,6 +54,17 @@ mcp:
       egress: local       # never shown to a hosted model
 `
 
+// withoutModel is what the program does when there is no model.
+var withoutModel = host.Fallback{
+	Intro: "Without a model, here are the calls made directly, through the same\npermission policy: the reads run by themselves (auto mode), the write is\nasked (answer y to run it).\n\n",
+	Calls: []host.Call{
+		{Tool: "finance_select_profile", Args: map[string]any{"profile": "perso"}},
+		{Tool: "finance_spending_summary", Args: map[string]any{}},
+		{Tool: "finance_recategorize", Args: map[string]any{"id": "t6", "category": "groceries"}},
+		{Tool: "finance_spending_summary", Args: map[string]any{}},
+	},
+}
+
 func main() {
 	if len(os.Args) == 2 && os.Args[1] == serveFlag {
 		// The server's stdout belongs to the protocol: errors go to stderr,
@@ -67,25 +75,12 @@ func main() {
 		}
 		return
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout)
-	switch {
-	case ctx.Err() != nil:
-		fmt.Fprintln(os.Stderr, "stdio: interrupted")
-		os.Exit(130)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "stdio:", err)
-		os.Exit(1)
-	}
+	host.Main("stdio", run)
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	question := "Select my personal profile and tell me what I spent on groceries. " +
-		"Transaction t6, at the Fromagerie, was cheese: file it under groceries first."
-	if len(args) > 0 {
-		question = strings.Join(args, " ")
-	}
+	question := host.Question(args, "Select my personal profile and tell me what I spent on groceries. "+
+		"Transaction t6, at the Fromagerie, was cheese: file it under groceries first.")
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding this program, to run it as the server: %w", err)
@@ -103,11 +98,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = tools.Close(cctx)
-	}()
+	defer host.CloseTools(tools)
 	fmt.Fprintf(stdout, "mini-me stdio: the finance server runs as a subprocess (%s %s)\n\n", self, serveFlag)
 	host.PrintBanner(stdout, tools)
 
@@ -115,34 +106,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 
 	model, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		fmt.Fprintf(stdout, "\n%s\n\nWithout a model, here are the calls made directly, through the same\npermission policy: the reads run by themselves (auto mode), the write is\nasked (answer y to run it).\n\n", modelenv.Help(err))
-		calls := []struct {
-			tool string
-			args map[string]any
-		}{
-			{"finance_select_profile", map[string]any{"profile": "perso"}},
-			{"finance_spending_summary", map[string]any{}},
-			{"finance_recategorize", map[string]any{"id": "t6", "category": "groceries"}},
-			{"finance_spending_summary", map[string]any{}},
-		}
-		for _, c := range calls {
-			if err := host.CallTool(ctx, stdout, tools, policy, c.tool, c.args); err != nil {
-				return err
-			}
-		}
-		return nil
+		return withoutModel.Run(ctx, stdout, err, tools, policy)
 	}
-
-	fmt.Fprintln(stdout)
-	host.PrintModel(stdout, model)
-	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
-	fmt.Fprintf(stdout, "\nyou: %s\n\n", question)
-	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: question}}, host.Render(stdout))
-	if err != nil {
-		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
-	}
-	return nil
+	_, err = host.Ask(ctx, stdout, &agent.Agent{Model: model, Tools: tools, Policy: policy}, question)
+	return err
 }

@@ -300,12 +300,11 @@ func TestTools(t *testing.T) {
 	}
 }
 
-func TestStart(t *testing.T) {
-	r, err := Start()
+func TestDiscover(t *testing.T) {
+	servers, err := Discover(context.Background())
 	require.NoError(t, err)
-	defer r.Close()
-	cfg, err := config.Parse(r.Config)
-	require.NoError(t, err)
+	cfg := servers.Config
+	assert.Equal(t, "the demo's servers", cfg.File)
 	require.Len(t, cfg.Servers, 2)
 	for i, name := range []string{"text", "notes"} {
 		s := cfg.Servers[i]
@@ -313,10 +312,28 @@ func TestStart(t *testing.T) {
 		assert.Regexp(t, `^http://127\.0\.0\.1:\d+/mcp$`, s.URL)
 		assert.Equal(t, config.ModeAsk, s.Permissions)
 	}
+	assert.Len(t, servers.Tools.Tools(), 7)
+	assert.Empty(t, servers.Tools.Warnings())
+
+	servers.Close()
 	ctx := context.Background()
-	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
-	require.NoError(t, err)
-	defer tools.Close(ctx)
-	assert.Len(t, tools.Tools(), 7)
-	assert.Empty(t, tools.Warnings())
+	_, err = servers.Tools.Call(ctx, "text_count", map[string]string{"text": "a"})
+	assert.ErrorIs(t, err, mcp.ErrClosed)
+	for _, s := range cfg.Servers {
+		resp, err := http.Post(s.URL, "application/json", strings.NewReader("{}"))
+		if err == nil {
+			resp.Body.Close()
+		}
+		assert.Error(t, err, "%s still answers after Close", s.Name)
+	}
+}
+
+// Discover, stopped before it is done, stops the servers it started
+// (goleak would find their goroutines).
+func TestDiscoverCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	servers, err := Discover(ctx)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, servers)
 }

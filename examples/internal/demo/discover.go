@@ -1,44 +1,87 @@
 package demo
 
 import (
+	"context"
 	_ "embed"
+	"fmt"
 	"os"
+	"strings"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 //go:embed servers.yaml
 var configTemplate string
 
-// Running is the demo's servers, started by [Start]. Close them once, when
-// done.
-type Running struct {
-	// Config is a configuration file (YAML) listing the servers, for
-	// config.Parse.
-	Config []byte
-	stop   []func()
+// configName is the name Discover gives the configuration, in
+// config.Config.File and in its problems.
+const configName = "the demo's servers"
+
+// Limits of Discover and Servers.Close.
+const (
+	discoverTimeout = 10 * time.Second
+	closeTimeout    = 5 * time.Second
+)
+
+// Servers is the demo's servers, running on 127.0.0.1, with what a host
+// makes of them: the configuration that lists them and their tools. Close
+// them once, when done; the fields are safe for concurrent use as their
+// types say.
+type Servers struct {
+	// Config lists the servers: the embedded servers.yaml, their URLs
+	// filled in, parsed.
+	Config *config.Config
+	// Tools is every server's tools, discovered.
+	Tools *mcp.Toolset
+	stop  []func()
 }
 
-// Start serves [Text] and [Notes] over Streamable HTTP on 127.0.0.1 and
-// returns them with the configuration that points at them, the embedded
-// servers.yaml with their URLs filled in. Close stops them.
-func Start() (*Running, error) {
-	r := &Running{}
+// Discover serves [Text] and [Notes] over Streamable HTTP on 127.0.0.1,
+// reads the configuration that points at them (config.Decode, naming it
+// "the demo's servers") and discovers their tools (mcp.Discover, within
+// 10 s and ctx). Close stops it all.
+func Discover(ctx context.Context) (*Servers, error) {
+	s := &Servers{}
 	urls := map[string]string{}
-	for key, s := range map[string]*Server{"TEXT_URL": Text(), "NOTES_URL": Notes()} {
-		url, stop, err := Serve(s)
+	for key, srv := range map[string]*Server{"TEXT_URL": Text(), "NOTES_URL": Notes()} {
+		url, stop, err := Serve(srv)
 		if err != nil {
-			r.Close()
-			return nil, err
+			s.stopServers()
+			return nil, fmt.Errorf("starting the demo servers: %w", err)
 		}
-		r.stop = append(r.stop, stop)
+		s.stop = append(s.stop, stop)
 		urls[key] = url
 	}
-	r.Config = []byte(os.Expand(configTemplate, func(key string) string { return urls[key] }))
-	return r, nil
+	yaml := os.Expand(configTemplate, func(key string) string { return urls[key] })
+	cfg, err := config.Decode(strings.NewReader(yaml), configName)
+	if err != nil {
+		s.stopServers()
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
+	defer cancel()
+	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+	if err != nil {
+		s.stopServers()
+		return nil, err
+	}
+	s.Config, s.Tools = cfg, tools
+	return s, nil
 }
 
-// Close stops the servers, closing their connections.
-func (r *Running) Close() {
-	for _, stop := range r.stop {
+// Close closes the tools, giving the servers at most 5 s, then
+// stops the servers, closing their connections.
+func (s *Servers) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_ = s.Tools.Close(ctx)
+	s.stopServers()
+}
+
+func (s *Servers) stopServers() {
+	for _, stop := range s.stop {
 		stop()
 	}
 }

@@ -11,8 +11,8 @@
 // A [Server] speaks the stateless 2026-07-28 revision, the
 // initialize-based 2025-11-25 one, or both ([Server.Versions]), over
 // Streamable HTTP ([Serve], [Server.ServeHTTP]) or stdio
-// ([Server.ServeStdio]). [Start] runs Text and Notes on 127.0.0.1 and
-// returns the configuration file pointing at them.
+// ([Server.ServeStdio]). [Discover] runs Text and Notes on 127.0.0.1 and
+// returns the configuration pointing at them and their tools.
 //
 // This is scaffolding for the examples, not a server SDK: enough of MCP to
 // list and call tools (no prompts, resources, notifications or

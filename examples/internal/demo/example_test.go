@@ -29,3 +29,21 @@ func ExampleServe() {
 	fmt.Println(c.Era(), c.ProtocolVersion(), res.Text())
 	// Output: modern 2026-07-28 6 words, 18 characters, 1 line
 }
+
+// The demo's servers on 127.0.0.1, their configuration and their tools:
+// what the examples start from.
+func ExampleDiscover() {
+	servers, err := demo.Discover(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer servers.Close()
+	fmt.Println(servers.Config.File)
+	for _, s := range servers.Tools.Servers() {
+		fmt.Println(s.Name, s.Era, s.Tools, "tools")
+	}
+	// Output:
+	// the demo's servers
+	// text modern 3 tools
+	// notes legacy 4 tools
+}

@@ -1,6 +1,3 @@
-// Package host holds what the example programs do around the SDK, the
-// parts every host program writes once in its own way: calling a tool
-// without a model, and printing the start-up banner and a run's events.
 package host
 
 import (
@@ -10,31 +7,68 @@ import (
 	"io"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
-// CallTool calls the tool named name directly, without a model, but
-// through policy as the agent would, and prints the call, the decision and
-// the result to w. A denial is printed, not returned: it is an answer. The
-// error is for a call that could not be made.
-func CallTool(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *permission.Policy, name string, args any) error {
-	t, ok := tools.Tool(name)
-	if !ok {
-		return fmt.Errorf("host: no tool %q: %w", name, mcp.ErrUnknownTool)
+// Call is one tool call made without a model: the tool's name, as the
+// model would call it, and its arguments.
+type Call struct {
+	Tool string
+	Args map[string]any
+}
+
+// Fallback is what an example does when there is no model: it says so,
+// then makes calls itself, through the same policy as the agent would.
+// It is plain data, safe for concurrent use once built.
+type Fallback struct {
+	// Intro is printed after the paragraph that says why there is no model
+	// and how to start one; it says what the calls show.
+	Intro string
+	// Calls are made in order.
+	Calls []Call
+}
+
+// Run is f, when modelenv.Find found no model (why is its error): it
+// prints modelenv.Help(why) and f.Intro, then makes f.Calls through
+// policy, printing each call, the decision and the result to w. A denial
+// is printed, not returned: it is an answer. The error is for a call that
+// could not be made, which ends the calls. When ctx is done, Run prints
+// nothing and returns ctx's error: no model was found because the program
+// is stopping.
+func (f Fallback) Run(ctx context.Context, w io.Writer, why error, tools *mcp.Toolset, policy *permission.Policy) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	raw, err := json.Marshal(args)
+	fmt.Fprintf(w, "\n%s\n\n%s", modelenv.Help(why), f.Intro)
+	for _, c := range f.Calls {
+		if err := callTool(ctx, w, tools, policy, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// callTool makes c through policy, as the agent would, and prints the
+// call, the decision and the result to w.
+func callTool(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *permission.Policy, c Call) error {
+	t, ok := tools.Tool(c.Tool)
+	if !ok {
+		return fmt.Errorf("host: no tool %q: %w", c.Tool, mcp.ErrUnknownTool)
+	}
+	raw, err := json.Marshal(c.Args)
 	if err != nil {
-		return fmt.Errorf("host: arguments of %s: %w", name, err)
+		return fmt.Errorf("host: arguments of %s: %w", c.Tool, err)
 	}
 	req := agent.PermissionRequest(t, raw)
-	fmt.Fprintf(w, "→ %s %s\n", name, req.Arguments)
+	fmt.Fprintf(w, "→ %s %s\n", c.Tool, req.Arguments)
 	d, _ := policy.Check(ctx, req) // an error denies, with a reason that says why
 	if !d.Allowed() {
 		fmt.Fprintf(w, "← not run (%s)\n", Clean(d.String(), 300))
 		return nil
 	}
-	res, err := tools.Call(ctx, name, args)
+	res, err := tools.Call(ctx, c.Tool, c.Args)
 	if err != nil {
 		return err
 	}

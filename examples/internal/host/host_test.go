@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,11 +16,22 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
+	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if name := os.Getenv(mainEnv); name != "" {
+		run, ok := runs[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "%s: no run named %q\n", mainEnv, name)
+			os.Exit(2)
+		}
+		Main("prog", run)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func discover(t *testing.T, s *demo.Server) *mcp.Toolset {
 	url, stop, err := demo.Serve(s)
@@ -37,28 +50,66 @@ func TestCallTool(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		approver permission.Approver
-		tool     string
-		args     any
+		call     Call
 		want     string
 		err      error
 	}{
-		{"allowed", permission.AllowAll{}, "text_count", map[string]string{"text": "a b"},
+		{"allowed", permission.AllowAll{}, Call{"text_count", map[string]any{"text": "a b"}},
 			"→ text_count {\"text\":\"a b\"}\n← ok:\n  2 words, 3 characters, 1 line\n", nil},
-		{"tool error", permission.AllowAll{}, "text_transform", map[string]string{"text": "a", "to": "x"},
+		{"tool error", permission.AllowAll{}, Call{"text_transform", map[string]any{"text": "a", "to": "x"}},
 			"← the tool reported an error:\n  unknown transformation \"x\"", nil},
-		{"denied", permission.DenyAll{Reason: "not today"}, "text_count", map[string]string{"text": "a"},
+		{"denied", permission.DenyAll{Reason: "not today"}, Call{"text_count", map[string]any{"text": "a"}},
 			"← not run (deny: not today)\n", nil},
-		{"unknown tool", permission.AllowAll{}, "text_nope", nil, "", mcp.ErrUnknownTool},
+		{"unknown tool", permission.AllowAll{}, Call{"text_nope", nil}, "", mcp.ErrUnknownTool},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := CallTool(ctx, &out, tools, permission.NewPolicy(tc.approver), tc.tool, tc.args)
+			err := callTool(ctx, &out, tools, permission.NewPolicy(tc.approver), tc.call)
 			if tc.err != nil {
 				assert.ErrorIs(t, err, tc.err)
 				return
 			}
 			require.NoError(t, err)
 			assert.Contains(t, out.String(), tc.want)
+		})
+	}
+}
+
+func TestFallback(t *testing.T) {
+	tools := discover(t, demo.Text())
+	why := &modelenv.Unavailable{Reason: "nothing set"}
+	help := "\n" + modelenv.Help(why) + "\n\n"
+	count := Call{"text_count", map[string]any{"text": "a b"}}
+	for _, tc := range []struct {
+		name     string
+		canceled bool
+		calls    []Call
+		want     string
+		err      error
+	}{
+		{"calls in order", false, []Call{count, {"text_sort_lines", map[string]any{"text": "b\na"}}},
+			help + "Intro.\n" +
+				"→ text_count {\"text\":\"a b\"}\n← ok:\n  2 words, 3 characters, 1 line\n" +
+				"→ text_sort_lines {\"text\":\"b\\na\"}\n← ok:\n  a\n  b\n", nil},
+		{"a call that cannot be made ends them", false, []Call{{"text_nope", nil}, count},
+			help + "Intro.\n", mcp.ErrUnknownTool},
+		{"the program is stopping", true, []Call{count}, "", context.Canceled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.canceled {
+				cancel()
+			}
+			var out bytes.Buffer
+			f := Fallback{Intro: "Intro.\n", Calls: tc.calls}
+			err := f.Run(ctx, &out, why, tools, permission.NewPolicy(permission.AllowAll{}))
+			if tc.err != nil {
+				assert.ErrorIs(t, err, tc.err)
+			} else {
+				assert.NoError(t, err)
+			}
+			assert.Equal(t, tc.want, out.String())
 		})
 	}
 }
