@@ -30,6 +30,11 @@ func (m *OpenAI) readStream(ctx context.Context, resp *http.Response, max int, o
 	dec := sse.NewDecoder(resp.Body, &sse.Options{MaxEventSize: max, IdleTimeout: idle})
 	a := assembler{max: max, onDelta: onDelta}
 	for ev, err := range dec.Events(ctx) {
+		if errors.Is(err, io.ErrUnexpectedEOF) && a.finish != "" {
+			// Cut inside its last event (a "data: [DONE]" with no blank
+			// line after it, as some servers end), after a finished turn.
+			return a.reply()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("agent: model stream: %w", err)
 		}

@@ -194,7 +194,13 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 			body:  chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"x","arguments":"{}"}}]}`, "tool_calls"),
 			calls: []agent.ToolCall{{ID: "a", Name: "x", Arguments: "{}"}},
 		},
+		{
+			name:  "finished turn, [DONE] without its blank line",
+			body:  chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"x","arguments":"{}"}}]}`, "tool_calls") + "data: [DONE]\n",
+			calls: []agent.ToolCall{{ID: "a", Name: "x", Arguments: "{}"}},
+		},
 		{name: "stream cut before the end", body: chunk(`{"content":"Hel"}`, ""), err: "ended before the turn was finished"},
+		{name: "stream cut inside an unfinished turn", body: chunk(`{"content":"Hel"}`, "") + "data: {\"choi", err: "unexpected EOF"},
 		{name: "garbage chunk", body: "data: {not json\n\n", err: "malformed chunk"},
 		{name: "call without a name", body: chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"arguments":"{}"}}]}`, "stop"), err: "has no name"},
 		{name: "error event", body: "event: error\ndata: {\"message\":\"model unloaded\"}\n\n", err: "status 200: model unloaded"},
