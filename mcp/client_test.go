@@ -876,3 +876,19 @@ func TestHeaderMismatchRelistsAndRetries(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok", res.Text())
 }
+
+func TestPinnedHTTPSSETransport(t *testing.T) {
+	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{echoTool()}}
+	url := s.Start()
+	defer s.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, HTTPSSE: true}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, mcp.Version20241105, c.ProtocolVersion())
+	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "pinned"})
+	require.NoError(t, err)
+	assert.Equal(t, "pinned", res.Text())
+
+	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, HTTPSSE: true}, &mcp.Options{ProtocolVersion: mcp.Version20260728})
+	require.Error(t, err, "the stateless revision has no HTTP+SSE transport")
+}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,12 +38,19 @@ type initializeResult struct {
 func (c *Client) negotiate(ctx context.Context) error {
 	pin := c.opts.ProtocolVersion
 	legacy := Version20251125
-	if pin != "" && pin != Version20260728 {
+	h, _ := c.conn.(*httpConn)
+	switch {
+	case h != nil && h.pinSSE:
+		if pin != "" && !isLegacyVersion(pin) {
+			return fmt.Errorf("mcp: protocol version %q cannot be spoken over HTTP+SSE", pin)
+		}
+		return c.useHTTPSSE(ctx, h, cmp.Or(pin, Version20241105))
+	case pin != "" && pin != Version20260728:
 		if !isLegacyVersion(pin) {
 			return fmt.Errorf("mcp: protocol version %q is not supported", pin)
 		}
 		legacy = pin
-	} else {
+	default:
 		modern, fallback, err := c.probe(ctx)
 		if err != nil {
 			return err
@@ -58,20 +66,25 @@ func (c *Client) negotiate(ctx context.Context) error {
 		}
 	}
 	err := c.initialize(ctx, legacy)
-	if err == nil || !c.tryHTTPSSE(err) {
-		return err
-	}
-	h, ok := c.conn.(*httpConn)
-	if !ok {
+	if err == nil || h == nil || !c.tryHTTPSSE(err) {
 		return err
 	}
 	c.log.Info("mcp: streamable HTTP refused, trying the deprecated HTTP+SSE transport", "error", err)
-	sc, serr := h.openHTTPSSE(ctx)
-	if serr != nil {
+	if serr := c.useHTTPSSE(ctx, h, legacy); serr != nil {
 		return fmt.Errorf("mcp: no transport worked: streamable HTTP: %w; HTTP+SSE: %v", err, serr)
 	}
+	return nil
+}
+
+// useHTTPSSE switches to the deprecated HTTP+SSE transport and initializes
+// over it.
+func (c *Client) useHTTPSSE(ctx context.Context, h *httpConn, version string) error {
+	sc, err := h.openHTTPSSE(ctx)
+	if err != nil {
+		return err
+	}
 	c.conn = sc
-	if err := c.initialize(ctx, legacy); err != nil {
+	if err := c.initialize(ctx, version); err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
 		defer cancel()
 		_ = sc.close(cctx)

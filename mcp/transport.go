@@ -37,6 +37,10 @@ type HTTPTransport struct {
 	// origin after a redirect, never logged and never put in an error.
 	TokenEnv    string
 	TokenHeader string
+	// HTTPSSE pins the deprecated HTTP+SSE transport of 2024-11-05: URL
+	// is then the event stream to GET, and Streamable HTTP is not tried.
+	// Without it, that transport is still the last fallback.
+	HTTPSSE bool
 }
 
 func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
@@ -47,7 +51,7 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("mcp: server url %q: want an http or https URL", t.URL)
 	}
-	h := &httpConn{c: c, url: u, maxSize: c.opts.MaxMessageSize, elsewhere: map[int64]elsewhere{}}
+	h := &httpConn{c: c, url: u, maxSize: c.opts.MaxMessageSize, elsewhere: map[int64]elsewhere{}, pinSSE: t.HTTPSSE}
 	if t.TokenEnv != "" {
 		tok := os.Getenv(t.TokenEnv)
 		if strings.TrimSpace(tok) == "" {

@@ -49,6 +49,7 @@ type httpConn struct {
 	authValue string
 	token     string // for redaction only
 	maxSize   int64
+	pinSSE    bool // speak only the deprecated HTTP+SSE transport
 
 	mu      sync.Mutex
 	modern  bool
