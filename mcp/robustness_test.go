@@ -133,32 +133,33 @@ func TestFailedHTTPSSEFallbackClosesItsStream(t *testing.T) {
 
 // reinitialize holds Client.mu across the initialize round trip: Close
 // (and every new call) blocks until the handshake ends.
-func TestReinitializeDoesNotBlockClose(t *testing.T) {
-	var mu sync.Mutex
-	session := "s1"
-	expired := false
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
+// expiringServer is a legacy server whose first session (s1) expires
+// when expire is called; initialize answers through answer, given whether
+// the session expired.
+type expiringServer struct {
+	mu      sync.Mutex
+	expired bool
+	srv     *httptest.Server
+}
+
+func newExpiringServer(t *testing.T, answer func(w http.ResponseWriter, id json.RawMessage, expired bool)) *expiringServer {
+	e := &expiringServer{}
+	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
 			return
 		}
-		if r.Method == http.MethodDelete {
-			return
-		}
 		m := readMsg(r)
-		mu.Lock()
-		sess, exp := session, expired
-		mu.Unlock()
+		e.mu.Lock()
+		exp := e.expired
+		e.mu.Unlock()
 		switch m.Method {
 		case "server/discover":
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"nope"}}`, m.ID)
 		case "initialize":
-			if exp {
-				time.Sleep(1500 * time.Millisecond) // slow re-initialize
-			}
-			w.Header().Set("Mcp-Session-Id", sess)
-			jsonReply(w, m.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"l","version":"1"}}`)
+			w.Header().Set("Mcp-Session-Id", map[bool]string{false: "s1", true: "s2"}[exp])
+			answer(w, m.ID, exp)
 		case "notifications/initialized":
 			w.WriteHeader(http.StatusAccepted)
 		case "tools/list":
@@ -169,20 +170,39 @@ func TestReinitializeDoesNotBlockClose(t *testing.T) {
 			jsonReply(w, m.ID, `{"tools":[]}`)
 		}
 	}))
-	defer srv.Close()
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	t.Cleanup(func() {
+		e.srv.CloseClientConnections()
+		e.srv.Close()
+	})
+	return e
+}
+
+func (e *expiringServer) expire() {
+	e.mu.Lock()
+	e.expired = true
+	e.mu.Unlock()
+}
+
+const initializeResult = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"l","version":"1"}}`
+
+func TestReinitializeDoesNotBlockClose(t *testing.T) {
+	e := newExpiringServer(t, func(w http.ResponseWriter, id json.RawMessage, expired bool) {
+		if expired {
+			time.Sleep(1500 * time.Millisecond) // slow re-initialize
+		}
+		jsonReply(w, id, initializeResult)
+	})
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: e.srv.URL}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	expired, session = true, "s2"
-	mu.Unlock()
+	e.expire()
 	go func() { _, _ = c.ListTools(context.Background()) }()
-	time.Sleep(300 * time.Millisecond) // reinitialize now holds c.mu
+	time.Sleep(300 * time.Millisecond) // the re-initialize is under way
 	start := time.Now()
 	_ = c.Close()
 	if d := time.Since(start); d > time.Second {
-		t.Fatalf("Close blocked %v behind a re-initialize holding Client.mu", d.Round(time.Millisecond))
+		t.Fatalf("Close blocked %v behind a re-initialize", d.Round(time.Millisecond))
 	}
 }
 
@@ -274,53 +294,21 @@ func TestListenStreamBacksOff(t *testing.T) {
 	}
 }
 
-// reinitialize holds Client.mu while reading the initialize stream; a
-// progress notification on that stream makes notification() lock c.mu on
-// the same goroutine: a self-deadlock that no context ends.
+// A progress notification on the initialize stream of a re-initialize
+// reaches the callback while the session is renewed: no lock is held
+// across that round trip.
 func TestProgressDuringReinitialize(t *testing.T) {
-	var mu sync.Mutex
-	expired := false
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		m := readMsg(r)
-		mu.Lock()
-		exp := expired
-		mu.Unlock()
-		switch m.Method {
-		case "server/discover":
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"nope"}}`, m.ID)
-		case "initialize":
-			sess := "s1"
-			if exp {
-				sess = "s2"
-			}
-			w.Header().Set("Mcp-Session-Id", sess)
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"zz\",\"progress\":1}}\n\n")
-			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"l\",\"version\":\"1\"}}}\n\n", m.ID)
-		case "notifications/initialized":
-			w.WriteHeader(http.StatusAccepted)
-		case "tools/list":
-			if exp && r.Header.Get("Mcp-Session-Id") == "s1" {
-				w.WriteHeader(http.StatusNotFound)
-				return
-			}
-			jsonReply(w, m.ID, `{"tools":[]}`)
-		}
-	}))
-	defer srv.Close()
-	defer srv.CloseClientConnections()
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, &mcp.Options{OnProgress: func(mcp.Progress) {}})
+	e := newExpiringServer(t, func(w http.ResponseWriter, id json.RawMessage, _ bool) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"zz\",\"progress\":1}}\n\n")
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", id, initializeResult)
+	})
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: e.srv.URL}, &mcp.Options{OnProgress: func(mcp.Progress) {}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	expired = true
-	mu.Unlock()
+	defer c.Close()
+	e.expire()
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -330,7 +318,9 @@ func TestProgressDuringReinitialize(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		t.Logf("ListTools returned: %v", err)
+		if err != nil {
+			t.Fatalf("ListTools on the renewed session: %v", err)
+		}
 	case <-time.After(4 * time.Second):
 		t.Fatalf("ListTools with a 1s deadline still blocked after 4s: self-deadlock on Client.mu")
 	}
