@@ -3,7 +3,6 @@ package mcptest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -84,15 +83,8 @@ func (s *HTTPSSEServer) post(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown session", http.StatusNotFound)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
-	var msg jsonrpc.Message
-	var raw json.RawMessage
-	msg.Result = &raw
-	if err := json.Unmarshal(body, &msg); err != nil {
-		http.Error(w, "parse error", http.StatusBadRequest)
+	_, msg, ok := readMessage(w, r)
+	if !ok {
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -108,7 +100,7 @@ func (s *HTTPSSEServer) post(w http.ResponseWriter, r *http.Request) {
 			"serverInfo":      map[string]any{"name": "mcptest-httpsse", "version": "1.0.0"},
 		}
 	} else {
-		res, rerr = s.inner.handle(r, &msg, false, func(string, any) {})
+		res, rerr = s.inner.handle(r, msg, false, func(string, any) {})
 	}
 	out, _ := json.Marshal(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: msg.ID, Result: res, Error: rerr})
 	ch <- out

@@ -133,21 +133,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return
-	}
-	var msg jsonrpc.Message
-	var raw json.RawMessage
-	msg.Result = &raw
-	if err := json.Unmarshal(body, &msg); err != nil {
-		WriteError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error")
+	body, msg, ok := readMessage(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: msg.Method, Header: r.Header.Clone(), Body: body})
 	s.mu.Unlock()
-	if s.Intercept != nil && s.Intercept(w, r, &msg) {
+	if s.Intercept != nil && s.Intercept(w, r, msg) {
 		return
 	}
 	if msg.Method == "" || len(msg.ID) == 0 {
@@ -169,10 +162,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if modern && msg.Method == "subscriptions/listen" {
-		s.listen(w, r, &msg)
+		s.listen(w, r, msg)
 		return
 	}
-	s.answer(w, r, &msg, modern)
+	s.answer(w, r, msg, modern)
 }
 
 // NotifyToolsChanged sends notifications/tools/list_changed on every open
@@ -381,6 +374,22 @@ func (o *sseOut) send(method string, params any) {
 
 func (o *sseOut) reply(id jsonrpc.ID, res any, err *jsonrpc.Error) {
 	o.event(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: id, Result: res, Error: err})
+}
+
+// readMessage reads a POSTed JSON-RPC message, its result kept raw; it
+// answers a parse error itself and then reports false.
+func readMessage(w http.ResponseWriter, r *http.Request) ([]byte, *jsonrpc.Message, bool) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, nil, false
+	}
+	var raw json.RawMessage
+	msg := &jsonrpc.Message{Result: &raw}
+	if err := json.Unmarshal(body, msg); err != nil {
+		WriteError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error")
+		return nil, nil, false
+	}
+	return body, msg, true
 }
 
 // WriteError answers with a JSON-RPC error body and an HTTP status.
