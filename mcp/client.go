@@ -88,6 +88,8 @@ type Options struct {
 
 // Progress is one progress notification for a call in flight.
 type Progress struct {
+	// Server names the server in a Toolset (empty from a lone Client).
+	Server string
 	// Method and Name say which call it is about (Name is the tool,
 	// prompt or resource, when there is one).
 	Method, Name string

@@ -387,6 +387,12 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
 	}
 	o.OnToolsChanged = s.due
+	if onProgress := o.OnProgress; onProgress != nil {
+		o.OnProgress = func(p Progress) {
+			p.Server = s.cfg.Name
+			onProgress(p)
+		}
+	}
 	o.OnInvalidTool = func(name string, reason error) {
 		s.invalidMu.Lock()
 		s.invalid = append(s.invalid, invalidTool{name, reason})

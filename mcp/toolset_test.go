@@ -796,3 +796,25 @@ func TestToolsetNoRefreshWithoutTTL(t *testing.T) {
 	}
 	assert.Equal(t, 1, lists)
 }
+
+func TestToolsetProgressNamesItsServer(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: true}
+	s.Tools = []mcptest.Tool{{
+		Def: json.RawMessage(`{"name":"work","inputSchema":{"type":"object"}}`),
+		Call: func(_ context.Context, _ json.RawMessage, send func(string, any)) (any, error) {
+			send("notifications/progress", map[string]any{"progressToken": progressToken(s), "progress": 1, "total": 2})
+			return map[string]any{"content": []any{}}, nil
+		},
+	}}
+	var mu sync.Mutex
+	var got []mcp.Progress
+	ts := discover(t, []config.Server{{Name: "busy", URL: start(t, s)}}, &mcp.ToolsetOptions{Client: mcp.Options{
+		OnProgress: func(p mcp.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() },
+	}})
+	_, err := ts.Call(context.Background(), "busy_work", nil)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 1)
+	assert.Equal(t, mcp.Progress{Server: "busy", Method: "tools/call", Name: "work", Progress: 1, Total: 2}, got[0])
+}
