@@ -56,7 +56,9 @@ If a tool reports an error or a call is refused, read the message and adapt; do 
 // server's list_changed) is seen at the next turn. Both methods must be
 // safe for concurrent use; Call must honour ctx.
 type ToolSource interface {
+	// Tools returns the tools offered now.
 	Tools() []mcp.ServerTool
+	// Call calls the tool Tools lists as name, with args (a JSON object).
 	Call(ctx context.Context, name string, args any) (*mcp.ToolResult, error)
 }
 
@@ -73,6 +75,7 @@ var (
 // and the Decision denies. Check may be called from several goroutines at
 // once.
 type Policy interface {
+	// Check decides whether the call req describes may run.
 	Check(ctx context.Context, req permission.Request) (permission.Decision, error)
 }
 

@@ -27,6 +27,7 @@ type Event interface {
 
 // TextDelta is a piece of the model's answer or reasoning, as it streams.
 type TextDelta struct {
+	// Turn is the number of the turn, counting from 1.
 	Turn int
 	Delta
 }
@@ -34,6 +35,8 @@ type TextDelta struct {
 // ToolCallProposed reports a tool call the model asked for, before
 // anything is done with it. Index is the call's position in the turn.
 type ToolCallProposed struct {
+	// Turn is the number of the turn, counting from 1; Index is the call's
+	// position in it, counting from 0.
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
@@ -47,22 +50,32 @@ type ToolCallProposed struct {
 // whether a call may run. The policy may answer by itself (auto mode, an
 // earlier "allow always") or ask the host's Approver.
 type ApprovalRequested struct {
+	// Turn is the number of the turn, counting from 1; Index is the call's
+	// position in it, counting from 0.
 	Turn, Index int
-	Request     permission.Request
+	// Request is the call, as the policy is asked about it.
+	Request permission.Request
 }
 
 // ApprovalDecided reports the policy's decision about a call. Err is set
 // when no answer could be obtained; the call is then denied.
 type ApprovalDecided struct {
+	// Turn is the number of the turn, counting from 1; Index is the call's
+	// position in it, counting from 0.
 	Turn, Index int
-	Decision    permission.Decision
-	Err         error
+	// Decision is the policy's answer; it denies when Err is set.
+	Decision permission.Decision
+	// Err is why no answer was obtained; nil when the policy answered.
+	Err error
 }
 
 // ToolStarted reports that a call is being run.
 type ToolStarted struct {
+	// Turn is the number of the turn, counting from 1; Index is the call's
+	// position in it, counting from 0.
 	Turn, Index int
-	Call        ToolCall
+	// Call is the call as the model sent it.
+	Call ToolCall
 }
 
 // ToolResult reports how a proposed call ended, whether it ran or not.
@@ -70,8 +83,11 @@ type ToolStarted struct {
 // Agent.MaxToolOutput: this is where the host gets the full text. Sent is
 // what the model was shown.
 type ToolResult struct {
+	// Turn is the number of the turn, counting from 1; Index is the call's
+	// position in it, counting from 0.
 	Turn, Index int
-	Call        ToolCall
+	// Call is the call as the model sent it.
+	Call ToolCall
 	// Status says how the call ended.
 	Status CallStatus
 	// Output is the tool's output in full, as text (images and other
@@ -123,17 +139,24 @@ const (
 // TurnFinished reports the end of one model turn, before its tool calls
 // run.
 type TurnFinished struct {
-	Turn   int
+	// Turn is the number of the turn, counting from 1.
+	Turn int
+	// Finish is why the model stopped.
 	Finish FinishReason
-	Usage  Usage
+	// Usage is the turn's token count, as the model server reported it.
+	Usage Usage
 	// ToolCalls is how many calls the model asked for.
 	ToolCalls int
 }
 
 // Warning reports something the agent worked around.
 type Warning struct {
-	Turn    int
-	Kind    WarningKind
+	// Turn is the number of the last turn started: a warning about the tools
+	// offered to a turn carries the number before it (0 for the first).
+	Turn int
+	// Kind classifies the warning.
+	Kind WarningKind
+	// Message describes what happened, for the host to show.
 	Message string
 }
 

@@ -27,6 +27,7 @@ const (
 //
 // A Message is plain data, safe for concurrent reads.
 type Message struct {
+	// Role says who wrote the message.
 	Role Role `json:"role"`
 	// Content is the text of the message; an assistant message that only
 	// calls tools may have none.

@@ -32,6 +32,8 @@ import (
 // Chat may be called from several goroutines at once (one per running
 // [Agent.Run]), so implementations must be safe for concurrent use.
 type Model interface {
+	// Chat sends req and returns the model's reply, passing the text to
+	// onDelta as it streams.
 	Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error)
 }
 
@@ -101,9 +103,12 @@ const (
 // Usage counts tokens, as reported by the model server; zero when the
 // server reports nothing.
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
+	// PromptTokens is the size of the request, in tokens.
+	PromptTokens int `json:"prompt_tokens"`
+	// CompletionTokens is the size of the model's answer, in tokens.
 	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	// TotalTokens is the total the server reported, usually the sum.
+	TotalTokens int `json:"total_tokens"`
 }
 
 func (u *Usage) add(v Usage) {

@@ -70,10 +70,14 @@ type OpenAI struct {
 	// Temperature, TopP, MaxTokens, Seed and Stop are the usual sampling
 	// options; nil or zero leaves them to the server.
 	Temperature *float64
-	TopP        *float64
-	MaxTokens   int
-	Seed        *int
-	Stop        []string
+	// TopP is the nucleus sampling mass (top_p).
+	TopP *float64
+	// MaxTokens bounds the tokens of one answer (max_tokens).
+	MaxTokens int
+	// Seed asks for reproducible sampling (seed).
+	Seed *int
+	// Stop lists sequences at which the model stops (stop).
+	Stop []string
 	// Extra adds fields to the request body, for options a server has
 	// beyond the usual ones (llama-server's "cache_prompt", vLLM's
 	// "top_k", ...). It cannot replace a field the client sets itself.

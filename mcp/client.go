@@ -93,16 +93,21 @@ type Progress struct {
 	// Method and Name say which call it is about (Name is the tool,
 	// prompt or resource, when there is one).
 	Method, Name string
-	Progress     float64
-	Total        float64 // 0 when unknown
-	Message      string
+	// Progress is the progress so far; it grows with each notification.
+	Progress float64
+	Total    float64 // 0 when unknown
+	// Message is the server's description of the progress, if any.
+	Message string
 }
 
 // LogMessage is a log record a server sent.
 type LogMessage struct {
-	Level  string          `json:"level"`
-	Logger string          `json:"logger,omitempty"`
-	Data   json.RawMessage `json:"data"`
+	// Level is the record's syslog severity, "debug" to "emergency".
+	Level string `json:"level"`
+	// Logger names the logger that issued the record, if any.
+	Logger string `json:"logger,omitempty"`
+	// Data is the record: any JSON value, raw.
+	Data json.RawMessage `json:"data"`
 }
 
 // Client is a connection to one MCP server. It is safe for concurrent use.

@@ -27,10 +27,14 @@ const (
 // RPCError is a JSON-RPC error the server answered with. Get it with
 // errors.As to read the code and the data.
 type RPCError struct {
-	Method  string
-	Code    int
+	// Method is the method of the request that failed.
+	Method string
+	// Code is the JSON-RPC error code (see the Code constants).
+	Code int
+	// Message is the server's error message, as sent.
 	Message string
-	Data    json.RawMessage
+	// Data is the error's data, raw; nil when none.
+	Data json.RawMessage
 }
 
 // Error returns the method, the code and the server's message (cut at 300
@@ -46,10 +50,15 @@ func rpcError(method string, e *jsonrpc.Error) *RPCError {
 // HTTPError is an HTTP answer that carries no usable JSON-RPC message. Body
 // holds the start of the body, for diagnosis.
 type HTTPError struct {
-	Method      string
-	StatusCode  int
+	// Method is the method of the request that failed.
+	Method string
+	// StatusCode is the HTTP status of the answer.
+	StatusCode int
+	// ContentType is the answer's Content-Type header.
 	ContentType string
-	Body        string
+	// Body is the start of the body (200 bytes at most, then "…"), with the
+	// token redacted.
+	Body string
 }
 
 // Error returns the method, the status and the start of the body.

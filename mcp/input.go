@@ -9,25 +9,31 @@ import (
 // ElicitRequest is a server's request for input from the user.
 type ElicitRequest struct {
 	// Mode is "form" (the default) or "url".
-	Mode    string `json:"mode,omitempty"`
+	Mode string `json:"mode,omitempty"`
+	// Message tells the user what is asked and why.
 	Message string `json:"message"`
 	// RequestedSchema is the flat object schema of a form, raw.
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
 	// URL and ElicitationID are set in url mode.
-	URL           string `json:"url,omitempty"`
+	URL string `json:"url,omitempty"`
+	// ElicitationID is the server's opaque id of the elicitation.
 	ElicitationID string `json:"elicitationId,omitempty"`
 }
 
 // ElicitResult is the user's answer: Action is "accept", "decline" or
 // "cancel"; Content holds the form values of an accepted form.
 type ElicitResult struct {
-	Action  string         `json:"action"`
+	// Action is "accept", "decline" or "cancel".
+	Action string `json:"action"`
+	// Content holds the form values when Action is "accept".
 	Content map[string]any `json:"content,omitempty"`
 }
 
 // Root is a directory or file the user lets servers see (a file:// URI).
 type Root struct {
-	URI  string `json:"uri"`
+	// URI locates the root; it must start with file://.
+	URI string `json:"uri"`
+	// Name is a display name for the root, if any.
 	Name string `json:"name,omitempty"`
 }
 

@@ -33,57 +33,89 @@ func isLegacyVersion(v string) bool {
 // Implementation names a client or a server and its version. Servers report
 // their own: use it for display and logs, never for decisions.
 type Implementation struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
-	Version     string `json:"version"`
+	// Name is the programmatic name; it is shown when Title is empty.
+	Name string `json:"name"`
+	// Title is the human-readable name, for display.
+	Title string `json:"title,omitempty"`
+	// Version is the implementation's version, as it reports it.
+	Version string `json:"version"`
+	// Description says what the implementation does.
 	Description string `json:"description,omitempty"`
-	WebsiteURL  string `json:"websiteUrl,omitempty"`
-	Icons       []Icon `json:"icons,omitempty"`
+	// WebsiteURL is the implementation's website, if any.
+	WebsiteURL string `json:"websiteUrl,omitempty"`
+	// Icons are images a client may show for it.
+	Icons []Icon `json:"icons,omitempty"`
 }
 
 // Icon is an image a client may show for a tool, prompt, resource or server.
 type Icon struct {
-	Src      string   `json:"src"`
-	MIMEType string   `json:"mimeType,omitempty"`
-	Sizes    []string `json:"sizes,omitempty"`
-	Theme    string   `json:"theme,omitempty"`
+	// Src is the image's URI: an http(s) URL or a base64 data: URI.
+	Src string `json:"src"`
+	// MIMEType overrides a missing or generic type of Src ("image/png").
+	MIMEType string `json:"mimeType,omitempty"`
+	// Sizes lists the sizes the icon suits, "WxH" ("48x48") or "any".
+	Sizes []string `json:"sizes,omitempty"`
+	// Theme is the background the icon is drawn for, "light" or "dark";
+	// empty for any.
+	Theme string `json:"theme,omitempty"`
 }
 
 // ServerCapabilities are what a server offers. Each field is the raw JSON
 // object the server sent, nil when the capability is absent.
 type ServerCapabilities struct {
-	Tools        *ListChangedCapability `json:"tools,omitempty"`
-	Prompts      *ListChangedCapability `json:"prompts,omitempty"`
-	Resources    *ResourcesCapability   `json:"resources,omitempty"`
-	Logging      json.RawMessage        `json:"logging,omitempty"`
-	Completions  json.RawMessage        `json:"completions,omitempty"`
-	Experimental json.RawMessage        `json:"experimental,omitempty"`
-	Extensions   json.RawMessage        `json:"extensions,omitempty"`
+	// Tools is set when the server offers tools.
+	Tools *ListChangedCapability `json:"tools,omitempty"`
+	// Prompts is set when the server offers prompts.
+	Prompts *ListChangedCapability `json:"prompts,omitempty"`
+	// Resources is set when the server offers resources.
+	Resources *ResourcesCapability `json:"resources,omitempty"`
+	// Logging is set when the server sends log messages.
+	Logging json.RawMessage `json:"logging,omitempty"`
+	// Completions is set when the server completes arguments.
+	Completions json.RawMessage `json:"completions,omitempty"`
+	// Experimental holds the server's non-standard capabilities.
+	Experimental json.RawMessage `json:"experimental,omitempty"`
+	// Extensions maps the extensions the server supports (2026-07-28) to
+	// their settings.
+	Extensions json.RawMessage `json:"extensions,omitempty"`
 }
 
 // ListChangedCapability says whether the server notifies list changes.
 type ListChangedCapability struct {
+	// ListChanged is true when the server sends list_changed notifications.
 	ListChanged bool `json:"listChanged,omitempty"`
 }
 
 // ResourcesCapability adds resource subscriptions to list changes.
 type ResourcesCapability struct {
+	// ListChanged is true when the server sends list_changed notifications.
 	ListChanged bool `json:"listChanged,omitempty"`
-	Subscribe   bool `json:"subscribe,omitempty"`
+	// Subscribe is true when a client may subscribe to resource updates.
+	Subscribe bool `json:"subscribe,omitempty"`
 }
 
 // Tool is a tool definition as the server listed it. Schemas are kept as raw
 // JSON, byte for byte, so no keyword is lost.
 type Tool struct {
-	Name         string           `json:"name"`
-	Title        string           `json:"title,omitempty"`
-	Description  string           `json:"description,omitempty"`
-	InputSchema  json.RawMessage  `json:"inputSchema"`
-	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
-	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
-	Icons        []Icon           `json:"icons,omitempty"`
-	Execution    *ToolExecution   `json:"execution,omitempty"`
-	Meta         json.RawMessage  `json:"_meta,omitempty"`
+	// Name is the tool's name on its server, the one it is called by.
+	Name string `json:"name"`
+	// Title is a human-readable name, for display (see DisplayName).
+	Title string `json:"title,omitempty"`
+	// Description tells the model what the tool does.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the tool's arguments.
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema, if set, is the JSON Schema of the result's
+	// StructuredContent.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are the server's hints about the tool; nil when none.
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	// Icons are images a client may show for the tool.
+	Icons []Icon `json:"icons,omitempty"`
+	// Execution is the tool's task support; nil when not given.
+	Execution *ToolExecution `json:"execution,omitempty"`
+	// Meta is the tool's _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // DisplayName is the title, else the annotations' title, else the name.
@@ -101,11 +133,19 @@ func (t *Tool) DisplayName() string {
 // a server may lie. Absent hints take the spec's defaults, which the methods
 // apply.
 type ToolAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+	// Title is a human-readable name for the tool.
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint says the tool does not modify its environment; default false.
+	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint says a tool that is not read-only may destroy, not only
+	// add; default true.
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint says repeating a call with the same arguments has no
+	// further effect; default false.
+	IdempotentHint *bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint says the tool reaches an open world of outside entities
+	// (a web search, say) rather than a closed domain; default true.
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
 }
 
 // ReadOnly reports readOnlyHint (default false).
@@ -121,6 +161,8 @@ func (a *ToolAnnotations) Idempotent() bool {
 
 // ToolExecution is the 2025-11-25 task support of a tool.
 type ToolExecution struct {
+	// TaskSupport is "forbidden" (the default when empty), "optional" or
+	// "required".
 	TaskSupport string `json:"taskSupport,omitempty"`
 }
 
@@ -128,33 +170,46 @@ type ToolExecution struct {
 // audio, resource_link or resource (embedded). Fields not used by Type are
 // empty.
 type Content struct {
+	// Type is "text", "image", "audio", "resource_link" or "resource".
 	Type string `json:"type"`
 	// Text is set for "text".
 	Text string `json:"text,omitempty"`
 	// Data (base64) and MIMEType are set for "image" and "audio";
 	// MIMEType may be set for "resource_link" too.
-	Data     string `json:"data,omitempty"`
+	Data string `json:"data,omitempty"`
+	// MIMEType is the media type of Data or of the linked resource.
 	MIMEType string `json:"mimeType,omitempty"`
 	// URI, Name, Title, Description and Size describe a "resource_link".
-	URI         string `json:"uri,omitempty"`
-	Name        string `json:"name,omitempty"`
-	Title       string `json:"title,omitempty"`
+	URI string `json:"uri,omitempty"`
+	// Name is the linked resource's programmatic name.
+	Name string `json:"name,omitempty"`
+	// Title is the linked resource's display name.
+	Title string `json:"title,omitempty"`
+	// Description says what the linked resource is.
 	Description string `json:"description,omitempty"`
-	Size        *int64 `json:"size,omitempty"`
+	// Size is the linked resource's size in bytes; nil when unknown.
+	Size *int64 `json:"size,omitempty"`
 	// Resource is set for "resource".
-	Resource    *ResourceContents `json:"resource,omitempty"`
-	Annotations json.RawMessage   `json:"annotations,omitempty"`
-	Meta        json.RawMessage   `json:"_meta,omitempty"`
+	Resource *ResourceContents `json:"resource,omitempty"`
+	// Annotations are the block's audience, priority and lastModified hints.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// Meta is the block's _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // CallToolResult is what a tool returned. IsError marks an execution error
 // the model should see and may correct; protocol errors come back as Go
 // errors instead.
 type CallToolResult struct {
-	Content           []Content       `json:"content"`
+	// Content is the result as content blocks, what the model is shown.
+	Content []Content `json:"content"`
+	// StructuredContent is the result as a JSON object, conforming to the
+	// tool's OutputSchema when it has one; nil when not given.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-	Meta              json.RawMessage `json:"_meta,omitempty"`
+	// IsError marks a tool execution error.
+	IsError bool `json:"isError,omitempty"`
+	// Meta is the result's _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Text joins the text blocks of the result with newlines.
@@ -180,59 +235,90 @@ func (r *CallToolResult) Text() string {
 
 // Prompt is a prompt template a server offers.
 type Prompt struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
-	Icons       []Icon           `json:"icons,omitempty"`
-	Meta        json.RawMessage  `json:"_meta,omitempty"`
+	// Name is the prompt's name, the one GetPrompt takes.
+	Name string `json:"name"`
+	// Title is a human-readable name, for display.
+	Title string `json:"title,omitempty"`
+	// Description says what the prompt is for.
+	Description string `json:"description,omitempty"`
+	// Arguments are the arguments the template takes.
+	Arguments []PromptArgument `json:"arguments,omitempty"`
+	// Icons are images a client may show for the prompt.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the prompt's _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.
 type PromptArgument struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
+	// Name is the argument's name, the key GetPrompt's args use.
+	Name string `json:"name"`
+	// Title is a human-readable name, for display.
+	Title string `json:"title,omitempty"`
+	// Description says what the argument is.
 	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
+	// Required is true when the argument must be given.
+	Required bool `json:"required,omitempty"`
 }
 
 // GetPromptResult is a rendered prompt.
 type GetPromptResult struct {
-	Description string          `json:"description,omitempty"`
-	Messages    []PromptMessage `json:"messages"`
-	Meta        json.RawMessage `json:"_meta,omitempty"`
+	// Description is the server's description of the prompt, if any.
+	Description string `json:"description,omitempty"`
+	// Messages are the rendered messages, in order.
+	Messages []PromptMessage `json:"messages"`
+	// Meta is the result's _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // PromptMessage is one message of a rendered prompt.
 type PromptMessage struct {
-	Role    string  `json:"role"`
+	// Role is "user" or "assistant".
+	Role string `json:"role"`
+	// Content is the message's content block.
 	Content Content `json:"content"`
 }
 
 // Resource is a resource a server lists.
 type Resource struct {
-	URI         string          `json:"uri"`
-	Name        string          `json:"name"`
-	Title       string          `json:"title,omitempty"`
-	Description string          `json:"description,omitempty"`
-	MIMEType    string          `json:"mimeType,omitempty"`
-	Size        *int64          `json:"size,omitempty"`
+	// URI identifies the resource; it is what ReadResource takes.
+	URI string `json:"uri"`
+	// Name is the resource's programmatic name.
+	Name string `json:"name"`
+	// Title is a human-readable name, for display.
+	Title string `json:"title,omitempty"`
+	// Description says what the resource is, as a hint to the model.
+	Description string `json:"description,omitempty"`
+	// MIMEType is the resource's media type, if known.
+	MIMEType string `json:"mimeType,omitempty"`
+	// Size is the raw content's size in bytes; nil when unknown.
+	Size *int64 `json:"size,omitempty"`
+	// Annotations are the resource's audience, priority and lastModified hints.
 	Annotations json.RawMessage `json:"annotations,omitempty"`
-	Icons       []Icon          `json:"icons,omitempty"`
-	Meta        json.RawMessage `json:"_meta,omitempty"`
+	// Icons are images a client may show for the resource.
+	Icons []Icon `json:"icons,omitempty"`
+	// Meta is the resource's _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ResourceContents is the text or the base64 blob of a resource.
 type ResourceContents struct {
-	URI      string          `json:"uri"`
-	MIMEType string          `json:"mimeType,omitempty"`
-	Text     string          `json:"text,omitempty"`
-	Blob     string          `json:"blob,omitempty"`
-	Meta     json.RawMessage `json:"_meta,omitempty"`
+	// URI is the URI of the resource these contents are of.
+	URI string `json:"uri"`
+	// MIMEType is the content's media type, if known.
+	MIMEType string `json:"mimeType,omitempty"`
+	// Text is the content of a text resource.
+	Text string `json:"text,omitempty"`
+	// Blob is the base64 content of a binary resource.
+	Blob string `json:"blob,omitempty"`
+	// Meta is the contents' _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
 // ReadResourceResult is the content of a resource.
 type ReadResourceResult struct {
+	// Contents are the contents read; one URI may give several.
 	Contents []ResourceContents `json:"contents"`
-	Meta     json.RawMessage    `json:"_meta,omitempty"`
+	// Meta is the result's _meta object.
+	Meta json.RawMessage `json:"_meta,omitempty"`
 }

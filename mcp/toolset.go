@@ -42,6 +42,7 @@ type ToolsetOptions struct {
 // ToolsChange describes one refresh of a server's tools. Names are the
 // Toolset's names.
 type ToolsChange struct {
+	// Server is the name of the server whose tools were refreshed.
 	Server string
 	// Added and Removed list the tools that appeared and disappeared;
 	// Updated lists the tools whose definition differs from the previous
@@ -105,9 +106,13 @@ const (
 // Warning is a problem a Toolset worked around. Tool is the server's
 // original tool name, empty for a server-wide warning.
 type Warning struct {
-	Server  string
-	Tool    string
-	Kind    WarningKind
+	// Server is the name of the server concerned.
+	Server string
+	// Tool is the tool's original name; empty for a server-wide warning.
+	Tool string
+	// Kind classifies the warning.
+	Kind WarningKind
+	// Message describes the problem.
 	Message string
 }
 
@@ -121,12 +126,16 @@ func (w Warning) String() string {
 
 // ServerStatus is what a Toolset knows of one configured server.
 type ServerStatus struct {
+	// Name is the server's name in the configuration.
 	Name string
 	// Connected is false when the server was skipped; Err says why.
-	Connected       bool
-	Era             Era
+	Connected bool
+	// Era is the protocol family the server speaks; empty until connected.
+	Era Era
+	// ProtocolVersion is the protocol version in use; empty until connected.
 	ProtocolVersion string
-	ServerInfo      Implementation
+	// ServerInfo is what the server says of itself; zero until connected.
+	ServerInfo Implementation
 	// Tools counts the server's tools in the Toolset.
 	Tools int
 	// Err is why the server was skipped, nil when it is connected.

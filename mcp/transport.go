@@ -35,7 +35,9 @@ type HTTPTransport struct {
 	// "Authorization: Bearer <token>" or, when TokenHeader is set, as
 	// that header's raw value (an API key). It is never sent to another
 	// origin after a redirect, never logged and never put in an error.
-	TokenEnv    string
+	TokenEnv string
+	// TokenHeader, if set, is the header that carries the raw token instead of
+	// Authorization.
 	TokenHeader string
 	// HTTPSSE pins the deprecated HTTP+SSE transport of 2024-11-05: URL
 	// is then the event stream to GET, and Streamable HTTP is not tried.

@@ -30,6 +30,7 @@ import "context"
 // An Approver answers one call; remembering "always" answers for the rest of
 // the session is the Policy's job, so an Approver is usually stateless.
 type Approver interface {
+	// Approve answers whether the call req describes may run.
 	Approve(ctx context.Context, req Request) (Decision, error)
 }
 

@@ -46,7 +46,8 @@ type Event struct {
 	Source Source
 	// Verdict and Reason are the decision returned by Check.
 	Verdict Verdict
-	Reason  string
+	// Reason says why the call was denied, empty when none was given.
+	Reason string
 	// Changed reports that the tool's definition had changed since it was
 	// last allowed (Request.Changed as the Approver saw it).
 	Changed bool

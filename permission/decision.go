@@ -43,6 +43,7 @@ func (v Verdict) String() string {
 // Decision is an [Approver]'s answer, and the [Policy]'s. The zero Decision
 // denies.
 type Decision struct {
+	// Verdict is the answer; the zero Verdict is Deny.
 	Verdict Verdict
 	// Reason says why a call was denied. It is passed on to the model, so
 	// the model can adapt ("use the staging repository instead"); the Policy

@@ -31,18 +31,26 @@ const (
 // marshalled as given; it must not be nil for a 2026-07-28 request, where
 // params always carry _meta.
 type Request struct {
+	// JSONRPC is always Version.
 	JSONRPC string `json:"jsonrpc"`
-	ID      ID     `json:"id,omitempty"`
-	Method  string `json:"method"`
-	Params  any    `json:"params,omitempty"`
+	// ID is the request's id; nil makes a notification.
+	ID ID `json:"id,omitempty"`
+	// Method is the method called.
+	Method string `json:"method"`
+	// Params are the method's parameters; nil leaves them out.
+	Params any `json:"params,omitempty"`
 }
 
 // Response is an outgoing response to a server request.
 type Response struct {
+	// JSONRPC is always Version.
 	JSONRPC string `json:"jsonrpc"`
-	ID      ID     `json:"id"`
-	Result  any    `json:"result,omitempty"`
-	Error   *Error `json:"error,omitempty"`
+	// ID is the id of the request answered, echoed.
+	ID ID `json:"id"`
+	// Result is the result of a success; nil when Error is set.
+	Result any `json:"result,omitempty"`
+	// Error is set when the request failed.
+	Error *Error `json:"error,omitempty"`
 }
 
 // ID is a request id: a JSON number or string kept as its raw encoding, so
@@ -87,12 +95,19 @@ func (id ID) String() string { return string(id) }
 // *json.RawMessage to keep the bytes) before unmarshalling, and it is filled
 // in place.
 type Message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      ID              `json:"id"`
-	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  any             `json:"result"`
-	Error   *Error          `json:"error"`
+	// JSONRPC is the version the peer sent; Check wants Version.
+	JSONRPC string `json:"jsonrpc"`
+	// ID is a request's id, or in a response the id of the request answered;
+	// empty for a notification.
+	ID ID `json:"id"`
+	// Method is set on a request or notification, empty on a response.
+	Method string `json:"method"`
+	// Params are the raw parameters of a request or notification.
+	Params json.RawMessage `json:"params"`
+	// Result receives a response's result (see above).
+	Result any `json:"result"`
+	// Error is set on an error response.
+	Error *Error `json:"error"`
 }
 
 // IsResponse reports whether m answers a request.
@@ -114,9 +129,12 @@ func (m *Message) Check() error {
 
 // Error is a JSON-RPC error object.
 type Error struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	// Code is the error code (see the Code constants).
+	Code int `json:"code"`
+	// Message is a short description of the error.
+	Message string `json:"message"`
+	// Data is more about the error, raw; nil when none.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Error formats the code and message; data is left out (it may be large).

@@ -50,39 +50,57 @@ type Turn struct {
 
 // ToolCall is a tool call of a scripted turn.
 type ToolCall struct {
+	// ID is the call's id, Name the tool's name and Arguments the JSON
+	// object of arguments, as text.
 	ID, Name, Arguments string
 }
 
 // Usage is a token count, as sent on the wire.
 type Usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
+	// PromptTokens is the size of the request, in tokens.
+	PromptTokens int `json:"prompt_tokens"`
+	// CompletionTokens is the size of the answer, in tokens.
 	CompletionTokens int `json:"completion_tokens"`
-	TotalTokens      int `json:"total_tokens"`
+	// TotalTokens is the total, normally the sum of the two.
+	TotalTokens int `json:"total_tokens"`
 }
 
 // Request is a request the server got, decoded.
 type Request struct {
-	Header       http.Header
-	Body         []byte
-	Model        string
-	Stream       bool
+	// Header is the request's HTTP header.
+	Header http.Header
+	// Body is the raw request body.
+	Body []byte
+	// Model is the model asked for.
+	Model string
+	// Stream is true when a streamed answer was asked for.
+	Stream bool
+	// IncludeUsage is stream_options.include_usage: a usage chunk was asked for.
 	IncludeUsage bool
-	Messages     []Message
-	Tools        []Tool
+	// Messages are the conversation sent, in order.
+	Messages []Message
+	// Tools are the tools offered to the model.
+	Tools []Tool
 }
 
 // Message is a message of a request.
 type Message struct {
-	Role       string
-	Content    string
-	ToolCalls  []ToolCall
+	// Role is "system", "user", "assistant" or "tool".
+	Role string
+	// Content is the text; empty when the message had none.
+	Content string
+	// ToolCalls are the calls of an assistant message.
+	ToolCalls []ToolCall
+	// ToolCallID is the id of the call a tool message answers.
 	ToolCallID string
 }
 
 // Tool is a tool definition of a request.
 type Tool struct {
+	// Name and Description are the function's name and description.
 	Name, Description string
-	Parameters        json.RawMessage
+	// Parameters is the function's JSON Schema, raw.
+	Parameters json.RawMessage
 }
 
 // Server is the test server. Set Turns (and ChunkSize) before Start; it is

@@ -38,9 +38,12 @@ type Tool struct {
 
 // Request is what the server saw of one POST.
 type Request struct {
+	// Method is the JSON-RPC method; empty for a response.
 	Method string
+	// Header is the HTTP request's header.
 	Header http.Header
-	Body   []byte
+	// Body is the raw request body.
+	Body []byte
 }
 
 // Server is an MCP server. Configure it before Start; it is safe for
@@ -51,7 +54,8 @@ type Server struct {
 	// SSE answers requests with text/event-stream instead of JSON.
 	SSE bool
 	// Tools are offered in order; PageSize > 0 paginates tools/list.
-	Tools    []Tool
+	Tools []Tool
+	// PageSize is the number of tools per tools/list page; 0 lists them all.
 	PageSize int
 	// TTL is the lifetime (ttlMs) given with tools/list; 0 gives none.
 	TTL time.Duration

@@ -15,7 +15,9 @@ import (
 // Call is one tool call made without a model: the tool's name, as the
 // model would call it, and its arguments.
 type Call struct {
+	// Tool is the tool's name, as the model would call it.
 	Tool string
+	// Args are the call's arguments; nil sends none.
 	Args map[string]any
 }
 
