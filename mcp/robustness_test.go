@@ -51,11 +51,7 @@ func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, srv.URL, nil)
 	res, err := c.CallTool(context.Background(), "t", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -253,11 +249,7 @@ func TestInputRequiredOnListIsAnError(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, srv.URL, nil)
 	tools, err := c.ListTools(context.Background())
 	if err == nil {
 		t.Fatalf("input_required on tools/list accepted as %d tools, no error", len(tools))
@@ -394,11 +386,7 @@ func TestLegacyPollingKeepsResuming(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(t, srv.URL, nil)
 	res, err := c.CallTool(context.Background(), "long", nil)
 	if err != nil {
 		t.Fatalf("long legacy call under SSE polling failed after %d polls: %v", polls.Load(), err)

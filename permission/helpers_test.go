@@ -2,7 +2,9 @@ package permission_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -70,5 +72,24 @@ func (s *screen) waitFor(t *testing.T, n int, substr string) string {
 		case <-deadline:
 			t.Fatalf("timed out waiting for %d× %q in output:\n%s", n, substr, out)
 		}
+	}
+}
+
+// checkConcurrently starts n checks at once, of tools tool0 to
+// tool{n-1} of server srv; wait returns their answers, in that order.
+func checkConcurrently(p *permission.Policy, n int) (wait func() ([]permission.Decision, []error)) {
+	var wg sync.WaitGroup
+	results := make([]permission.Decision, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = p.Check(context.Background(), tool("srv", fmt.Sprintf("tool%d", i)))
+		}()
+	}
+	return func() ([]permission.Decision, []error) {
+		wg.Wait()
+		return results, errs
 	}
 }

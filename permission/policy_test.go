@@ -422,17 +422,8 @@ func TestPolicyConcurrentAsks(t *testing.T) {
 		return permission.Decision{Verdict: permission.Deny, Reason: r.Tool}, nil
 	}), permission.WithTimeout(waitTimeout))
 
-	var wg sync.WaitGroup
-	results := make([]permission.Decision, n)
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], errs[i] = p.Check(context.Background(), tool("srv", fmt.Sprintf("tool%d", i)))
-		}()
-	}
-	wg.Wait()
+	wait := checkConcurrently(p, n)
+	results, errs := wait()
 	for i := range n {
 		require.NoError(t, errs[i], "call %d", i)
 		if i%2 == 0 {

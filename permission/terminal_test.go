@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -224,16 +223,7 @@ func TestTerminalConcurrentQuestions(t *testing.T) {
 	term, in, scr := pipeTerminal(t)
 	p := permission.NewPolicy(term)
 
-	var wg sync.WaitGroup
-	results := make([]permission.Decision, n)
-	errs := make([]error, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i], errs[i] = p.Check(context.Background(), tool("srv", fmt.Sprintf("tool%d", i)))
-		}()
-	}
+	wait := checkConcurrently(p, n)
 	seen := map[string]bool{}
 	for k := range n {
 		out := scr.waitFor(t, k+1, prompt)
@@ -252,7 +242,7 @@ func TestTerminalConcurrentQuestions(t *testing.T) {
 		_, err = io.WriteString(in, answer)
 		require.NoError(t, err)
 	}
-	wg.Wait()
+	results, errs := wait()
 	for i := range n {
 		require.NoError(t, errs[i])
 		if i%2 == 0 {
