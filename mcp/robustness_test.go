@@ -36,8 +36,8 @@ func jsonReply(w http.ResponseWriter, id json.RawMessage, result string) {
 
 const discoverOK = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x","version":"1"}}}`
 
-// a response to another id on an SSE stream is decoded into the caller's
-// result before being skipped, so its fields leak into the real result.
+// A response to another id on an SSE stream is skipped without leaving
+// any of its fields in the caller's result.
 func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := readMsg(r)
@@ -61,7 +61,7 @@ func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
 	}
 }
 
-// Client.Close does not end in-flight HTTP calls (doc: "Calls in flight fail").
+// Client.Close ends the HTTP calls in flight at once.
 func TestCloseEndsCallsInFlight(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,8 +94,7 @@ func TestCloseEndsCallsInFlight(t *testing.T) {
 	}
 }
 
-// fallback to HTTP+SSE whose initialize fails: Connect closes the
-// original httpConn, not the sseConn, so the GET stream goroutine leaks.
+// A fallback to HTTP+SSE whose initialize fails closes its GET stream.
 func TestFailedHTTPSSEFallbackClosesItsStream(t *testing.T) {
 	var getOpen atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -127,8 +126,6 @@ func TestFailedHTTPSSEFallbackClosesItsStream(t *testing.T) {
 	}
 }
 
-// reinitialize holds Client.mu across the initialize round trip: Close
-// (and every new call) blocks until the handshake ends.
 // expiringServer is a legacy server whose first session (s1) expires
 // when expire is called; initialize answers through answer, given whether
 // the session expired.
@@ -202,8 +199,6 @@ func TestReinitializeDoesNotBlockClose(t *testing.T) {
 	}
 }
 
-// probe treats a transient 503 as "legacy" and sends initialize to a
-// modern-only server.
 func TestProbe503IsNotLegacy(t *testing.T) {
 	// A server in trouble says nothing about the era: a 503 on the probe
 	// is asked again instead of sending initialize.
@@ -236,8 +231,8 @@ func TestProbe503IsNotLegacy(t *testing.T) {
 	}
 }
 
-// a tools/list answered with input_required (invalid for that method)
-// is taken as an empty list instead of a protocol error.
+// A tools/list answered with input_required, invalid for that method, is
+// a protocol error, not an empty list.
 func TestInputRequiredOnListIsAnError(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := readMsg(r)
@@ -256,8 +251,8 @@ func TestInputRequiredOnListIsAnError(t *testing.T) {
 	}
 }
 
-// a listen stream the server ends at once with a result is re-opened
-// every 500 ms forever, each time firing OnToolsChanged.
+// A listen stream the server ends at once is reopened with a growing
+// backoff, and fires no OnToolsChanged since it never opened.
 func TestListenStreamBacksOff(t *testing.T) {
 	var listens atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -318,8 +313,8 @@ func TestProgressDuringReinitialize(t *testing.T) {
 	}
 }
 
-// the token is redacted from HTTPError bodies but not from a JSON-RPC
-// error a server sends (and Toolset/agent hand err.Error() to the model).
+// A token a server echoes in a JSON-RPC error is redacted: Toolset and
+// agent hand err.Error() to the model.
 func TestTokenNotInJSONRPCError(t *testing.T) {
 	t.Setenv("REVIEW_TOKEN", "sk-secret-123")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -344,10 +339,9 @@ func TestTokenNotInJSONRPCError(t *testing.T) {
 	}
 }
 
-// legacy SSE polling (2025-11-25): the server closes the stream after
-// each event with retry; maxResumes counts all reconnections of a call, so
-// a long call that keeps making progress fails after 5 polls (after the
-// tool ran).
+// Legacy SSE polling (2025-11-25): the server closes the stream after each
+// event with retry; a long call that keeps making progress is resumed past
+// maxResumes, which counts only resumptions that bring nothing.
 func TestLegacyPollingKeepsResuming(t *testing.T) {
 	var polls atomic.Int32
 	var callID atomic.Value
