@@ -892,3 +892,21 @@ func TestPinnedHTTPSSETransport(t *testing.T) {
 	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, HTTPSSE: true}, &mcp.Options{ProtocolVersion: mcp.Version20260728})
 	require.Error(t, err, "the stateless revision has no HTTP+SSE transport")
 }
+
+func TestNotificationAnswered200(t *testing.T) {
+	// A server that answers a notification with 200 and a body instead of
+	// 202 still gets a working session.
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "notifications/initialized" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","result":{}}`))
+		return true
+	}
+	c := connect(t, start(t, s), nil)
+	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "ok"})
+	require.NoError(t, err)
+	assert.Equal(t, "ok", res.Text())
+}
