@@ -35,7 +35,7 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 	hints := make(map[string]*ToolAnnotations, len(tools))
 	kept := tools[:0]
 	for _, t := range tools {
-		if c.era == EraModern && c.httpHeaders() {
+		if c.era() == EraModern && c.httpHeaders() {
 			hp, err := toolHeaders(t.InputSchema)
 			if err != nil {
 				c.log.Warn("mcp: tool dropped: invalid x-mcp-header", "tool", t.Name, "reason", err)
@@ -98,7 +98,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	c.mu.Lock()
 	hp, hints := c.headers[name], c.hints[name]
 	c.mu.Unlock()
-	if len(hp) > 0 && c.era == EraModern {
+	if len(hp) > 0 && c.era() == EraModern {
 		if r.headers, err = paramHeaders(hp, raw); err != nil {
 			return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
 		}
@@ -107,7 +107,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	defer c.withProgress(r, p)()
 	res, err := callWithInput[callToolWire](ctx, c, r, p)
 	var rpc *RPCError
-	if errors.As(err, &rpc) && rpc.Code == CodeHeaderMismatch && c.era == EraModern {
+	if errors.As(err, &rpc) && rpc.Code == CodeHeaderMismatch && c.era() == EraModern {
 		// The tool's x-mcp-header annotations may have changed: list the
 		// tools again and retry once with headers built from the new ones.
 		tools, lerr := c.ListTools(ctx)
@@ -340,7 +340,7 @@ func callWithInput[T any, PT interface {
 		default:
 			return nil, fmt.Errorf("%w: %s: unknown resultType %q", ErrProtocol, r.method, clip(in.ResultType, 40))
 		}
-		if c.era != EraModern {
+		if c.era() != EraModern {
 			return nil, fmt.Errorf("%w: %s: input_required from a legacy server", ErrProtocol, r.method)
 		}
 		if len(in.InputRequests) == 0 && len(in.RequestState) == 0 {

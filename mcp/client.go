@@ -54,12 +54,15 @@ type Options struct {
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 
-	// The callbacks below may run concurrently with each other and with
-	// the calls: over Streamable HTTP on the goroutine of the call (or
-	// server stream) that brought the notification, over stdio and
-	// HTTP+SSE on a goroutine of the connection. They may call the Client
-	// back, but should return quickly: a connection queues at most 256
-	// notifications for them and drops the rest (never a tools change).
+	// The notification callbacks below run one at a time, in arrival
+	// order, on a goroutine of the connection, never on one that reads
+	// responses: a callback that blocks delays only later callbacks, never
+	// a call, which still honours its context. They may call the Client
+	// back (OnToolsChanged calling ListTools), but should return quickly:
+	// a connection queues at most 256 notifications for them and drops
+	// the rest, counted in the log (never a tools change). Elicit and
+	// Roots run on goroutines of their own, with the context of the call
+	// or stream that brought the request.
 
 	// OnProgress, when set, asks servers for progress on every call and
 	// receives it.
@@ -118,12 +121,14 @@ type Client struct {
 	// listens counts the listen streams the server acknowledged.
 	listens atomic.Int64
 
-	era          Era
-	version      string
-	serverInfo   Implementation
-	capabilities ServerCapabilities
-	instructions string
-	meta         json.RawMessage // static part of the modern request _meta
+	// proto is what negotiation found; it changes only while connecting
+	// and when a modern server turns out to speak only a legacy version.
+	proto atomic.Pointer[protoState]
+	meta  json.RawMessage // static part of the modern request _meta
+	// toolLists counts the ListTools calls begun, so that the first
+	// subscriptions/listen acknowledgement knows whether a listing may
+	// predate the subscription.
+	toolLists atomic.Int64
 
 	life     context.Context // ends when Close is called
 	end      context.CancelFunc
@@ -214,20 +219,40 @@ func newClient(opts *Options) *Client {
 	return c
 }
 
+// protoState is what negotiation learnt of the server.
+type protoState struct {
+	era          Era
+	version      string
+	serverInfo   Implementation
+	capabilities ServerCapabilities
+	instructions string
+}
+
+// state returns what negotiation learnt so far; never nil.
+func (c *Client) state() *protoState {
+	if p := c.proto.Load(); p != nil {
+		return p
+	}
+	return &protoState{}
+}
+
+// era returns the protocol family in use.
+func (c *Client) era() Era { return c.state().era }
+
 // Era returns the protocol family the server speaks.
-func (c *Client) Era() Era { return c.era }
+func (c *Client) Era() Era { return c.era() }
 
 // ProtocolVersion returns the version in use with the server.
-func (c *Client) ProtocolVersion() string { return c.version }
+func (c *Client) ProtocolVersion() string { return c.state().version }
 
 // ServerInfo returns what the server says it is: for display only.
-func (c *Client) ServerInfo() Implementation { return c.serverInfo }
+func (c *Client) ServerInfo() Implementation { return c.state().serverInfo }
 
 // Capabilities returns what the server offers.
-func (c *Client) Capabilities() ServerCapabilities { return c.capabilities }
+func (c *Client) Capabilities() ServerCapabilities { return c.state().capabilities }
 
 // Instructions returns the server's usage instructions, if any.
-func (c *Client) Instructions() string { return c.instructions }
+func (c *Client) Instructions() string { return c.state().instructions }
 
 // Close ends the connection: a legacy HTTP session is deleted and a
 // subprocess is stopped, within a bounded time. Calls in flight fail. Close
@@ -277,7 +302,7 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
-	if c.era == EraModern && versionRetry(err) {
+	if c.era() == EraModern && versionRetry(err) {
 		// The server rejected the version yet lists ours as supported:
 		// the spec says to retry with a mutually supported one, once.
 		r.id = c.nextID.Add(1)
@@ -329,7 +354,7 @@ func (c *Client) reinitialize(ctx context.Context, gen int) error {
 		return nil
 	}
 	c.log.Info("mcp: session expired, initializing a new one")
-	if _, err := c.handshake(ctx, c.version); err != nil {
+	if _, err := c.handshake(ctx, c.ProtocolVersion()); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -358,7 +383,7 @@ func (p *metaParams) setMeta(m json.RawMessage) { p.Meta = m }
 // requestMeta returns the _meta of a new request: the per-request protocol
 // fields in the modern era, nothing in the legacy one.
 func (c *Client) requestMeta() json.RawMessage {
-	if c.era == EraModern {
+	if c.era() == EraModern {
 		return c.meta
 	}
 	return nil

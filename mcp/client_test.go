@@ -175,6 +175,8 @@ func TestProgressNotifications(t *testing.T) {
 	})
 	_, err := c.CallTool(context.Background(), "slow", nil)
 	require.NoError(t, err)
+	// Callbacks run on the connection's queue, after the reader moved on.
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 3 && len(logs) == 1 }, 5*time.Second, time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, got, 3)
@@ -594,6 +596,12 @@ func TestLegacyServerRequestsAnswered(t *testing.T) {
 	c := connect(t, start(t, s), nil)
 	_, err := c.CallTool(context.Background(), "x", nil)
 	require.NoError(t, err)
+	// The answers go out from their own goroutines, maybe after the call.
+	require.Eventually(t, func() bool {
+		_, ping := answers.Load(`"srv-1"`)
+		_, sampling := answers.Load(`"srv-2"`)
+		return ping && sampling
+	}, 5*time.Second, time.Millisecond)
 	ping, ok := answers.Load(`"srv-1"`)
 	require.True(t, ok, "ping answered")
 	assert.Nil(t, ping.(*jsonrpc.Message).Error)

@@ -50,6 +50,10 @@ type httpConn struct {
 	token     string // for redaction only
 	maxSize   int64
 	pinSSE    bool // speak only the deprecated HTTP+SSE transport
+	// notes and answers keep the host's code off the goroutines that read
+	// responses: a slow callback or handler never stalls a call.
+	notes   *notifyQueue
+	answers handlers
 
 	mu      sync.Mutex
 	modern  bool
@@ -351,11 +355,11 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			}
 			return true, h.reply(r.method, &msg)
 		case msg.IsNotification():
-			h.c.notification(msg.Method, msg.Params)
+			h.notes.push(msg.Method, msg.Params)
 		case modern:
 			h.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
 		default:
-			h.answer(ctx, msg.ID, msg.Method, msg.Params)
+			h.answers.run(func() { h.answer(ctx, msg.ID, msg.Method, msg.Params) })
 		}
 	}
 	return false, nil
@@ -411,11 +415,16 @@ func (h *httpConn) legacyHeaders(hd http.Header) {
 	}
 }
 
-// answer responds to a legacy server request with a POST.
+// answer responds to a legacy server request with a POST. The handler
+// runs under ctx, the call's or the server stream's; the answer is sent
+// even when ctx ended meanwhile (a call whose response came first), within
+// notifyTimeout.
 func (h *httpConn) answer(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage) {
 	res, rerr := h.c.serverRequest(ctx, method, params)
 	msg := jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: id, Result: res, Error: rerr}
-	if err := h.send(ctx, msg); err != nil {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+	defer cancel()
+	if err := h.send(sctx, msg); err != nil {
 		h.c.log.Warn("mcp: answering a server request failed", "method", method, "error", err)
 	}
 }
@@ -641,16 +650,19 @@ func (h *httpConn) dispatchListened(ctx context.Context, data []byte) {
 		}
 		to.cancel()
 	case msg.IsNotification():
-		h.c.notification(msg.Method, msg.Params)
+		h.notes.push(msg.Method, msg.Params)
 	default:
-		h.answer(ctx, msg.ID, msg.Method, msg.Params)
+		h.answers.run(func() { h.answer(ctx, msg.ID, msg.Method, msg.Params) })
 	}
 }
 
-// close stops the GET stream, deletes a legacy session (405 means the
-// server keeps it) and releases our idle connections.
+// close stops the server stream, deletes a legacy session (405 means the
+// server keeps it), waits for the host's callbacks and handlers until ctx
+// is done, and releases our idle connections.
 func (h *httpConn) close(ctx context.Context) error {
 	defer func() {
+		h.answers.wait(ctx, h.c.log)
+		h.notes.close(ctx)
 		if h.own != nil {
 			h.own.CloseIdleConnections()
 		}
@@ -659,7 +671,7 @@ func (h *httpConn) close(ctx context.Context) error {
 	session, stop, done := h.session, h.stopListen, h.listenDone
 	h.mu.Unlock()
 	if stop != nil {
-		stop()
+		stop() // the stream's goroutine runs no host code: it ends at once
 		<-done
 	}
 	if session == "" {
