@@ -35,6 +35,9 @@ const (
 	notifyTimeout = 2 * time.Second
 	// errorBodyLimit is how much of a non-JSON-RPC body an error quotes.
 	errorBodyLimit = 200
+	// handlerGrace bounds how long close waits for the host's callbacks
+	// and handlers, which were told to stop, before abandoning them.
+	handlerGrace = time.Second
 )
 
 // httpConn speaks Streamable HTTP, in either era. Each request is its own
@@ -661,8 +664,10 @@ func (h *httpConn) dispatchListened(ctx context.Context, data []byte) {
 // is done, and releases our idle connections.
 func (h *httpConn) close(ctx context.Context) error {
 	defer func() {
-		h.answers.wait(ctx, h.c.log)
-		h.notes.close(ctx)
+		gctx, cancel := context.WithTimeout(ctx, handlerGrace)
+		defer cancel()
+		h.answers.wait(gctx, h.c.log)
+		h.notes.close(gctx)
 		if h.own != nil {
 			h.own.CloseIdleConnections()
 		}
