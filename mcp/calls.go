@@ -15,6 +15,7 @@ import (
 // out and reported to Options.OnInvalidTool (and the log): the spec forbids
 // calling it.
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
+	c.toolLists.Add(1)
 	var fresh time.Time
 	stale := false
 	tools, err := listAll(ctx, c, "tools/list", func(p *toolsPage) ([]Tool, *string) {
@@ -92,6 +93,13 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	raw, err := marshalArgs(args)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
+	}
+	if c.opts.TrustToolHints && c.toolLists.Load() == 0 {
+		// The hints to trust come with the tool list: fetch it once, so
+		// that the replay rules do not depend on the host listing first.
+		if _, err := c.ListTools(ctx); err != nil {
+			return nil, fmt.Errorf("mcp: tools/call %s: listing the tools for their hints: %w", name, err)
+		}
 	}
 	p := &callToolParams{Name: name, Arguments: raw}
 	r := c.request("tools/call", name, p)
@@ -173,7 +181,7 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	// Invalid JSON is refused when the request is encoded.
-	if t := bytes.TrimLeft(raw, " \t\r\n"); t[0] != '{' {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("arguments must be a JSON object")
 	}
 	return raw, nil

@@ -224,7 +224,20 @@ func (c *Client) initialize(ctx context.Context, version string) error {
 
 // handshake sends initialize and notifications/initialized, which starts
 // a new session; until it succeeds, other requests go on with the old one.
+// A session lost between the two is started again, once.
 func (c *Client) handshake(ctx context.Context, version string) (*initializeResult, error) {
+	res, err := c.handshakeOnce(ctx, version)
+	if errors.Is(err, errSessionGone) {
+		c.log.Info("mcp: session lost during initialize, starting a new one")
+		res, err = c.handshakeOnce(ctx, version)
+	}
+	if errors.Is(err, errSessionGone) {
+		return nil, fmt.Errorf("%w: the server lost each new session during initialize", ErrSessionExpired)
+	}
+	return res, err
+}
+
+func (c *Client) handshakeOnce(ctx context.Context, version string) (*initializeResult, error) {
 	params := struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
