@@ -148,6 +148,10 @@ type ExitError struct {
 	Stdout string
 }
 
+// Is makes an ExitError match ErrStreamBroken: the calls in flight may
+// have run.
+func (e *ExitError) Is(target error) bool { return target == ErrStreamBroken }
+
 // Error says which server exited and how, with what it last wrote to
 // stdout and stderr.
 func (e *ExitError) Error() string {
@@ -211,7 +215,7 @@ func (t *CommandTransport) launchSpec() (*launch, error) {
 	}
 	cmd := exec.Command(t.Command, t.Args...)
 	if cmd.Err != nil {
-		return nil, fmt.Errorf("mcp: server %q: command %q: %w", name, t.Command, cmd.Err)
+		return nil, fmt.Errorf("%w: server %q: command %q: %w", ErrUnreachable, name, t.Command, cmd.Err)
 	}
 	return &launch{name: name, command: t.Command, path: cmd.Path, args: cmd.Args, env: env, dir: t.Dir}, nil
 }
@@ -226,7 +230,7 @@ func (t *CommandTransport) fromCmd() (*launch, error) {
 	case t.Command != "" || len(t.Args) > 0 || len(t.Env) > 0 || t.Dir != "":
 		return nil, fmt.Errorf("mcp: server %q: set Cmd or Command, Args, Env and Dir, not both", name)
 	case cmd.Err != nil:
-		return nil, fmt.Errorf("mcp: server %q: command %q: %w", name, cmd.Path, cmd.Err)
+		return nil, fmt.Errorf("%w: server %q: command %q: %w", ErrUnreachable, name, cmd.Path, cmd.Err)
 	case cmd.Path == "":
 		return nil, fmt.Errorf("mcp: server %q: Cmd has no Path", name)
 	case cmd.Process != nil:

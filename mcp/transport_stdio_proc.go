@@ -124,7 +124,7 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 		SysProcAttr: groupAttr(l.attr), Stdin: inR, Stdout: outW, Stderr: errW}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("mcp: server %q: start %s: %w", l.name, l.command, err)
+		return nil, fmt.Errorf("%w: server %q: start %s: %w", ErrUnreachable, l.name, l.command, err)
 	}
 	// The child has its ends; ours would keep the pipes open.
 	_, _, _ = inR.Close(), outW.Close(), errW.Close()
