@@ -312,12 +312,27 @@ func (s *stdioConn) roundTrip(ctx context.Context, r *outgoing, result any) erro
 	}
 	err = p.roundTrip(ctx, r, result)
 	var exit *ExitError
+	if r.method == "initialize" && errors.As(err, &exit) && s.firstProc(p) {
+		// The process that got the probe died just after answering it,
+		// as initialize went out: acquire starts the server again.
+		if p, err = s.acquire(ctx, r.method); err != nil {
+			return err
+		}
+		err = p.roundTrip(ctx, r, result)
+	}
 	if r.method == "server/discover" && errors.As(err, &exit) {
 		// Not a modern answer: the negotiation falls back to initialize,
 		// for which acquire starts the server again.
 		return fmt.Errorf("%w: the server exited on the probe: %w", ErrProtocol, err)
 	}
 	return err
+}
+
+// firstProc reports whether p is the only process started so far.
+func (s *stdioConn) firstProc(p *proc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.procs) == 1 && s.procs[0] == p
 }
 
 func (s *stdioConn) notify(ctx context.Context, method string, params any) error {
@@ -345,9 +360,10 @@ func (s *stdioConn) acquire(ctx context.Context, method string) (*proc, error) {
 			return nil, ErrClosed
 		}
 		p := s.cur
-		// The first process exiting silently before initialize: a legacy
-		// server that does not take the probe (spec: start it again).
-		probeExit := method == "initialize" && len(s.procs) == 1 && p.exitedSilently()
+		// The first process exiting before initialize, with or without
+		// an answer: a legacy server that does not take the probe (spec:
+		// start it again).
+		probeExit := method == "initialize" && len(s.procs) == 1 && p.exited()
 		s.mu.Unlock()
 		if !handshake {
 			select {
