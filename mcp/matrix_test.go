@@ -261,7 +261,7 @@ var faultRows = []faultRow{
 	{
 		name: "401 with a challenge", want: "ErrAuth; needs oauth for the parsed challenge (scheme Bearer, error invalid_token, resource_metadata)",
 		http: both, times: 1, again: true,
-		do: plain(mcptest.Challenge(401, `Bearer error="invalid_token", error_description="expired", resource_metadata="https://as.example/.well-known/oauth-protected-resource"`)),
+		do:    plain(mcptest.Challenge(401, `Bearer error="invalid_token", error_description="expired", resource_metadata="https://as.example/.well-known/oauth-protected-resource"`)),
 		check: authFailed,
 	},
 	{
