@@ -201,4 +201,3 @@ var minimalBase = []string{
 	"LANG", "LC_ALL", "LC_CTYPE", "TERM",
 	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR",
 }
-
