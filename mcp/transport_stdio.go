@@ -491,7 +491,7 @@ func (s *stdioConn) close(ctx context.Context) error {
 	procs := s.procs
 	s.mu.Unlock()
 	for _, p := range procs {
-		p.mux.waitAnswers(ctx)
+		p.mux.answers.wait(ctx, p.mux.c.log)
 	}
 	return err
 }
