@@ -199,8 +199,17 @@ var faultRows = []faultRow{
 		check: brokenOnce,
 	},
 	{
-		name: "session lost before the call ran", want: "one new session, the call replayed and answered; the tool ran once",
-		http: legacy, times: 1, do: func(s *mcptest.Server) mcptest.DoFunc { return s.LoseSession(false) },
+		name: "session lost before the call ran", want: "a 404 does not prove the call did not run: ErrSessionExpired after one new session, no replay (the tool never ran); the next call works",
+		needs: "rel (defect 2)", http: legacy, times: 1, again: true, do: func(s *mcptest.Server) mcptest.DoFunc { return s.LoseSession(false) },
+		check: func(t *testing.T, r *faultRun) {
+			require.ErrorIs(t, r.err, mcp.ErrSessionExpired)
+			assert.Zero(t, r.ran.Load())
+			assert.Equal(t, 2, r.initializes())
+		},
+	},
+	{
+		name: "session lost, tool trusted read-only", want: "with TrustToolHints and readOnlyHint: one new session, the call replayed and answered; the tool ran once",
+		http: legacy, times: 1, trusted: true, do: func(s *mcptest.Server) mcptest.DoFunc { return s.LoseSession(false) },
 		check: func(t *testing.T, r *faultRun) {
 			require.NoError(t, r.err)
 			assert.EqualValues(t, 1, r.ran.Load())
@@ -367,6 +376,8 @@ type faultRow struct {
 	// server redirect the call with 307 to another server on that host.
 	token    bool
 	redirect string
+	// trusted annotates the bad tool read-only and sets TrustToolHints.
+	trusted bool
 	// refused points the bad server at a port nothing listens on.
 	refused bool
 
@@ -540,7 +551,7 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 			servers[1].Command = row.command
 		}
 	} else {
-		r.bad = &mcptest.Server{Versions: []string{r.era}, SSE: row.sse, Tools: []mcptest.Tool{countingTool(&r.ran)}}
+		r.bad = &mcptest.Server{Versions: []string{r.era}, SSE: row.sse, Tools: []mcptest.Tool{countingTool(&r.ran, row.trusted)}}
 		if row.versions != nil {
 			r.bad.Versions = row.versions
 		}
@@ -580,9 +591,10 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 		}
 	}
 	opts := &mcp.ToolsetOptions{Client: mcp.Options{
-		Logger:     slog.New(&logRecorder{}),
-		OnProgress: func(mcp.Progress) { wait() },
-		OnLog:      func(mcp.LogMessage) { r.logs.Add(1); wait() },
+		Logger:         slog.New(&logRecorder{}),
+		OnProgress:     func(mcp.Progress) { wait() },
+		OnLog:          func(mcp.LogMessage) { r.logs.Add(1); wait() },
+		TrustToolHints: row.trusted,
 	}}
 	ts, err := mcp.Discover(context.Background(), servers, opts)
 	require.NoError(t, err)
@@ -714,9 +726,14 @@ func assertGood(t *testing.T, ts *mcp.Toolset) {
 }
 
 // countingTool is the bad server's tool: it counts its runs.
-func countingTool(n *atomic.Int32) mcptest.Tool {
+// Annotated read-only, a trusting client may send it again.
+func countingTool(n *atomic.Int32, readOnly bool) mcptest.Tool {
+	def := `{"name":"work","inputSchema":{"type":"object"}}`
+	if readOnly {
+		def = `{"name":"work","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`
+	}
 	return mcptest.Tool{
-		Def: json.RawMessage(`{"name":"work","inputSchema":{"type":"object"}}`),
+		Def: json.RawMessage(def),
 		Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
 			return map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprintf("run %d", n.Add(1))}}}, nil
 		},
