@@ -157,7 +157,6 @@ func TestSecretsNeverEmitted(t *testing.T) {
 	for _, s := range ts.Servers() {
 		emit("%v %+v", s, s)
 	}
-	emit("%v %+v", ts, ts)
 	for _, tr := range []mcp.Transport{
 		&mcp.HTTPTransport{URL: servers[0].URL, TokenEnv: "MATRIX_SECRET"},
 		&mcp.HTTPTransport{URL: servers[1].URL, TokenEnv: "MATRIX_SECRET", TokenHeader: "X-Api-Key"},
@@ -166,10 +165,11 @@ func TestSecretsNeverEmitted(t *testing.T) {
 		emit("%v | %+v | %#v", tr, tr, tr)
 		c, err := mcp.Connect(ctx, tr, &mcp.Options{Logger: slog.New(logs)})
 		require.NoError(t, err)
-		emit("%v | %+v", c, c)
 		require.NoError(t, c.Close())
+		emit("%v | %+v", c, c) // closed: nothing changes it while fmt reads
 	}
 	require.NoError(t, ts.Close(ctx))
+	emit("%v %+v", ts, ts)
 
 	logs.mu.Lock()
 	for _, r := range logs.records {
