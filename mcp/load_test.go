@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -168,4 +169,12 @@ func TestLoad(t *testing.T) {
 	t.Logf("load: latency p50 %v, p99 %v, max %v", p(0.50).Round(10*time.Microsecond), p(0.99).Round(10*time.Microsecond), latencies[len(latencies)-1].Round(10*time.Microsecond))
 	t.Logf("load: heap in use %.1f MiB before Discover, %.1f MiB after Close", float64(base)/(1<<20), float64(after)/(1<<20))
 	assert.Less(t, int64(after)-int64(base), int64(4<<20), "heap back near its baseline")
+}
+
+// heapInUse reads the bytes of heap objects, live or not yet swept
+// (runtime/metrics); after runtime.GC, the live heap.
+func heapInUse() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
