@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,13 @@ func TestSecretsNeverEmitted(t *testing.T) {
 		res, err := ts.Call(ctx, name, args)
 		if err != nil {
 			emit("%v | %+v | %#v", err, err, err)
+			// What a host reads after errors.As: every field of every
+			// error in the chain (the parsed challenges of an auth error).
+			for _, e := range errorChain(err) {
+				if v := reflect.ValueOf(e); v.Kind() == reflect.Pointer && !v.IsNil() {
+					emit("%+v", v.Elem().Interface())
+				}
+			}
 			return
 		}
 		emit("%+v %s", res, res.Text())
@@ -192,6 +200,23 @@ func TestSecretsNeverEmitted(t *testing.T) {
 		echoed += srv.FaultHits()
 	}
 	assert.GreaterOrEqual(t, echoed, 10)
+}
+
+// errorChain lists err and every error it wraps, depth first.
+func errorChain(err error) []error {
+	if err == nil {
+		return nil
+	}
+	out := []error{err}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		out = append(out, errorChain(u.Unwrap())...)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			out = append(out, errorChain(e)...)
+		}
+	}
+	return out
 }
 
 // minimalBase is the host environment every stdio server gets
