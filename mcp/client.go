@@ -77,9 +77,11 @@ type Options struct {
 	OnInvalidTool func(tool string, reason error)
 
 	// TrustToolHints takes the server's readOnlyHint and idempotentHint
-	// as facts: a call of such a tool whose response stream breaks is
-	// sent again. Off by default, since annotations are only hints and a
-	// tool run twice may act twice; then the caller gets ErrStreamBroken.
+	// as facts: a call of such a tool that may have run (its response
+	// stream broke, or its legacy session was lost) is sent again, once.
+	// Off by default, since annotations are only hints and a tool run
+	// twice may act twice; then the caller gets ErrStreamBroken or
+	// ErrSessionExpired. The package doc gives the whole replay rule.
 	TrustToolHints bool
 
 	// Elicit answers a server's request for user input. When nil, the

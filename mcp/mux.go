@@ -72,7 +72,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan *jsonrpc.Message, 
 			return fmt.Errorf("%w: %s: response has no result", ErrProtocol, r.method)
 		}
 		if err := json.Unmarshal(*raw, result); err != nil {
-			return fmt.Errorf("%w: %s: malformed result: %v", ErrProtocol, r.method, err)
+			return fmt.Errorf("%w: %s: malformed result: %w", ErrProtocol, r.method, err)
 		}
 		return nil
 	case <-ctx.Done():

@@ -71,7 +71,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 	}
 	c.log.Info("mcp: streamable HTTP refused, trying the deprecated HTTP+SSE transport", "error", err)
 	if serr := c.useHTTPSSE(ctx, h, legacy); serr != nil {
-		return fmt.Errorf("mcp: no transport worked: streamable HTTP: %w; HTTP+SSE: %v", err, serr)
+		return fmt.Errorf("mcp: no transport worked: streamable HTTP: %w; HTTP+SSE: %w", err, serr)
 	}
 	return nil
 }

@@ -224,7 +224,7 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() { buf.Reset(); bufPool.Put(buf) }()
 	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, h.maxSize+1)); err != nil {
-		return fmt.Errorf("mcp: %s: reading response: %w", r.method, err)
+		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
 	if int64(buf.Len()) > h.maxSize {
 		return fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
@@ -237,7 +237,7 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 		if err == nil {
 			err = msg.Check()
 		}
-		return fmt.Errorf("%w: %s: malformed response: %v", ErrProtocol, r.method, err)
+		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, r.method, err)
 	}
 	if msg.Error != nil {
 		return h.reply(r.method, &msg)
@@ -292,7 +292,7 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 			return finish(err)
 		}
 		if errors.Is(err, sse.ErrEventTooLarge) {
-			return fmt.Errorf("%w: %s: %v", ErrTooLarge, r.method, err)
+			return fmt.Errorf("%w: %s: %w", ErrTooLarge, r.method, err)
 		}
 		if modern {
 			h.c.log.Debug("mcp: response stream ended early", "method", r.method, "error", err)
@@ -321,7 +321,7 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 		}
 		closeBody(body)
 		if body, err = h.resume(ctx, last); err != nil {
-			return finish(fmt.Errorf("%w: %s: %v", ErrStreamBroken, r.method, err))
+			return finish(fmt.Errorf("%w: %s: %w", ErrStreamBroken, r.method, err))
 		}
 		defer closeBody(body)
 	}
@@ -337,7 +337,7 @@ type elsewhere struct {
 func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
 	msg := jsonrpc.Message{Result: result}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return fmt.Errorf("%w: %s: malformed response: %v", ErrProtocol, r.method, err)
+		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, r.method, err)
 	}
 	return h.reply(r.method, &msg)
 }
@@ -375,7 +375,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			if err == nil {
 				err = msg.Check()
 			}
-			return true, fmt.Errorf("%w: %s: malformed event: %v", ErrProtocol, r.method, err)
+			return true, fmt.Errorf("%w: %s: malformed event: %w", ErrProtocol, r.method, err)
 		}
 		switch {
 		case msg.IsResponse():
@@ -767,11 +767,14 @@ func (h *httpConn) redact(s string) string {
 	return strings.ReplaceAll(s, h.token, "[redacted]")
 }
 
+// redactErr removes the token from an error of the HTTP client, keeping
+// what errors.Is finds in it, and classifies it (see netError).
 func (h *httpConn) redactErr(err error) error {
+	err = netError(err)
 	if h.token == "" || !strings.Contains(err.Error(), h.token) {
 		return err
 	}
-	return errors.New(h.redact(err.Error()))
+	return &redacted{msg: h.redact(err.Error()), err: err}
 }
 
 // mediaType returns the response's media type, lower case, without

@@ -101,7 +101,7 @@ func (s *sseConn) read(ctx context.Context, resp *http.Response, endpoint chan<-
 	if err == nil {
 		err = errors.New("stream closed")
 	}
-	s.mux.fail(fmt.Errorf("%w: HTTP+SSE: %v", ErrStreamBroken, err))
+	s.mux.fail(fmt.Errorf("%w: HTTP+SSE: %w", ErrStreamBroken, err))
 }
 
 func (s *sseConn) roundTrip(ctx context.Context, r *outgoing, result any) error {
