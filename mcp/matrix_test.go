@@ -128,7 +128,7 @@ var faultRows = []faultRow{
 	},
 	{
 		name: "64 MiB line (JSON)", want: "ErrTooLarge at the 32 MiB limit; heap growth under the limit plus 8 MiB (bounded by the bytes allocated meanwhile, runtime/metrics); the client stays usable (HTTP) or reports the broken pipe (stdio)",
-		needs: "rel (defect 8; stdio too)", http: both, serial: true, do: plain(mcptest.HugeLine(64<<20, false)), again: true,
+		needs: "rel (defect 8; stdio too)", http: both, serial: true, times: 1, do: plain(mcptest.HugeLine(64<<20, false)), again: true,
 		stdio: []string{}, tool: "big", args: map[string]int{"bytes": 64 << 20},
 		check: tooLarge,
 	},
