@@ -7,7 +7,7 @@ import (
 )
 
 // gatherChunk is the unit in which a large message is gathered.
-const gatherChunk = 1 << 20
+const gatherChunk = 256 << 10
 
 // errGatherLimit says a message outgrew its gather's limit.
 var errGatherLimit = errors.New("mcp: message over the limit")
