@@ -198,4 +198,3 @@ func (m *ServerMetadata) check() error {
 	}
 	return nil
 }
-
