@@ -42,9 +42,7 @@ func (h *httpConn) openHTTPSSE(ctx context.Context) (*sseConn, error) {
 	}
 	s := &sseConn{h: h, stop: stop, done: make(chan struct{}), notes: newNotifyQueue(h.c)}
 	s.mux = newMux(h.c, func(ctx context.Context, msg jsonrpc.Response) error { return s.post(ctx, msg) }, s.notes.push, func() bool { return false })
-	if h.token != "" {
-		s.mux.redact = h.redact
-	}
+	s.mux.redact = h.redact
 	endpoint := make(chan string, 1)
 	go s.read(sctx, resp, endpoint)
 	select {
@@ -137,9 +135,9 @@ func (s *sseConn) post(ctx context.Context, msg any) error {
 	}
 	s.h.legacyHeaders(req.Header)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.h.hc.Do(req)
+	resp, err := s.h.do(req, "POST")
 	if err != nil {
-		return s.h.redactErr(err)
+		return err
 	}
 	defer closeBody(resp.Body)
 	if resp.StatusCode/100 != 2 {
@@ -156,8 +154,6 @@ func (s *sseConn) close(ctx context.Context) error {
 	<-s.done
 	s.mux.waitAnswers(ctx)
 	s.notes.close(ctx)
-	if s.h.own != nil {
-		s.h.own.CloseIdleConnections()
-	}
+	s.h.closeIdle()
 	return nil
 }
