@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Server is an authorization server. Configure it before Start.
@@ -33,9 +32,6 @@ type Server struct {
 	WrongIss string
 	// Deny answers the authorization with error=access_denied.
 	Deny bool
-	// TokenDelay holds every token response this long, so concurrent
-	// requests overlap.
-	TokenDelay time.Duration
 
 	srv *httptest.Server
 
@@ -161,9 +157,6 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) token(w http.ResponseWriter, r *http.Request) {
-	if s.TokenDelay > 0 {
-		time.Sleep(s.TokenDelay) // widens the window for racing refreshes
-	}
 	if err := r.ParseForm(); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
 		return

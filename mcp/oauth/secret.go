@@ -55,6 +55,17 @@ type Registration struct {
 	AuthMethod string `json:"token_endpoint_auth_method"`
 }
 
+// LogValue logs what a token is for, never its secrets.
+func (t Token) LogValue() slog.Value {
+	return slog.GroupValue(slog.Time("expiry", t.Expiry), slog.Any("scopes", t.Scopes),
+		slog.Bool("refreshable", t.RefreshToken != ""), slog.Any("client", t.Client))
+}
+
+// LogValue logs the client id and method, never the secret.
+func (r Registration) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("client_id", r.ID), slog.String("auth_method", r.AuthMethod))
+}
+
 // expiryMargin is how long before its expiry a token is refreshed.
 const expiryMargin = 30 * time.Second
 
