@@ -100,14 +100,14 @@ func (s *Server) Revoke() {
 func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	iss := s.Issuer()
 	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                iss,
-		"authorization_endpoint":                iss + "/authorize",
-		"token_endpoint":                        iss + "/token",
-		"registration_endpoint":                 iss + "/register",
-		"response_types_supported":              []string{"code"},
-		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
-		"scopes_supported":                      []string{"read", "write", "offline_access"},
+		"issuer":                                         iss,
+		"authorization_endpoint":                         iss + "/authorize",
+		"token_endpoint":                                 iss + "/token",
+		"registration_endpoint":                          iss + "/register",
+		"response_types_supported":                       []string{"code"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"none"},
+		"scopes_supported":                               []string{"read", "write", "offline_access"},
 		"authorization_response_iss_parameter_supported": true,
 	})
 }

@@ -171,7 +171,9 @@ func TestDiscoveryFallbacks(t *testing.T) {
 	}{
 		{"header names the PRM",
 			map[string]func(string) any{
-				"/custom/prm.json": func(b string) any { return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}} },
+				"/custom/prm.json": func(b string) any {
+					return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}}
+				},
 				"/.well-known/oauth-authorization-server": func(b string) any { return asMeta(b) },
 			},
 			`Bearer resource_metadata="{base}/custom/prm.json"`,
@@ -207,14 +209,18 @@ func TestDiscoveryFallbacks(t *testing.T) {
 			[]string{"/.well-known/oauth-protected-resource/mcp"}, oauth.ErrMetadata},
 		{"metadata issuer mismatch",
 			map[string]func(string) any{
-				"/.well-known/oauth-protected-resource/mcp": func(b string) any { return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}} },
-				"/.well-known/oauth-authorization-server":   func(b string) any { return asMeta("https://attacker.example.com") },
+				"/.well-known/oauth-protected-resource/mcp": func(b string) any {
+					return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}}
+				},
+				"/.well-known/oauth-authorization-server": func(b string) any { return asMeta("https://attacker.example.com") },
 			},
 			``,
 			[]string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server"}, oauth.ErrIssuerMismatch},
 		{"no S256, no authorization",
 			map[string]func(string) any{
-				"/.well-known/oauth-protected-resource/mcp": func(b string) any { return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}} },
+				"/.well-known/oauth-protected-resource/mcp": func(b string) any {
+					return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}}
+				},
 				"/.well-known/oauth-authorization-server": func(b string) any {
 					m := asMeta(b)
 					m["code_challenge_methods_supported"] = []string{"plain"}
