@@ -281,7 +281,7 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 		}
 		closeBody(body)
 		if body, err = h.resume(ctx, last); err != nil {
-			return finish(fmt.Errorf("%w: %s: %v", ErrStreamBroken, r.method, err))
+			return finish(fmt.Errorf("%w: %s: %w", ErrStreamBroken, r.method, err))
 		}
 		defer closeBody(body)
 	}
