@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,6 +33,20 @@ func freeLoopbackURL(t *testing.T) string {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	return "http://" + addr + "/callback"
+}
+
+// protected starts as and an MCP server speaking version behind it, which
+// wants scope; all stop with the test.
+func protected(t *testing.T, as *oauthtest.Server, version, scope string) *httptest.Server {
+	t.Helper()
+	as.Start()
+	t.Cleanup(as.Close)
+	inner := &mcptest.Server{Versions: []string{version}, Tools: []mcptest.Tool{echoTool()}}
+	inner.Start()
+	t.Cleanup(inner.Close)
+	rs := oauthtest.Resource(inner, as, scope)
+	t.Cleanup(rs.Close)
+	return rs
 }
 
 // signIn plays the user at the terminal: it reads the URL Terminal prints
@@ -65,13 +80,7 @@ func signIn(t *testing.T, out io.Reader, done chan<- error) {
 // the server revokes is refreshed once for 50 concurrent calls.
 func TestOAuthEndToEnd(t *testing.T) {
 	as := &oauthtest.Server{Refresh: true}
-	as.Start()
-	defer as.Close()
-	inner := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
-	inner.Start()
-	defer inner.Close()
-	rs := oauthtest.Resource(inner, as, "read")
-	defer rs.Close()
+	rs := protected(t, as, mcptest.Legacy, "read")
 
 	redirect := freeLoopbackURL(t)
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`mcp:
@@ -134,13 +143,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 // what to do, and the other servers keep working.
 func TestOAuthNonInteractiveDiscover(t *testing.T) {
 	as := &oauthtest.Server{}
-	as.Start()
-	defer as.Close()
-	inner := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
-	inner.Start()
-	defer inner.Close()
-	rs := oauthtest.Resource(inner, as, "")
-	defer rs.Close()
+	rs := protected(t, as, mcptest.Modern, "")
 	open := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
 	openURL := open.Start()
 	defer open.Close()

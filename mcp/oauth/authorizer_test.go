@@ -256,14 +256,14 @@ func TestDiscoveryFallbacks(t *testing.T) {
 func TestIssuerCheck(t *testing.T) {
 	tests := []struct {
 		name string
-		as   oauthtest.Server
+		as   *oauthtest.Server
 	}{
-		{"advertised, missing", oauthtest.Server{NoIss: true}},
-		{"wrong issuer", oauthtest.Server{WrongIss: "https://evil.example.com"}},
+		{"advertised, missing", &oauthtest.Server{NoIss: true}},
+		{"wrong issuer", &oauthtest.Server{WrongIss: "https://evil.example.com"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			as := &tt.as
+			as := tt.as
 			resource, _ := setup(t, as)
 			a := newAuthorizer(t, resource, oauth.Config{})
 			err := a.Challenged(context.Background(), 401, nil, "")

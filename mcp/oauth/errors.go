@@ -78,7 +78,15 @@ func (e *OAuthError) Error() string {
 	if e.Description != "" {
 		s += ": " + e.Description
 	}
-	return s
+	return s + " (" + oauthErrorHints[e.Endpoint] + ")"
+}
+
+// oauthErrorHints say what the user can do after each step's refusal.
+var oauthErrorHints = map[string]string{
+	"authorization": "the sign-in was refused: sign in again, or ask for access to this server",
+	"registration":  "register a client at the authorization server and configure its clientId",
+	"token":         "sign in again; if it keeps failing, check the client's id, secret and tokenEndpointAuth",
+	"refresh":       "the session ended: sign in again",
 }
 
 // Unwrap returns the sentinel the error matches (ErrConsent, ErrToken or

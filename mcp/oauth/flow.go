@@ -95,7 +95,6 @@ func (a *Authorizer) register(ctx context.Context, meta *ServerMetadata) (Regist
 		return Registration{}, fmt.Errorf("%w: %v", ErrRegistration, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
 	var reply struct {
 		ClientID     string `json:"client_id"`
 		ClientSecret Secret `json:"client_secret"`
@@ -200,7 +199,6 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 	req.ContentLength = int64(len(body))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
 	var reply struct {
 		AccessToken  Secret `json:"access_token"`
 		TokenType    string `json:"token_type"`
@@ -231,6 +229,7 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 // send sends a registration or token request and decodes a 2xx JSON answer
 // into v; an error answer becomes an *OAuthError matching kind.
 func (a *Authorizer) send(req *http.Request, step string, kind error, v any) error {
+	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("%w: %s request: %v", kind, step, err)
