@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +34,24 @@ func freeLoopbackURL(t *testing.T) string {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	return "http://" + addr + "/callback"
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // protected starts as and an MCP server speaking version behind it, which
@@ -98,9 +117,11 @@ func TestOAuthEndToEnd(t *testing.T) {
 	go signIn(t, pr, signedIn)
 	defer pr.Close()
 	store := &oauth.FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
+	var logs syncBuffer
 	ts, err := mcp.Discover(context.Background(), cfg.Servers, &mcp.ToolsetOptions{
 		Browser:    oauth.Terminal{Out: pw, Timeout: 20 * time.Second},
 		TokenStore: store,
+		Client:     mcp.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 	})
 	require.NoError(t, err)
 	defer ts.Close(context.Background())
@@ -137,6 +158,9 @@ func TestOAuthEndToEnd(t *testing.T) {
 	assert.Equal(t, int32(1), as.RefreshGrants.Load(), "refresh requests")
 	assert.Equal(t, int32(1), as.CodeGrants.Load(), "no new sign-in")
 	require.NoError(t, pw.Close())
+	assert.Contains(t, logs.String(), "oauth: token issued", "the debug log saw the flow")
+	assert.NotContains(t, logs.String(), oauthtest.Sentinel, "a token reached the log")
+	assert.NotContains(t, fmt.Sprintf("%v %+v", ts.Servers(), cfg), oauthtest.Sentinel)
 }
 
 // A background host (no Browser) fails fast with a typed error saying

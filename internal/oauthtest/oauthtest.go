@@ -18,6 +18,10 @@ import (
 	"sync/atomic"
 )
 
+// Sentinel is part of every token issued, for tests that look for tokens
+// where none should be.
+const Sentinel = "sentinel-token-value"
+
 // Server is an authorization server. Configure it before Start.
 type Server struct {
 	// Path is the issuer's path ("" or "/tenant").
@@ -192,7 +196,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.n++
-	at := fmt.Sprintf("at-%d", s.n)
+	at := fmt.Sprintf("at-%d-%s", s.n, Sentinel)
 	s.scopes[at] = scopes
 	exp := s.ExpiresIn
 	if exp == 0 {
@@ -200,7 +204,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	reply := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": exp, "scope": strings.Join(scopes, " ")}
 	if s.Refresh {
-		rt := fmt.Sprintf("rt-%d", s.n)
+		rt := fmt.Sprintf("rt-%d-%s", s.n, Sentinel)
 		s.refresh[rt] = scopes
 		reply["refresh_token"] = rt
 	}

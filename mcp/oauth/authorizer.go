@@ -123,7 +123,21 @@ func (a *Authorizer) httpClient() *http.Client {
 	if a.cfg.HTTPClient != nil {
 		return a.cfg.HTTPClient
 	}
-	return &http.Client{Transport: a.own, Timeout: requestTimeout}
+	return &http.Client{Transport: a.own, Timeout: requestTimeout, CheckRedirect: keepCredentialsHome}
+}
+
+// keepCredentialsHome drops a client's Basic credentials on a redirect to
+// another origin; unlike Go's default, another port counts as another
+// origin.
+func keepCredentialsHome(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	from := via[0].URL
+	if !strings.EqualFold(req.URL.Scheme, from.Scheme) || !strings.EqualFold(req.URL.Host, from.Host) {
+		req.Header.Del("Authorization")
+	}
+	return nil
 }
 
 // requestTimeout bounds each metadata, registration or token request of the
