@@ -175,10 +175,10 @@ func (a *Authorizer) current() *Token {
 // yields "", not an error.
 func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	t := a.current()
-	if t == nil || t.fresh(time.Now()) {
-		if t == nil {
-			return "", nil
-		}
+	switch {
+	case t == nil:
+		return "", nil
+	case t.fresh(time.Now()):
 		return string(t.AccessToken), nil
 	}
 	if err := a.lock(ctx); err != nil {
@@ -188,14 +188,14 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	if t = a.current(); t.fresh(time.Now()) {
 		return string(t.AccessToken), nil // refreshed while we waited
 	}
-	if t != nil && t.RefreshToken != "" {
-		if err := a.refresh(ctx, t); err == nil {
-			return string(a.current().AccessToken), nil
-		} else {
-			a.log.Debug("oauth: refresh failed", "resource", a.resource.String(), "error", err)
-		}
+	if t == nil || t.RefreshToken == "" {
+		return "", nil
 	}
-	return "", nil
+	if err := a.refresh(ctx, t); err != nil {
+		a.log.Debug("oauth: refresh failed", "resource", a.resource.String(), "error", err)
+		return "", nil
+	}
+	return string(a.current().AccessToken), nil
 }
 
 // Challenged is told that the server answered status (401 or 403) with

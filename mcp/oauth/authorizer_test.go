@@ -503,3 +503,34 @@ func TestPKCEVerifierMatches(t *testing.T) {
 		t.Errorf("S256(%s) = %s", v, got)
 	}
 }
+
+// A token endpoint that sends expires_in as a string, and token_type in
+// lower case, is understood.
+func TestTokenReplyVariants(t *testing.T) {
+	f := newFixture(t, map[string]func(string) any{
+		"/.well-known/oauth-protected-resource/mcp": func(b string) any { return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}} },
+		"/.well-known/oauth-authorization-server":   func(b string) any { return asMeta(b) },
+		"/token": func(string) any {
+			return map[string]any{"access_token": "tok", "token_type": "bearer", "expires_in": "3600"}
+		},
+	})
+	consent := oauth.BrowserFunc(func(_ context.Context, authURL, redirect string) (*url.URL, error) {
+		u, _ := url.Parse(authURL)
+		back, _ := url.Parse(redirect)
+		back.RawQuery = url.Values{"code": {"c"}, "state": {u.Query().Get("state")}, "iss": {f.srv.URL}}.Encode()
+		return back, nil
+	})
+	a := newAuthorizer(t, f.srv.URL+"/mcp", oauth.Config{ClientID: "app", Browser: consent})
+	ctx := context.Background()
+	if err := a.Challenged(ctx, 401, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.paths())
+	tok, err := a.Token(ctx)
+	if tok != "tok" || err != nil {
+		t.Fatalf("token %q, %v", tok, err)
+	}
+	if len(f.paths()) != before {
+		t.Errorf("a fresh token was refreshed: %v", f.paths()[before:])
+	}
+}

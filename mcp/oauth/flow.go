@@ -202,7 +202,7 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 	var reply struct {
 		AccessToken  Secret `json:"access_token"`
 		TokenType    string `json:"token_type"`
-		ExpiresIn    int64  `json:"expires_in"`
+		ExpiresIn    seconds `json:"expires_in"`
 		RefreshToken Secret `json:"refresh_token"`
 		Scope        string `json:"scope"`
 	}
@@ -224,6 +224,28 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 	}
 	a.log.Debug("oauth: token issued", "issuer", meta.Issuer, "step", step, "expires in", reply.ExpiresIn, "refreshable", reply.RefreshToken != "")
 	return t, nil
+}
+
+// seconds is a lifetime in seconds, sent as a JSON number or, by some
+// servers, as a string.
+type seconds int64
+
+func (s *seconds) UnmarshalJSON(b []byte) error {
+	b = bytes.Trim(b, `"`)
+	if string(b) == "null" || len(b) == 0 {
+		return nil
+	}
+	var n json.Number = json.Number(b)
+	v, err := n.Int64()
+	if err != nil {
+		f, ferr := n.Float64()
+		if ferr != nil {
+			return fmt.Errorf("expires_in %q is not a number", clip(string(b), 20))
+		}
+		v = int64(f)
+	}
+	*s = seconds(v)
+	return nil
 }
 
 // send sends a registration or token request and decodes a 2xx JSON answer
