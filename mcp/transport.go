@@ -88,5 +88,6 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 	hc := *base
 	hc.CheckRedirect = h.checkRedirect(base.CheckRedirect)
 	h.hc = &hc
+	h.notes = newNotifyQueue(c)
 	return h, nil
 }

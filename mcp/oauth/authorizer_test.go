@@ -508,8 +508,10 @@ func TestPKCEVerifierMatches(t *testing.T) {
 // lower case, is understood.
 func TestTokenReplyVariants(t *testing.T) {
 	f := newFixture(t, map[string]func(string) any{
-		"/.well-known/oauth-protected-resource/mcp": func(b string) any { return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}} },
-		"/.well-known/oauth-authorization-server":   func(b string) any { return asMeta(b) },
+		"/.well-known/oauth-protected-resource/mcp": func(b string) any {
+			return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}}
+		},
+		"/.well-known/oauth-authorization-server": func(b string) any { return asMeta(b) },
 		"/token": func(string) any {
 			return map[string]any{"access_token": "tok", "token_type": "bearer", "expires_in": "3600"}
 		},

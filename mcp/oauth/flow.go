@@ -200,11 +200,11 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	var reply struct {
-		AccessToken  Secret `json:"access_token"`
-		TokenType    string `json:"token_type"`
+		AccessToken  Secret  `json:"access_token"`
+		TokenType    string  `json:"token_type"`
 		ExpiresIn    seconds `json:"expires_in"`
-		RefreshToken Secret `json:"refresh_token"`
-		Scope        string `json:"scope"`
+		RefreshToken Secret  `json:"refresh_token"`
+		Scope        string  `json:"scope"`
 	}
 	if err := a.send(req, step, ErrToken, &reply); err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ const (
 
 func main() {
 	s := &server{out: bufio.NewWriter(os.Stdout), slow: map[string]context.CancelFunc{}, waiting: map[string]chan *jsonrpc.Message{}}
-	flag.StringVar(&s.era, "era", "both", "modern, legacy, both, legacy-exit-on-probe (exits on server/discover) or legacy-late-probe (answers it only when initialize comes)")
+	flag.StringVar(&s.era, "era", "both", "modern, legacy, both, legacy-exit-on-probe (exits on server/discover), legacy-answer-exit-on-probe (answers it with an error, then exits) or legacy-late-probe (answers it only when initialize comes)")
 	flag.StringVar(&s.crashOn, "crash-on", "", "tool whose call makes the server exit with status 3")
 	ignoreEOF := flag.Bool("ignore-stdin-eof", false, "keep running after stdin ends")
 	ignoreTerm := flag.Bool("ignore-sigterm", false, "ignore SIGTERM")
@@ -223,6 +223,9 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 		switch s.era {
 		case "legacy-exit-on-probe":
 			fmt.Fprintln(os.Stderr, "finance: unknown method server/discover, exiting")
+			os.Exit(1)
+		case "legacy-answer-exit-on-probe":
+			s.send(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: msg.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unexpected request before initialize"}})
 			os.Exit(1)
 		case "legacy-late-probe":
 			s.mu.Lock()
