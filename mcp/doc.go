@@ -20,9 +20,8 @@
 // server, sends notifications/cancelled).
 //
 // Errors a caller branches on are typed: [*RPCError] carries the JSON-RPC
-// code and data, [*HTTPError] an HTTP answer without a JSON-RPC body, and
-// [*AuthError] a 401 or 403 with its challenge, and
-// the sentinels [ErrAuth], [ErrProtocol], [ErrTooLarge],
+// code and data, [*HTTPError] an HTTP answer without a JSON-RPC body,
+// [*AuthError] a 401 or 403 with its challenge, and the sentinels [ErrAuth], [ErrProtocol], [ErrTooLarge],
 // [ErrSessionExpired], [ErrStreamBroken], [ErrInputRequired] and
 // [ErrMissingToken] work with errors.Is. A tool that fails is not an error:
 // its result has IsError set, for the model to read.
