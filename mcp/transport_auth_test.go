@@ -205,3 +205,33 @@ func (f *fixedToken) Token(context.Context) (string, error) { return f.tok, nil 
 func (f *fixedToken) Challenged(context.Context, int, []oauth.Challenge, string) error {
 	return errors.New("no renewal")
 }
+
+// optimist claims every challenge fixed, and is wrong.
+type optimist struct{ calls atomic.Int32 }
+
+func (*optimist) Token(context.Context) (string, error) { return "never-good", nil }
+func (o *optimist) Challenged(context.Context, int, []oauth.Challenge, string) error {
+	o.calls.Add(1)
+	return nil
+}
+
+// A request is sent again at most twice after a 401 or 403, whatever the
+// Credentials say; a 403's challenge reaches the caller parsed.
+func TestAuthRetriesBounded(t *testing.T) {
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="mcp:write"`)
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	defer srv.Close()
+	creds := &optimist{}
+	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL, Credentials: creds}, nil)
+	var ae *mcp.AuthError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, http.StatusForbidden, ae.StatusCode)
+	assert.Equal(t, "insufficient_scope", ae.Code)
+	assert.Equal(t, "mcp:write", ae.Scope)
+	assert.Equal(t, int32(2), creds.calls.Load(), "challenges handed to the credentials")
+	assert.Equal(t, int32(3), posts.Load(), "the probe and its two retries, then nothing")
+}
