@@ -536,3 +536,27 @@ func TestTokenReplyVariants(t *testing.T) {
 		t.Errorf("a fresh token was refreshed: %v", f.paths()[before:])
 	}
 }
+
+// A Browser that ignores its context delays the authorization no longer
+// than the context.
+func TestDeafBrowserAbandoned(t *testing.T) {
+	as := &oauthtest.Server{}
+	resource, _ := setup(t, as)
+	called, release, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	a := newAuthorizer(t, resource, oauth.Config{Browser: oauth.BrowserFunc(func(context.Context, string, string) (*url.URL, error) {
+		defer close(returned)
+		close(called)
+		<-release // deaf to ctx
+		return nil, errStop
+	})})
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 1)
+	go func() { errs <- a.Challenged(ctx, 401, nil, "") }()
+	<-called
+	cancel()
+	if err := <-errs; !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	close(release)
+	<-returned
+}

@@ -16,7 +16,9 @@ import (
 // it, hands it to a UI) and waits until the authorization server redirects
 // to redirectURL; it returns the URL of that redirect, query included, as
 // received, without checking it (the Authorizer checks state and iss). It
-// must return when ctx ends, with ctx's error. An error means no redirect
+// must return when ctx ends, with ctx's error (one that does not is left
+// to finish on its own goroutine, and the authorization fails with ctx's
+// error all the same). An error means no redirect
 // arrived; the Authorizer then gives up this authorization. Authorize may
 // be called from several goroutines, for different servers, at once.
 type Browser interface {

@@ -139,7 +139,7 @@ func (a *Authorizer) authorizationCode(ctx context.Context, meta *ServerMetadata
 		au.RawQuery += "&"
 	}
 	au.RawQuery += q.Encode()
-	cb, err := a.cfg.Browser.Authorize(ctx, au.String(), a.cfg.RedirectURL)
+	cb, err := a.browse(ctx, au.String())
 	var ie *InteractionRequiredError
 	if errors.As(err, &ie) && ie.Resource == "" {
 		ie.Resource = a.resource.String()
@@ -149,6 +149,30 @@ func (a *Authorizer) authorizationCode(ctx context.Context, meta *ServerMetadata
 	}
 	code, err = checkResponse(cb.Query(), state, meta)
 	return code, verifier, err
+}
+
+// browse runs the host's Browser on a goroutine of its own, so that a
+// Browser deaf to ctx delays no call past its context: it is then left to
+// finish alone, and its answer is dropped.
+func (a *Authorizer) browse(ctx context.Context, authURL string) (*url.URL, error) {
+	type answer struct {
+		u   *url.URL
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		u, err := a.cfg.Browser.Authorize(ctx, authURL, a.cfg.RedirectURL)
+		done <- answer{u, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err == nil && r.u == nil {
+			r.err = fmt.Errorf("%w: the browser step returned no redirect", ErrConsent)
+		}
+		return r.u, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // checkResponse checks an authorization response: state first, then the
