@@ -35,9 +35,11 @@ type Config struct {
 	Scopes []string
 	// RedirectURL is the redirect URI; empty means DefaultRedirectURL.
 	RedirectURL string
-	// TokenEndpointAuth forces the token endpoint authentication method of
-	// a pre-registered client: "client_secret_basic", "client_secret_post"
-	// or "none". Empty chooses from the authorization server's metadata.
+	// TokenEndpointAuth forces the token endpoint authentication method:
+	// "client_secret_basic", "client_secret_post" or "none", used by a
+	// pre-registered client and asked for in a registration (where the
+	// server's answer has the last word). Empty chooses from the
+	// authorization server's metadata.
 	TokenEndpointAuth string
 	// ClientName is the client_name sent in a registration; empty means
 	// "mini-me".

@@ -74,8 +74,12 @@ func chooseAuthMethod(supported []string, hasSecret bool) string {
 
 // register registers the client (RFC 7591).
 func (a *Authorizer) register(ctx context.Context, meta *ServerMetadata) (Registration, error) {
-	method := AuthNone
-	if !slices.Contains(meta.TokenEndpointAuthMethodsSupported, AuthNone) && len(meta.TokenEndpointAuthMethodsSupported) > 0 {
+	method := a.cfg.TokenEndpointAuth
+	switch {
+	case method != "":
+	case len(meta.TokenEndpointAuthMethodsSupported) == 0 || slices.Contains(meta.TokenEndpointAuthMethodsSupported, AuthNone):
+		method = AuthNone // a native app keeps no secret well
+	default:
 		method = chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, true)
 	}
 	appType := "web"
