@@ -560,3 +560,56 @@ func TestDeafBrowserAbandoned(t *testing.T) {
 	close(release)
 	<-returned
 }
+
+// A token endpoint that quotes the refresh token in its refusal does not
+// get it into the error.
+func TestRefusalScrubbed(t *testing.T) {
+	var refreshes atomic.Int32
+	f := newFixture(t, map[string]func(string) any{
+		"/.well-known/oauth-protected-resource/mcp": func(b string) any {
+			return map[string]any{"resource": b + "/mcp", "authorization_servers": []string{b}}
+		},
+		"/.well-known/oauth-authorization-server": func(b string) any { return asMeta(b) },
+	})
+	f.srv.Config.Handler = func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/token" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			_ = r.ParseForm()
+			w.Header().Set("Content-Type", "application/json")
+			if r.PostForm.Get("grant_type") == "refresh_token" {
+				refreshes.Add(1)
+				w.WriteHeader(http.StatusBadRequest)
+				_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant", "error_description": "refresh token " + r.PostForm.Get("refresh_token") + " revoked"})
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "tok", "token_type": "Bearer", "refresh_token": "rt-sentinel"})
+		})
+	}(f.srv.Config.Handler)
+	consent := oauth.BrowserFunc(func(_ context.Context, authURL, redirect string) (*url.URL, error) {
+		u, _ := url.Parse(authURL)
+		back, _ := url.Parse(redirect)
+		back.RawQuery = url.Values{"code": {"c"}, "state": {u.Query().Get("state")}}.Encode()
+		return back, nil
+	})
+	var logs strings.Builder
+	a := newAuthorizer(t, f.srv.URL+"/mcp", oauth.Config{ClientID: "app", Browser: consent,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	ctx := context.Background()
+	if err := a.Challenged(ctx, 401, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	// The server refuses the token: the refresh is refused too, then a new
+	// sign-in (the same consent) succeeds.
+	if err := a.Challenged(ctx, 401, nil, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	if refreshes.Load() != 1 {
+		t.Fatalf("%d refreshes", refreshes.Load())
+	}
+	if !strings.Contains(logs.String(), "invalid_grant") || strings.Contains(logs.String(), "rt-sentinel") {
+		t.Errorf("log: %s", logs.String())
+	}
+}

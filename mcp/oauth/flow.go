@@ -234,7 +234,8 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 		RefreshToken Secret  `json:"refresh_token"`
 		Scope        string  `json:"scope"`
 	}
-	if err := a.send(req, step, ErrToken, &reply); err != nil {
+	scrub := []string{form.Get("refresh_token"), form.Get("code"), form.Get("code_verifier"), string(client.Secret)}
+	if err := a.send(req, step, ErrToken, &reply, scrub...); err != nil {
 		return nil, err
 	}
 	switch {
@@ -277,8 +278,9 @@ func (s *seconds) UnmarshalJSON(b []byte) error {
 }
 
 // send sends a registration or token request and decodes a 2xx JSON answer
-// into v; an error answer becomes an *OAuthError matching kind.
-func (a *Authorizer) send(req *http.Request, step string, kind error, v any) error {
+// into v; an error answer becomes an *OAuthError matching kind, with the
+// scrub values (the request's secrets) removed from its text.
+func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scrub ...string) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {
@@ -295,6 +297,12 @@ func (a *Authorizer) send(req *http.Request, step string, kind error, v any) err
 			Description string `json:"error_description"`
 		}
 		_ = json.Unmarshal(b, &e)
+		for _, sec := range scrub {
+			if sec != "" {
+				e.Code = strings.ReplaceAll(e.Code, sec, redacted)
+				e.Description = strings.ReplaceAll(e.Description, sec, redacted)
+			}
+		}
 		return &OAuthError{Endpoint: step, StatusCode: resp.StatusCode, Code: clip(e.Code, 60), Description: clip(e.Description, 200), kind: kind}
 	}
 	if err := json.Unmarshal(b, v); err != nil {
