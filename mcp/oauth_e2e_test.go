@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,24 +35,6 @@ func freeLoopbackURL(t *testing.T) string {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	return "http://" + addr + "/callback"
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // protected starts as and an MCP server speaking version behind it, which
@@ -117,11 +100,14 @@ func TestOAuthEndToEnd(t *testing.T) {
 	go signIn(t, pr, signedIn)
 	defer pr.Close()
 	store := &oauth.FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
-	var logs syncBuffer
+	// The debug log goes to a file: its writes are safe from any goroutine.
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "debug.log"))
+	require.NoError(t, err)
+	defer logFile.Close()
 	ts, err := mcp.Discover(context.Background(), cfg.Servers, &mcp.ToolsetOptions{
 		Browser:    oauth.Terminal{Out: pw, Timeout: 20 * time.Second},
 		TokenStore: store,
-		Client:     mcp.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
+		Client:     mcp.Options{Logger: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 	})
 	require.NoError(t, err)
 	defer ts.Close(context.Background())
@@ -158,8 +144,10 @@ func TestOAuthEndToEnd(t *testing.T) {
 	assert.Equal(t, int32(1), as.RefreshGrants.Load(), "refresh requests")
 	assert.Equal(t, int32(1), as.CodeGrants.Load(), "no new sign-in")
 	require.NoError(t, pw.Close())
-	assert.Contains(t, logs.String(), "oauth: token issued", "the debug log saw the flow")
-	assert.NotContains(t, logs.String(), oauthtest.Sentinel, "a token reached the log")
+	logs, err := os.ReadFile(logFile.Name())
+	require.NoError(t, err)
+	assert.Contains(t, string(logs), "oauth: token issued", "the debug log saw the flow")
+	assert.NotContains(t, string(logs), oauthtest.Sentinel, "a token reached the log")
 	assert.NotContains(t, fmt.Sprintf("%v %+v", ts.Servers(), cfg), oauthtest.Sentinel)
 }
 
