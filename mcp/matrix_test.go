@@ -269,13 +269,13 @@ var faultRows = []faultRow{
 		},
 	},
 	{
-		name: "401 with a challenge", want: "ErrAuth; needs oauth for the parsed challenge (scheme Bearer, error invalid_token, resource_metadata)",
+		name: "401 with a challenge", want: "ErrAuth as *AuthError with the parsed challenge (scheme Bearer, error invalid_token, resource_metadata)",
 		http: both, times: 1, again: true,
 		do:    plain(mcptest.Challenge(401, `Bearer error="invalid_token", error_description="expired", resource_metadata="https://as.example/.well-known/oauth-protected-resource"`)),
 		check: authFailed,
 	},
 	{
-		name: "403 with a challenge", want: "ErrAuth; needs oauth for the parsed challenge (error insufficient_scope, scope tools:write)",
+		name: "403 with a challenge", want: "ErrAuth as *AuthError with the parsed challenge (error insufficient_scope, scope tools:write)",
 		http: both, times: 1, again: true,
 		do:    plain(mcptest.Challenge(403, `Bearer error="insufficient_scope", scope="tools:write"`)),
 		check: authFailed,
@@ -501,9 +501,20 @@ func httpStatus(code int) func(*testing.T, *faultRun) {
 func authFailed(t *testing.T, r *faultRun) {
 	require.ErrorIs(t, r.err, mcp.ErrAuth)
 	assert.Equal(t, 1, r.bad.FaultHits(), "not replayed")
-	// Needs branch oauth: the error carries the parsed WWW-Authenticate
-	// challenge (*mcp.AuthError: scheme, error, resource_metadata,
-	// scope); assert its fields once it is merged.
+	// The error carries the parsed WWW-Authenticate challenge.
+	var ae *mcp.AuthError
+	require.ErrorAs(t, r.err, &ae)
+	assert.Equal(t, "Bearer", ae.Scheme)
+	switch ae.StatusCode {
+	case 401:
+		assert.Equal(t, "invalid_token", ae.Code)
+		assert.Equal(t, "https://as.example/.well-known/oauth-protected-resource", ae.ResourceMetadata)
+	case 403:
+		assert.Equal(t, "insufficient_scope", ae.Code)
+		assert.Equal(t, "tools:write", ae.Scope)
+	default:
+		t.Errorf("status %d, want 401 or 403", ae.StatusCode)
+	}
 }
 
 func notForwarded(t *testing.T, r *faultRun) {

@@ -50,7 +50,8 @@ type AuthError struct {
 	// Scope is the challenge's scope parameter, the scopes the server
 	// wants.
 	Scope string
-	// Challenges are all the challenges of the answer.
+	// Challenges are all the challenges of the answer, with any secret of
+	// the connection redacted from their values.
 	Challenges []oauth.Challenge
 	// Err says why the credentials could not be renewed (for example an
 	// *oauth.InteractionRequiredError); nil when no credentials are
@@ -85,6 +86,13 @@ func (h *httpConn) authError(method string, resp *http.Response) *AuthError {
 	e := &AuthError{Method: method, StatusCode: resp.StatusCode}
 	// What a malformed header held before its error is still worth having.
 	e.Challenges, _ = oauth.ParseChallenges(strings.Join(resp.Header.Values("Www-Authenticate"), ", "))
+	for _, ch := range e.Challenges {
+		// A server may quote the token it refused (error_description).
+		ch.Token68 = h.redact(ch.Token68)
+		for k, v := range ch.Params {
+			ch.Params[k] = h.redact(v)
+		}
+	}
 	var c oauth.Challenge
 	for i, ch := range e.Challenges {
 		if i == 0 || strings.EqualFold(ch.Scheme, "Bearer") {

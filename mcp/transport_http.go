@@ -140,6 +140,10 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 	session, modern := h.setHeaders(req, r)
 	resp, err := h.do(req, r.method)
 	if err != nil {
+		var ae *AuthError
+		if errors.As(err, &ae) {
+			return err // it names the method already
+		}
 		return fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
 	defer closeBody(resp.Body)
