@@ -71,6 +71,31 @@ type httpConn struct {
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// pooledBody is the largest body read straight into a pooled buffer; the
+// rest of a larger one is gathered in chunks (see gather).
+const pooledBody = 1 << 20
+
+// readBody reads a body of at most max bytes into buf; a larger one fails
+// with errGatherLimit, having cost about max bytes.
+func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
+	first := min(max, pooledBody)
+	if _, err := buf.ReadFrom(io.LimitReader(body, first)); err != nil {
+		return err
+	}
+	if int64(buf.Len()) < first {
+		return nil
+	}
+	g := gather{max: max - first}
+	if err := g.readFrom(body); err != nil {
+		return err
+	}
+	buf.Grow(int(g.size))
+	for _, c := range g.parts() {
+		buf.Write(c)
+	}
+	return nil
+}
+
 func (h *httpConn) setProtocol(era Era, version string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -221,13 +246,22 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 // readJSON decodes a single JSON-RPC response body, in one pass, straight
 // into result.
 func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error {
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer func() { buf.Reset(); bufPool.Put(buf) }()
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, h.maxSize+1)); err != nil {
-		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
+	tooLarge := fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	if resp.ContentLength > h.maxSize {
+		return tooLarge
 	}
-	if int64(buf.Len()) > h.maxSize {
-		return fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= pooledBody { // a rare big body is not kept
+			buf.Reset()
+			bufPool.Put(buf)
+		}
+	}()
+	if err := readBody(buf, resp.Body, h.maxSize); err != nil {
+		if errors.Is(err, errGatherLimit) {
+			return tooLarge
+		}
+		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
 	msg := jsonrpc.Message{Result: result}
 	if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
