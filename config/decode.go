@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The keys of each mapping, in the order doc.go documents them.
