@@ -59,6 +59,8 @@ type Server struct {
 	PageSize int
 	// TTL is the lifetime (ttlMs) given with tools/list; 0 gives none.
 	TTL time.Duration
+	// Skills, when set, serves skills (SEP-2640) beside the tools.
+	Skills *Skills
 	// Intercept, when set, sees every POST first (with its decoded
 	// message) and may answer it itself by returning true.
 	Intercept func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool
@@ -68,7 +70,7 @@ type Server struct {
 	requests []Request
 	deletes  int
 	// listeners are the open subscriptions/listen streams.
-	listeners []chan struct{}
+	listeners []chan string
 	srv       *httptest.Server
 }
 
@@ -178,8 +180,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) NotifyToolsChanged() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.notifyListeners("notifications/tools/list_changed")
+}
+
+// notifyListeners sends a notification on every open listen stream. s.mu
+// is held.
+func (s *Server) notifyListeners(method string) int {
 	for _, ch := range s.listeners {
-		ch <- struct{}{}
+		ch <- method
 	}
 	return len(s.listeners)
 }
@@ -193,13 +201,13 @@ func (s *Server) Listeners() int {
 
 // listen serves a subscriptions/listen stream until the client leaves.
 func (s *Server) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
-	ch := make(chan struct{}, 8)
+	ch := make(chan string, 8)
 	s.mu.Lock()
 	s.listeners = append(s.listeners, ch)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.listeners = slices.DeleteFunc(s.listeners, func(c chan struct{}) bool { return c == ch })
+		s.listeners = slices.DeleteFunc(s.listeners, func(c chan string) bool { return c == ch })
 		s.mu.Unlock()
 	}()
 	out := newSSE(w)
@@ -207,8 +215,8 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 	out.send("notifications/subscriptions/acknowledged", map[string]any{"_meta": meta, "notifications": map[string]any{"toolsListChanged": true}})
 	for {
 		select {
-		case <-ch:
-			out.send("notifications/tools/list_changed", map[string]any{"_meta": meta})
+		case method := <-ch:
+			out.send(method, map[string]any{"_meta": meta})
 		case <-r.Context().Done():
 			return
 		}
@@ -250,7 +258,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 		}
 		return map[string]any{
 			"supportedVersions": s.Versions,
-			"capabilities":      map[string]any{"tools": map[string]any{"listChanged": true}},
+			"capabilities":      s.capabilities(),
 			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mcptest", "version": "1.0.0"}},
 			"ttlMs":             0, "cacheScope": "public",
 		}, nil
@@ -260,7 +268,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 		}
 		return map[string]any{
 			"protocolVersion": Legacy,
-			"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
+			"capabilities":    s.capabilities(),
 			"serverInfo":      map[string]any{"name": "mcptest", "version": "1.0.0"},
 		}, nil
 	case "ping":
@@ -285,6 +293,11 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 			}
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + p.Name}
+	}
+	if s.Skills != nil {
+		if res, err, ok := s.Skills.handle(msg.Method, msg.Params); ok {
+			return res, err
+		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + msg.Method}
 }
