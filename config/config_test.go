@@ -84,6 +84,7 @@ func TestParseEveryKey(t *testing.T) {
 				Auth:               &config.Auth{Type: config.AuthBearer, TokenEnv: "GITHUB_PERSONAL_ACCESS_TOKEN"},
 				Headers:            map[string]string{"X-MCP-Toolsets": "repos,issues"},
 				Tools:              []string{"get_me", "list_repositories", "search_code"},
+				Skills:             []string{"code-review"},
 				Permissions:        config.ModeAuto,
 				ConfirmDestructive: true,
 				Timeout:            30 * time.Second,
@@ -98,7 +99,7 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        config.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
-				Line:               18,
+				Line:               19,
 			},
 			{
 				Name:               "finance",
@@ -109,9 +110,10 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        config.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,
-				Line:               24,
+				Line:               25,
 			},
 		},
+		Skills: []string{"./skills"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
