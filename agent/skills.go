@@ -25,7 +25,7 @@ const SkillTool = "load_skill"
 const (
 	// DefaultSkillCatalog is the size, in bytes, of the catalogue shown
 	// in SkillTool's description: 12 KiB, about 3,000 tokens, holds the
-	// name and description of about a hundred skills.
+	// names and 120-byte descriptions of about 75 skills.
 	DefaultSkillCatalog = 12 << 10
 	// DefaultSkillDescription is the size, in bytes, a skill's
 	// description is cut to in the catalogue (Agent Skills allows 1,024
