@@ -260,23 +260,15 @@ func (c *Client) ListSkills(ctx context.Context) (*SkillList, error) {
 	if ok, _ := c.SkillsSupported(); !ok {
 		return nil, fmt.Errorf("%w: skills/list", ErrSkillsUnsupported)
 	}
-	var fresh time.Time
-	stale := false
+	var life pageLife
 	entries, err := listAll(ctx, c, "skills/list", func(p *skillsPage) ([]json.RawMessage, *string) {
-		if p.TTLMs == nil || *p.TTLMs <= 0 {
-			stale = true
-		} else if until := time.Now().Add(time.Duration(min(*p.TTLMs, maxTTL.Milliseconds())) * time.Millisecond); fresh.IsZero() || until.Before(fresh) {
-			fresh = until
-		}
+		life.page(p.TTLMs)
 		return p.Skills, p.NextCursor
 	})
 	if err != nil {
 		return nil, err
 	}
-	if stale {
-		fresh = time.Time{}
-	}
-	l := &SkillList{FreshUntil: fresh}
+	l := &SkillList{FreshUntil: life.until()}
 	seen := map[string]int{}
 	for _, raw := range entries {
 		var s Skill

@@ -53,13 +53,7 @@ func TestListSkillsPagesAndReadsNothing(t *testing.T) {
 		assert.Len(t, l.Skills[0].Files, 3)
 		assert.Equal(t, "notes", l.Skills[1].Name())
 		assert.Empty(t, k.Reads(), "listing must read no skill file")
-		lists := 0
-		for _, r := range s.Requests() {
-			if r.Method == "skills/list" {
-				lists++
-			}
-		}
-		assert.Equal(t, 2, lists, "one request per page")
+		assert.Equal(t, 2, methodCount(s, "skills/list"), "one request per page")
 	})
 }
 

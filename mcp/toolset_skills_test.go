@@ -24,16 +24,6 @@ func skillNames(ts *mcp.Toolset) []string {
 	return names
 }
 
-func countMethod(s *mcptest.Server, method string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Method == method {
-			n++
-		}
-	}
-	return n
-}
-
 func TestToolsetSkillsNoPrefetch(t *testing.T) {
 	eras(t, func(t *testing.T, v string) {
 		k := &mcptest.Skills{List: testSkills(), PageSize: 1}
@@ -60,7 +50,7 @@ func TestToolsetSkillsOffByDefault(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: k}
 	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}}, nil)
 	assert.Empty(t, ts.Skills())
-	assert.Zero(t, countMethod(s, "skills/list"))
+	assert.Zero(t, methodCount(s, "skills/list"))
 }
 
 func TestToolsetSkillAllowlist(t *testing.T) {
@@ -93,7 +83,7 @@ func TestToolsetVerificationFailureRefreshes(t *testing.T) {
 	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}}, &mcp.ToolsetOptions{Client: mcp.Options{Skills: true}})
 	_, err := ts.LoadSkill(context.Background(), "docs_notes")
 	require.ErrorIs(t, err, mcp.ErrSkillVerification)
-	require.Eventually(t, func() bool { return countMethod(s, "skills/list") == 2 }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return methodCount(s, "skills/list") == 2 }, 5*time.Second, 5*time.Millisecond,
 		"a verification failure has the skills listed again")
 }
 
