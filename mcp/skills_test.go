@@ -274,3 +274,17 @@ func TestResourcesChangedReachesTheHost(t *testing.T) {
 		<-changed
 	})
 }
+
+func FuzzParseFrontmatter(f *testing.F) {
+	f.Add([]byte(pdfSkill))
+	f.Add([]byte("\uFEFF---\r\nname: a\r\ndescription: b\r\nn: 0x1F\r\n---   \r\nbody"))
+	f.Add([]byte("---\na: &x 1\nb: *x\n---\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		raw, err := mcp.ParseFrontmatter(data)
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m), "a parsed frontmatter is a JSON object")
+	})
+}
