@@ -138,6 +138,21 @@ type Agent struct {
 	// Logger receives diagnostics; nil means none.
 	Logger *slog.Logger
 
+	// Skills offers skills (see SkillSource); nil turns skills off. The
+	// model sees a catalogue of their names and descriptions in the
+	// description of the built-in tool SkillTool, and loads one, or reads
+	// one of its files, by calling that tool: the call goes through Policy
+	// under the skill's server (mcp.LocalServer for a local folder), and
+	// the text comes back framed as tool output, cut to MaxToolOutput.
+	Skills SkillSource
+	// PreloadSkills names skills (as the catalogue lists them) loaded
+	// before the first turn, as if the model had asked, without asking
+	// Policy: the host chose them. A skill that cannot be loaded fails
+	// the run.
+	PreloadSkills []string
+	// SkillLimits bound the catalogue and what skills bring into a run.
+	SkillLimits SkillLimits
+
 	schemas schemaCache
 	changes changeAcks
 }

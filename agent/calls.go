@@ -27,6 +27,7 @@ type call struct {
 	msg    Message
 	kept   *keptOutput // the output, when the tool ran
 	result ToolResult  // the event
+	skill  *skillCall  // for SkillTool
 }
 
 // runCalls takes the calls of one turn through validation, repeat
@@ -54,6 +55,11 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall) (repe
 			continue
 		}
 		c.args, c.key = clean, s.Name+"\x00"+key
+		if c.tool.skill {
+			if problem := r.checkSkill(c); problem != "" {
+				r.refuse(c, StatusInvalid, problem)
+			}
+		}
 	}
 
 	repeated = r.findRepeats(calls)
@@ -105,6 +111,9 @@ func (r *run) findRepeats(calls []*call) (again bool) {
 // approve asks the policy about c; a refusal becomes c's tool message.
 func (r *run) approve(ctx context.Context, c *call) bool {
 	req := c.tool.request(c.args)
+	if c.skill != nil {
+		req = c.skill.request(c.args)
+	}
 	if req.Changed && r.a.changes.acknowledged(&req) {
 		req.Changed = false
 	}
@@ -188,6 +197,9 @@ func (r *run) callTool(ctx context.Context, c *call) {
 
 // invoke calls c's tool: a Func or an MCP tool.
 func (r *run) invoke(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	if c.skill != nil {
+		return r.loadSkill(ctx, c.turn, c.index, c.skill)
+	}
 	if f := c.tool.fn; f != nil {
 		res, p := f.run(ctx, c.args)
 		if p != nil && r.a.Logger != nil {
@@ -214,14 +226,18 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 	if limit <= 0 {
 		limit = DefaultMaxToolOutput
 	}
-	open, close := framing(c.tool.server, c.tool.original, status != StatusOK)
+	server, name := c.tool.server, c.tool.original
+	if c.skill != nil {
+		server, name = c.skill.skill.Server, "skill:"+c.skill.skill.Name
+	}
+	open, close := framing(server, name, status != StatusOK)
 	if status == StatusFailed {
 		open = fmt.Sprintf("Error: the call to %q failed:\n", c.sent.Name) + open
 	}
 	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
 	c.result.Result = res
 	r.finish(c, status, output, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name,
-		Server: c.tool.server, Content: c.kept.content()})
+		Server: server, Content: c.kept.content()})
 }
 
 // refuse makes the agent's explanation c's tool message: the call did not

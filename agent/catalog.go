@@ -22,6 +22,7 @@ type tool struct {
 	annotations permission.Annotations
 	changed     bool
 	fn          *Func // nil for an MCP tool
+	skill       bool  // SkillTool
 }
 
 // catalog is the tools of one turn.
@@ -40,6 +41,9 @@ func (r *run) catalog() *catalog {
 	for _, f := range r.a.Funcs {
 		c.add(&tool{name: f.name, server: FuncServer, original: f.name, description: f.description,
 			inputSchema: f.inputSchema, schema: f.schema, fn: f})
+	}
+	if t := r.skillTool(); t != nil {
+		c.add(t)
 	}
 	if r.a.Tools == nil {
 		return c

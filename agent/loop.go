@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // run is the state of one Agent.Run.
@@ -25,6 +28,14 @@ type run struct {
 	// prevCalls holds the calls of the previous turn, toldRepeat the
 	// calls the model was told not to repeat; both by callKey.
 	prevCalls, toldRepeat map[string]bool
+
+	// skillsOffered are the skills of this turn's catalogue; loaded the
+	// skills loaded in this run, whose files may be read; skillBytes
+	// counts the bytes of skill files loaded.
+	skillsOffered []mcp.ServerSkill
+	loadedMu      sync.Mutex
+	loaded        map[string]bool
+	skillBytes    atomic.Int64
 }
 
 // keptOutput is a tool output in the conversation, kept as head and tail
@@ -46,6 +57,7 @@ func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
 		warned:     map[string]bool{},
 		prevCalls:  map[string]bool{},
 		toldRepeat: map[string]bool{},
+		loaded:     map[string]bool{},
 	}
 	if a.Tools != nil {
 		for _, st := range a.Tools.Tools() {
@@ -61,6 +73,10 @@ func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
 func (r *run) run(ctx context.Context) error {
 	defer func() { r.result.Messages = r.msgs }()
 	if err := r.check(); err != nil {
+		r.result.Stop = StopError
+		return err
+	}
+	if err := r.preloadSkills(ctx); err != nil {
 		r.result.Stop = StopError
 		return err
 	}
@@ -110,7 +126,7 @@ func (r *run) check() error {
 		if f == nil {
 			return fmt.Errorf("agent: Agent.Funcs[%d] is nil", i)
 		}
-		if names[f.name] {
+		if names[f.name] || r.a.Skills != nil && f.name == SkillTool {
 			return fmt.Errorf("agent: two Funcs are named %q", f.name)
 		}
 		names[f.name] = true

@@ -16,22 +16,15 @@ import (
 // calling it.
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 	c.toolLists.Add(1)
-	var fresh time.Time
-	stale := false
+	var life pageLife
 	tools, err := listAll(ctx, c, "tools/list", func(p *toolsPage) ([]Tool, *string) {
-		if p.TTLMs == nil || *p.TTLMs <= 0 {
-			stale = true
-		} else if until := time.Now().Add(time.Duration(min(*p.TTLMs, maxTTL.Milliseconds())) * time.Millisecond); fresh.IsZero() || until.Before(fresh) {
-			fresh = until
-		}
+		life.page(p.TTLMs)
 		return p.Tools, p.NextCursor
 	})
 	if err != nil {
 		return nil, err
 	}
-	if stale {
-		fresh = time.Time{}
-	}
+	fresh := life.until()
 	headers := make(map[string][]headerParam)
 	hints := make(map[string]*ToolAnnotations, len(tools))
 	kept := tools[:0]
@@ -77,6 +70,29 @@ func (c *Client) ToolsFreshUntil() time.Time {
 
 // maxTTL caps a server's ttlMs.
 const maxTTL = 24 * time.Hour
+
+// pageLife is the lifetime of a listing: the smallest ttlMs of its pages,
+// counted from when each arrived; none if a page gave none.
+type pageLife struct {
+	fresh time.Time
+	stale bool
+}
+
+func (l *pageLife) page(ttlMs *int64) {
+	if ttlMs == nil || *ttlMs <= 0 {
+		l.stale = true
+	} else if until := time.Now().Add(time.Duration(min(*ttlMs, maxTTL.Milliseconds())) * time.Millisecond); l.fresh.IsZero() || until.Before(l.fresh) {
+		l.fresh = until
+	}
+}
+
+// until is when the listing expires; zero for no lifetime.
+func (l *pageLife) until() time.Time {
+	if l.stale {
+		return time.Time{}
+	}
+	return l.fresh
+}
 
 type toolsPage struct {
 	complete

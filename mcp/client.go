@@ -75,6 +75,16 @@ type Options struct {
 	// OnInvalidTool is told of each tool ListTools leaves out because its
 	// definition is invalid (a bad x-mcp-header annotation).
 	OnInvalidTool func(tool string, reason error)
+	// OnResourcesChanged is called when the server says its resources
+	// changed (notifications/resources/list_changed), which is how a
+	// skills server says its skills changed.
+	OnResourcesChanged func()
+
+	// Skills declares the skills extension (SkillsExtension) in the
+	// client capabilities, in both eras. The skills methods work whenever
+	// the server declares the extension; this only tells the server the
+	// host uses skills.
+	Skills bool
 
 	// TrustToolHints takes the server's readOnlyHint and idempotentHint
 	// as facts: a call of such a tool that may have run (its response
@@ -496,6 +506,9 @@ func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 			caps["roots"] = struct{}{}
 		}
 	}
+	if c.opts.Skills {
+		caps["extensions"] = map[string]any{SkillsExtension: struct{}{}}
+	}
 	b, _ := json.Marshal(caps) // cannot fail: maps of empty structs
 	return b
 }
@@ -548,13 +561,20 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		if c.opts.OnToolsChanged != nil {
 			c.opts.OnToolsChanged()
 		}
+	case "notifications/resources/list_changed":
+		if c.opts.OnResourcesChanged != nil {
+			c.opts.OnResourcesChanged()
+		}
 	case "notifications/subscriptions/acknowledged":
 		// A listen stream (re)opened. Nothing is replayed, so the host
 		// must re-fetch what may have changed while none was open: after
 		// a reopening, or after the first opening if a listing began
 		// before it (a change in between would go unnoticed).
-		if (c.listens.Add(1) > 1 || c.listStale.Load()) && c.opts.OnToolsChanged != nil {
+		if again := c.listens.Add(1) > 1 || c.listStale.Load(); again && c.opts.OnToolsChanged != nil {
 			c.opts.OnToolsChanged()
+		}
+		if c.listens.Load() > 1 && c.opts.OnResourcesChanged != nil {
+			c.opts.OnResourcesChanged()
 		}
 	default:
 		c.log.Debug("mcp: notification ignored", "method", method)

@@ -606,7 +606,8 @@ func (h *httpConn) background(run func(context.Context)) bool {
 type listenParams struct {
 	Meta          json.RawMessage `json:"_meta"`
 	Notifications struct {
-		ToolsListChanged bool `json:"toolsListChanged"`
+		ToolsListChanged     bool `json:"toolsListChanged"`
+		ResourcesListChanged bool `json:"resourcesListChanged,omitempty"`
 	} `json:"notifications"`
 }
 
@@ -616,6 +617,7 @@ func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage, ende
 	defer ended()
 	p := listenParams{Meta: meta}
 	p.Notifications.ToolsListChanged = true
+	p.Notifications.ResourcesListChanged = h.c.watchesResources(h.c.Capabilities())
 	var b backoff
 	for {
 		if sleep(ctx, b.wait) != nil {

@@ -13,11 +13,13 @@ import (
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
-// PrintBanner prints what discovery found: the servers, the tools and the
-// warnings. Everything a server said is cleaned of control characters.
+// PrintBanner prints what discovery found: the servers, the tools, the
+// skills (when there are any) and the warnings. Everything a server said
+// is cleaned of control characters.
 func PrintBanner(w io.Writer, tools *mcp.Toolset) {
 	PrintServers(w, tools)
 	PrintTools(w, tools)
+	PrintSkills(w, tools)
 	warnings := tools.Warnings()
 	if len(warnings) == 0 {
 		fmt.Fprintln(w, "warnings: none")
@@ -152,4 +154,19 @@ func cleanKeep(s string) string {
 // Indent prefixes every line of s with prefix.
 func Indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// PrintSkills lists the skill catalogue, when it is not empty: the name the
+// model loads, the server (or "(local)") and the start of the description.
+func PrintSkills(w io.Writer, tools *mcp.Toolset) {
+	skills := tools.Skills()
+	if len(skills) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "skills:")
+	for _, s := range skills {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Name, s.Server, Clean(s.Skill.Description(), 60))
+	}
+	tw.Flush()
 }
