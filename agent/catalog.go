@@ -3,6 +3,7 @@ package agent
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 
 	"git.rickub.com/bots-garden/mini-me/config"
@@ -62,6 +63,11 @@ func (r *run) catalog() *catalog {
 		if ts.err != nil {
 			r.warnOnce("schema:"+st.Name, WarnSchema, fmt.Sprintf(
 				"tool %q: its input schema cannot be used for validation, arguments are only checked to be an object: %v", st.Name, ts.err))
+		}
+		if len(ts.fixes) > 0 {
+			r.warnOnce("types:"+st.Name, WarnSchema, fmt.Sprintf(
+				"tool %q: its input schema uses types that are not JSON Schema types; the model is shown, and arguments are validated against, the schema with %s",
+				st.Name, strings.Join(ts.fixes, ", ")))
 		}
 		if ts.cut {
 			r.warnOnce("cut:"+st.Name, WarnSchema, fmt.Sprintf(
