@@ -103,6 +103,14 @@ func (c *catalog) add(t *tool) {
 	c.size += len(t.name) + len(t.description) + len(t.schema.projected) + 30 // the JSON around them
 }
 
+// checkChoice rejects a tool choice that names a tool not offered.
+func (c *catalog) checkChoice(choice ToolChoice) error {
+	if choice.named() && c.byName[string(choice)] == nil {
+		return fmt.Errorf("agent: Agent.ToolChoice names tool %q, which is not offered", string(choice))
+	}
+	return nil
+}
+
 // request builds the permission request for a call of t.
 func (t *tool) request(args []byte) permission.Request {
 	return permission.Request{

@@ -138,8 +138,25 @@ type APIError struct {
 	// RetryAfter is the wait the server asked for in a Retry-After header;
 	// zero when it sent none.
 	RetryAfter time.Duration
+	// PromptTokens and ContextSize are, for a request longer than the
+	// model's context, its size and the context's, in tokens, when the
+	// server says (llama-server's n_prompt_tokens and n_ctx); zero
+	// otherwise.
+	PromptTokens, ContextSize int
 
 	hasRetryAfter bool
+}
+
+// ErrContextExceeded matches, with errors.Is, an [*APIError] that says the
+// request is longer than the model's context: llama-server's
+// exceed_context_size_error (which gives APIError.PromptTokens and
+// APIError.ContextSize) and OpenAI's context_length_exceeded.
+var ErrContextExceeded = errors.New("agent: the request exceeds the model's context")
+
+// Is reports whether target is ErrContextExceeded and e says so.
+func (e *APIError) Is(target error) bool {
+	return target == ErrContextExceeded &&
+		(e.Type == "exceed_context_size_error" || e.Code == "context_length_exceeded")
 }
 
 // Error returns the status and the server's message, as in
@@ -375,9 +392,11 @@ func readAPIError(resp *http.Response, key string) *APIError {
 // body as text.
 func fillAPIError(e *APIError, raw []byte) {
 	type fields struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-		Code    any    `json:"code"`
+		Message       string `json:"message"`
+		Type          string `json:"type"`
+		Code          any    `json:"code"`
+		NPromptTokens int    `json:"n_prompt_tokens"`
+		NCtx          int    `json:"n_ctx"`
 	}
 	var body struct {
 		fields
@@ -399,6 +418,7 @@ func fillAPIError(e *APIError, raw []byte) {
 			if f.Code != nil {
 				e.Code = clip(printable(strings.Trim(fmt.Sprint(f.Code), `"`)), 100)
 			}
+			e.PromptTokens, e.ContextSize = max(f.NPromptTokens, 0), max(f.NCtx, 0)
 			return
 		}
 	}
