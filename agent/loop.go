@@ -224,6 +224,7 @@ func (r *run) refit(ctx context.Context, cat *catalog, req *ChatRequest, cause e
 		"the model server found the request longer than the model's context; tool outputs were shortened to an estimated %d tokens "+
 			"and the request sent again (set Agent.ContextBudget to fit the model's context)", r.budget))
 	req.Messages = msgs
+	r.result.Turns++ // a second model call, in the same turn
 	reply, err := r.a.Model.Chat(ctx, req, onDelta)
 	if errors.Is(err, ErrContextExceeded) {
 		return nil, fmt.Errorf("agent: the conversation is longer than the model's context, even with tool outputs shortened: %w", err)
