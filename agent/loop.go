@@ -232,9 +232,9 @@ func (r *run) refit(ctx context.Context, cat *catalog, req *ChatRequest, cause e
 	return reply, err
 }
 
-// cutCallNote tells the model that its reply was cut in the middle of a
-// tool call that left no call, only its start in the text.
-const cutCallNote = "Your last reply was cut off at the output limit (finish reason length) while you were writing a tool call, " +
+// cutCallNote tells the model that its reply was cut before a tool call
+// in it was whole, leaving no call.
+const cutCallNote = "Your last reply was cut off at the output limit (finish reason length) before the tool call in it was complete, " +
 	"so no tool was called. Call the tool again with shorter arguments, or answer without it."
 
 // rawCallMarkers start a tool call in the text of the chat templates in
@@ -244,8 +244,10 @@ var rawCallMarkers = []string{"<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "
 
 // cutCall reports whether reply ended at the output limit in the middle of
 // a tool call: its last call's arguments are not a whole JSON object, or,
-// when tools were offered and no call came, its text holds the start of a
-// call.
+// when tools were offered and no call came, its text is empty or holds the
+// start of a call. llama-server gives each: a call cut after its name has
+// partial arguments; one cut before is withheld from a stream, and left as
+// text in a whole answer.
 func cutCall(reply *Reply, offered bool) bool {
 	if reply.Finish != FinishLength {
 		return false
@@ -256,8 +258,12 @@ func cutCall(reply *Reply, offered bool) bool {
 	if !offered {
 		return false
 	}
+	text := reply.Message.Content
+	if strings.TrimSpace(text) == "" {
+		return true
+	}
 	for _, m := range rawCallMarkers {
-		if strings.Contains(reply.Message.Content, m) {
+		if strings.Contains(text, m) {
 			return true
 		}
 	}
