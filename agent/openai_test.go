@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -521,4 +522,65 @@ func FuzzOpenAIResponse(f *testing.F) {
 			ids[c.ID] = true
 		}
 	})
+}
+
+// closingServer answers chat requests over raw TCP: on each connection
+// it answers the first request and reads, then drops, the second without
+// an answer, as a server that closes a kept-alive connection while the
+// next request is on its way. It returns the API's base URL and counts
+// the requests read.
+func closingServer(t *testing.T, answerFirst bool) (string, *atomic.Int32) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var reqs atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(conn)
+			for i := 0; ; i++ {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					break
+				}
+				_, _ = io.Copy(io.Discard, req.Body)
+				reqs.Add(1)
+				if i > 0 || !answerFirst {
+					break
+				}
+				body := `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nKeep-Alive: timeout=5, max=100\r\n\r\n%s", len(body), body)
+			}
+			conn.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+	return "http://" + l.Addr().String() + "/v1", &reqs
+}
+
+func TestOpenAIResendsOnClosedConnection(t *testing.T) {
+	url, reqs := closingServer(t, true)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	m := &agent.OpenAI{BaseURL: url, NoStream: true, HTTPClient: client}
+	for i := range 3 {
+		reply, err := m.Chat(context.Background(), userHello, nil)
+		require.NoError(t, err, "request %d", i)
+		assert.Equal(t, "ok", reply.Message.Content)
+	}
+	assert.Equal(t, int32(5), reqs.Load(), "requests 2 and 3 went out twice: on the closing connection, then on a new one")
+
+	// A new connection that closes is a failure, not sent again.
+	url, reqs = closingServer(t, false)
+	_, err := (&agent.OpenAI{BaseURL: url, NoStream: true, HTTPClient: client}).Chat(context.Background(), userHello, nil)
+	require.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, int32(1), reqs.Load())
 }

@@ -214,6 +214,14 @@ func TestRunRawCallCutAtOutputLimit(t *testing.T) {
 	assert.Equal(t, []agent.WarningKind{agent.WarnTruncatedAnswer}, rec.warnings())
 	assert.Contains(t, res.Warnings[0].Message, "in the middle of a tool call")
 
+	t.Run("streamed: the call's start is withheld", func(t *testing.T) {
+		_, model := startLLM(t, llmtest.Turn{Finish: "length"}, llmtest.Turn{Text: "done"})
+		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).Run(context.Background(), user("x"))
+		require.NoError(t, err)
+		assert.Equal(t, "done", res.Answer)
+		assert.Contains(t, res.Messages[2].Content, "cut off at the output limit")
+		assert.Contains(t, res.Warnings[0].Message, "in the middle of a tool call")
+	})
 	t.Run("without tools it is an answer", func(t *testing.T) {
 		_, model := startLLM(t, llmtest.Turn{Text: raw, Finish: "length"})
 		res, err := (&agent.Agent{Model: model}).Run(context.Background(), user("x"))
