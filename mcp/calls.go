@@ -15,6 +15,7 @@ import (
 // out and reported to Options.OnInvalidTool (and the log): the spec forbids
 // calling it.
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
+	c.toolLists.Add(1)
 	var fresh time.Time
 	stale := false
 	tools, err := listAll(ctx, c, "tools/list", func(p *toolsPage) ([]Tool, *string) {
@@ -35,7 +36,7 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 	hints := make(map[string]*ToolAnnotations, len(tools))
 	kept := tools[:0]
 	for _, t := range tools {
-		if c.era == EraModern && c.httpHeaders() {
+		if c.era() == EraModern && c.httpHeaders() {
 			hp, err := toolHeaders(t.InputSchema)
 			if err != nil {
 				c.log.Warn("mcp: tool dropped: invalid x-mcp-header", "tool", t.Name, "reason", err)
@@ -93,12 +94,19 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
 	}
+	if c.opts.TrustToolHints && c.toolLists.Load() == 0 {
+		// The hints to trust come with the tool list: fetch it once, so
+		// that the replay rules do not depend on the host listing first.
+		if _, err := c.ListTools(ctx); err != nil {
+			return nil, fmt.Errorf("mcp: tools/call %s: listing the tools for their hints: %w", name, err)
+		}
+	}
 	p := &callToolParams{Name: name, Arguments: raw}
 	r := c.request("tools/call", name, p)
 	c.mu.Lock()
 	hp, hints := c.headers[name], c.hints[name]
 	c.mu.Unlock()
-	if len(hp) > 0 && c.era == EraModern {
+	if len(hp) > 0 && c.era() == EraModern {
 		if r.headers, err = paramHeaders(hp, raw); err != nil {
 			return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
 		}
@@ -107,7 +115,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	defer c.withProgress(r, p)()
 	res, err := callWithInput[callToolWire](ctx, c, r, p)
 	var rpc *RPCError
-	if errors.As(err, &rpc) && rpc.Code == CodeHeaderMismatch && c.era == EraModern {
+	if errors.As(err, &rpc) && rpc.Code == CodeHeaderMismatch && c.era() == EraModern {
 		// The tool's x-mcp-header annotations may have changed: list the
 		// tools again and retry once with headers built from the new ones.
 		tools, lerr := c.ListTools(ctx)
@@ -173,7 +181,7 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	// Invalid JSON is refused when the request is encoded.
-	if t := bytes.TrimLeft(raw, " \t\r\n"); t[0] != '{' {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("arguments must be a JSON object")
 	}
 	return raw, nil
@@ -340,7 +348,7 @@ func callWithInput[T any, PT interface {
 		default:
 			return nil, fmt.Errorf("%w: %s: unknown resultType %q", ErrProtocol, r.method, clip(in.ResultType, 40))
 		}
-		if c.era != EraModern {
+		if c.era() != EraModern {
 			return nil, fmt.Errorf("%w: %s: input_required from a legacy server", ErrProtocol, r.method)
 		}
 		if len(in.InputRequests) == 0 && len(in.RequestState) == 0 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,12 +55,15 @@ type Options struct {
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 
-	// The callbacks below may run concurrently with each other and with
-	// the calls: over Streamable HTTP on the goroutine of the call (or
-	// server stream) that brought the notification, over stdio and
-	// HTTP+SSE on a goroutine of the connection. They may call the Client
-	// back, but should return quickly: a connection queues at most 256
-	// notifications for them and drops the rest (never a tools change).
+	// The notification callbacks below run one at a time, in arrival
+	// order, on a goroutine of the connection, never on one that reads
+	// responses: a callback that blocks delays only later callbacks, never
+	// a call, which still honours its context. They may call the Client
+	// back (OnToolsChanged calling ListTools), but should return quickly:
+	// a connection queues at most 256 notifications for them and drops
+	// the rest, counted in the log (never a tools change). Elicit and
+	// Roots run on goroutines of their own, with the context of the call
+	// or stream that brought the request.
 
 	// OnProgress, when set, asks servers for progress on every call and
 	// receives it.
@@ -73,9 +77,11 @@ type Options struct {
 	OnInvalidTool func(tool string, reason error)
 
 	// TrustToolHints takes the server's readOnlyHint and idempotentHint
-	// as facts: a call of such a tool whose response stream breaks is
-	// sent again. Off by default, since annotations are only hints and a
-	// tool run twice may act twice; then the caller gets ErrStreamBroken.
+	// as facts: a call of such a tool that may have run (its response
+	// stream broke, or its legacy session was lost) is sent again, once.
+	// Off by default, since annotations are only hints and a tool run
+	// twice may act twice; then the caller gets ErrStreamBroken or
+	// ErrSessionExpired. The package doc gives the whole replay rule.
 	TrustToolHints bool
 
 	// Elicit answers a server's request for user input. When nil, the
@@ -118,12 +124,18 @@ type Client struct {
 	// listens counts the listen streams the server acknowledged.
 	listens atomic.Int64
 
-	era          Era
-	version      string
-	serverInfo   Implementation
-	capabilities ServerCapabilities
-	instructions string
-	meta         json.RawMessage // static part of the modern request _meta
+	// proto is what negotiation found; it changes only while connecting
+	// and when a modern server turns out to speak only a legacy version.
+	proto atomic.Pointer[protoState]
+	meta  json.RawMessage // static part of the modern request _meta
+	// toolLists counts the ListTools calls begun. When the first
+	// subscriptions/listen comes in force (inForce), listStale records
+	// whether a listing began before it, which a change in between would
+	// have made stale without a notification; inForced is closed then.
+	toolLists atomic.Int64
+	listStale atomic.Bool
+	forceOnce sync.Once
+	inForced  chan struct{}
 
 	life     context.Context // ends when Close is called
 	end      context.CancelFunc
@@ -189,7 +201,8 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 }
 
 func newClient(opts *Options) *Client {
-	c := &Client{headers: map[string][]headerParam{}, hints: map[string]*ToolAnnotations{}, progress: map[string]*Progress{}}
+	c := &Client{headers: map[string][]headerParam{}, hints: map[string]*ToolAnnotations{}, progress: map[string]*Progress{},
+		inForced: make(chan struct{})}
 	c.life, c.end = context.WithCancel(context.Background())
 	if opts != nil {
 		c.opts = *opts
@@ -214,20 +227,40 @@ func newClient(opts *Options) *Client {
 	return c
 }
 
+// protoState is what negotiation learnt of the server.
+type protoState struct {
+	era          Era
+	version      string
+	serverInfo   Implementation
+	capabilities ServerCapabilities
+	instructions string
+}
+
+// state returns what negotiation learnt so far; never nil.
+func (c *Client) state() *protoState {
+	if p := c.proto.Load(); p != nil {
+		return p
+	}
+	return &protoState{}
+}
+
+// era returns the protocol family in use.
+func (c *Client) era() Era { return c.state().era }
+
 // Era returns the protocol family the server speaks.
-func (c *Client) Era() Era { return c.era }
+func (c *Client) Era() Era { return c.era() }
 
 // ProtocolVersion returns the version in use with the server.
-func (c *Client) ProtocolVersion() string { return c.version }
+func (c *Client) ProtocolVersion() string { return c.state().version }
 
 // ServerInfo returns what the server says it is: for display only.
-func (c *Client) ServerInfo() Implementation { return c.serverInfo }
+func (c *Client) ServerInfo() Implementation { return c.state().serverInfo }
 
 // Capabilities returns what the server offers.
-func (c *Client) Capabilities() ServerCapabilities { return c.capabilities }
+func (c *Client) Capabilities() ServerCapabilities { return c.state().capabilities }
 
 // Instructions returns the server's usage instructions, if any.
-func (c *Client) Instructions() string { return c.instructions }
+func (c *Client) Instructions() string { return c.state().instructions }
 
 // Close ends the connection: a legacy HTTP session is deleted and a
 // subprocess is stopped, within a bounded time. Calls in flight fail. Close
@@ -277,25 +310,71 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
-	if c.era == EraModern && versionRetry(err) {
-		// The server rejected the version yet lists ours as supported:
-		// the spec says to retry with a mutually supported one, once.
-		r.id = c.nextID.Add(1)
-		err = c.conn.roundTrip(ctx, r, result)
+	if c.era() == EraModern {
+		// A version refused says the server did not run the request.
+		if versionRetry(err) {
+			// The server rejected the version yet lists ours as
+			// supported: the spec says to retry with a mutually
+			// supported one, once.
+			r.id = c.nextID.Add(1)
+			err = c.conn.roundTrip(ctx, r, result)
+		} else if v := legacyOnly(err); v != "" {
+			if ferr := c.fallBack(ctx, v); ferr != nil {
+				return fmt.Errorf("mcp: %s: server speaks only %s and initialize failed: %w", r.method, v, ferr)
+			}
+			r.toLegacy()
+			r.id = c.nextID.Add(1)
+			err = c.conn.roundTrip(ctx, r, result)
+		}
 	}
 	if errors.Is(err, errSessionGone) {
-		// A 404 on a request that carried the session id: the server did
-		// not run it, so it is sent again on a new session, once.
+		// The server no longer knows the legacy session. That does not
+		// prove the request did not run (the session may have been lost
+		// after it), so a new session is started for the next calls
+		// and only a request safe to repeat is sent again, once.
 		if rerr := c.reinitialize(ctx, gen); rerr != nil {
-			return fmt.Errorf("%w: %v", ErrSessionExpired, rerr)
+			return fmt.Errorf("%w: %s: a new session failed: %w", ErrSessionExpired, r.method, rerr)
+		}
+		if !r.replay {
+			return fmt.Errorf("%w: %s: the server lost the session; a new one is ready, but the request may have run and was not sent again", ErrSessionExpired, r.method)
 		}
 		r.id = c.nextID.Add(1)
 		err = c.conn.roundTrip(ctx, r, result)
 		if errors.Is(err, errSessionGone) {
-			return ErrSessionExpired
+			return fmt.Errorf("%w: %s: the new session was lost too", ErrSessionExpired, r.method)
 		}
 	}
 	return err
+}
+
+// legacyOnly returns the newest legacy version listed by an
+// UnsupportedProtocolVersion error that does not list the modern one: a
+// server that answered server/discover, yet speaks only legacy versions.
+func legacyOnly(err error) string {
+	var rpc *RPCError
+	if !errors.As(err, &rpc) || rpc.Code != CodeUnsupportedVersion {
+		return ""
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(rpc.Data, &data)
+	if slices.Contains(data.Supported, Version20260728) {
+		return ""
+	}
+	return newestLegacy(data.Supported)
+}
+
+// fallBack turns a modern Client legacy for good, with an initialize
+// offering version; concurrent callers share the one handshake.
+func (c *Client) fallBack(ctx context.Context, version string) error {
+	c.initMu.Lock()
+	defer c.initMu.Unlock()
+	if c.era() != EraModern {
+		return nil // another call fell back already
+	}
+	c.log.Info("mcp: server refused the modern version after discover; speaking legacy", "version", version)
+	return c.initialize(ctx, version)
 }
 
 // versionRetry reports an UnsupportedProtocolVersion error whose supported
@@ -329,7 +408,7 @@ func (c *Client) reinitialize(ctx context.Context, gen int) error {
 		return nil
 	}
 	c.log.Info("mcp: session expired, initializing a new one")
-	if _, err := c.handshake(ctx, c.version); err != nil {
+	if _, err := c.handshake(ctx, c.ProtocolVersion()); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -346,7 +425,10 @@ func (c *Client) request(method, name string, params paramsWithMeta) *outgoing {
 }
 
 // paramsWithMeta are request params that carry _meta.
-type paramsWithMeta interface{ setMeta(json.RawMessage) }
+type paramsWithMeta interface {
+	setMeta(json.RawMessage)
+	meta() json.RawMessage
+}
 
 // metaParams is the params of a request that has nothing but _meta.
 type metaParams struct {
@@ -354,11 +436,37 @@ type metaParams struct {
 }
 
 func (p *metaParams) setMeta(m json.RawMessage) { p.Meta = m }
+func (p *metaParams) meta() json.RawMessage     { return p.Meta }
+
+// toLegacy strips the modern protocol fields from a request's _meta (a
+// progress token stays), for a server that turned out to be legacy.
+func (r *outgoing) toLegacy() {
+	r.headers = nil
+	p, ok := r.params.(paramsWithMeta)
+	if !ok || len(p.meta()) == 0 {
+		return
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(p.meta(), &m) != nil {
+		return
+	}
+	for k := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			delete(m, k)
+		}
+	}
+	if len(m) == 0 {
+		p.setMeta(nil)
+		return
+	}
+	b, _ := json.Marshal(m) // re-encoding what we decoded
+	p.setMeta(b)
+}
 
 // requestMeta returns the _meta of a new request: the per-request protocol
 // fields in the modern era, nothing in the legacy one.
 func (c *Client) requestMeta() json.RawMessage {
-	if c.era == EraModern {
+	if c.era() == EraModern {
 		return c.meta
 	}
 	return nil
@@ -441,14 +549,26 @@ func (c *Client) notification(method string, params json.RawMessage) {
 			c.opts.OnToolsChanged()
 		}
 	case "notifications/subscriptions/acknowledged":
-		// A listen stream (re)opened. Nothing is replayed, so after the
-		// first one the host must re-fetch what may have changed.
-		if c.listens.Add(1) > 1 && c.opts.OnToolsChanged != nil {
+		// A listen stream (re)opened. Nothing is replayed, so the host
+		// must re-fetch what may have changed while none was open: after
+		// a reopening, or after the first opening if a listing began
+		// before it (a change in between would go unnoticed).
+		if (c.listens.Add(1) > 1 || c.listStale.Load()) && c.opts.OnToolsChanged != nil {
 			c.opts.OnToolsChanged()
 		}
 	default:
 		c.log.Debug("mcp: notification ignored", "method", method)
 	}
+}
+
+// inForce records that the first subscription to tool list changes is in
+// force: acknowledged over HTTP, where requests are not ordered, or
+// written over stdio, where the server reads in order.
+func (c *Client) inForce() {
+	c.forceOnce.Do(func() {
+		c.listStale.Store(c.toolLists.Load() > 0)
+		close(c.inForced)
+	})
 }
 
 // progressOf reads a progress notification for a call in flight; it

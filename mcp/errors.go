@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 )
@@ -61,6 +64,12 @@ type HTTPError struct {
 	Body string
 }
 
+// Is makes a 2xx HTTPError (a success status with a body that is not
+// JSON-RPC, such as the wrong content type) match ErrProtocol.
+func (e *HTTPError) Is(target error) bool {
+	return target == ErrProtocol && e.StatusCode/100 == 2
+}
+
 // Error returns the method, the status and the start of the body.
 func (e *HTTPError) Error() string {
 	s := fmt.Sprintf("mcp: %s: http status %d", e.Method, e.StatusCode)
@@ -85,10 +94,15 @@ var (
 	// ErrSessionExpired is returned when a legacy session expired and the
 	// request could not be replayed safely on a new one.
 	ErrSessionExpired = errors.New("mcp: session expired")
-	// ErrStreamBroken is returned when a response stream ended before the
-	// response arrived and the request could not be resumed or re-issued
-	// safely.
+	// ErrStreamBroken is returned when the connection or response stream
+	// ended before the response arrived (EOF, a reset, a server process
+	// that exited, an [*ExitError]) and the request could not be resumed
+	// or re-issued safely: it may have run.
 	ErrStreamBroken = errors.New("mcp: response stream ended early")
+	// ErrUnreachable is returned when the server could not be reached at
+	// all (connection refused, unknown host, a command that does not
+	// start): the request was not delivered.
+	ErrUnreachable = errors.New("mcp: server unreachable")
 	// ErrInputRequired is returned when a server needs input (elicitation,
 	// sampling, roots) that no handler is registered for.
 	ErrInputRequired = errors.New("mcp: server requires input the client does not provide")
@@ -97,11 +111,44 @@ var (
 	ErrUnsupportedVersion = errors.New("mcp: no protocol version in common")
 )
 
-// clip shortens s for an error message.
+// clip shortens s for an error message, to at most n bytes and never in
+// the middle of a UTF-8 sequence.
 func clip(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) <= n {
 		return s
 	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
 	return s[:n] + "…"
+}
+
+// redacted is an error whose text had a secret removed. Its Is still
+// answers for the original chain (context.DeadlineExceeded, ErrUnreachable
+// and the like); the original is not reachable by errors.As or Unwrap,
+// since its text holds the secret.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (e *redacted) Error() string { return e.msg }
+
+// Is reports whether the original error matches target.
+func (e *redacted) Is(target error) bool { return errors.Is(e.err, target) }
+
+// netError classifies an error of the HTTP client for a request not
+// answered: never connected (ErrUnreachable), or cut before the answer
+// (ErrStreamBroken). A context's end is left as it is.
+func netError(err error) error {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &dns), errors.As(err, &op) && op.Op == "dial":
+		return fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
+	return fmt.Errorf("%w: %w", ErrStreamBroken, err)
 }

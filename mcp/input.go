@@ -50,7 +50,7 @@ func (c *Client) input(ctx context.Context, method string, params json.RawMessag
 		}
 		var req ElicitRequest
 		if err := json.Unmarshal(params, &req); err != nil {
-			return nil, fmt.Errorf("%w: elicitation params: %v", ErrProtocol, err)
+			return nil, fmt.Errorf("%w: elicitation params: %w", ErrProtocol, err)
 		}
 		if req.Mode == "" {
 			req.Mode = "form"

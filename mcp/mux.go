@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 
@@ -22,7 +23,7 @@ type mux struct {
 	pending map[int64]chan *jsonrpc.Message
 	redact  func(string) string // removes a token from server text, if set
 	err     error               // set once the stream is gone
-	answers sync.WaitGroup      // server requests being answered
+	answers handlers            // server requests being answered
 }
 
 // newMux makes a mux; notify receives the notifications, and must not
@@ -71,7 +72,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan *jsonrpc.Message, 
 			return fmt.Errorf("%w: %s: response has no result", ErrProtocol, r.method)
 		}
 		if err := json.Unmarshal(*raw, result); err != nil {
-			return fmt.Errorf("%w: %s: malformed result: %v", ErrProtocol, r.method, err)
+			return fmt.Errorf("%w: %s: malformed result: %w", ErrProtocol, r.method, err)
 		}
 		return nil
 	case <-ctx.Done():
@@ -108,33 +109,57 @@ func (m *mux) dispatch(ctx context.Context, data []byte) error {
 	case m.modern():
 		m.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
 	default:
-		// Answered on its own goroutine: a handler may wait for the user
-		// while other responses keep flowing.
-		m.answers.Add(1)
-		go func() {
-			defer m.answers.Done()
+		m.answers.run(func() {
 			res, rerr := m.c.serverRequest(ctx, msg.Method, msg.Params)
 			if err := m.reply(ctx, jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: msg.ID, Result: res, Error: rerr}); err != nil {
 				m.c.log.Warn("mcp: answering a server request failed", "method", msg.Method, "error", err)
 			}
-		}()
+		})
 	}
 	return nil
 }
 
-// waitAnswers waits for the server requests being answered, until ctx is
-// done: a handler that ignores its (cancelled) context is abandoned rather
-// than left to hang Close.
-func (m *mux) waitAnswers(ctx context.Context) {
+// handlers runs the answers to server requests (the host's Elicit and
+// Roots handlers among them), each on a goroutine of its own: a handler
+// may wait for the user while the reader goes on delivering responses and
+// the caller's context keeps its meaning. The zero value is ready to use.
+type handlers struct {
+	mu     sync.Mutex
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// run starts f, unless wait has begun: a closing connection answers
+// nothing more.
+func (g *handlers) run(f func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		f()
+	}()
+}
+
+// wait waits for the answers in progress until ctx is done: a handler that
+// ignores its (cancelled) context is abandoned rather than left to hang
+// Close.
+func (g *handlers) wait(ctx context.Context, log *slog.Logger) {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
-		m.answers.Wait()
+		g.wg.Wait()
 		close(done)
 	}()
 	select {
 	case <-done:
 	case <-ctx.Done():
-		m.c.log.Warn("mcp: a server request handler did not return; abandoned")
+		log.Warn("mcp: a server request handler did not return; abandoned")
 	}
 }
 

@@ -71,7 +71,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 	}
 	c.log.Info("mcp: streamable HTTP refused, trying the deprecated HTTP+SSE transport", "error", err)
 	if serr := c.useHTTPSSE(ctx, h, legacy); serr != nil {
-		return fmt.Errorf("mcp: no transport worked: streamable HTTP: %w; HTTP+SSE: %v", err, serr)
+		return fmt.Errorf("mcp: no transport worked: streamable HTTP: %w; HTTP+SSE: %w", err, serr)
 	}
 	return nil
 }
@@ -96,7 +96,7 @@ func (c *Client) useHTTPSSE(ctx context.Context, h *httpConn, version string) er
 // probe sends server/discover. It reports a modern server, or the legacy
 // version to offer (empty for the default) when the server is not modern.
 func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err error) {
-	c.era, c.version = EraModern, Version20260728
+	c.proto.Store(&protoState{era: EraModern, version: Version20260728})
 	c.conn.setProtocol(EraModern, Version20260728)
 	pctx := ctx
 	if d := c.conn.probeTimeout(); d > 0 {
@@ -121,12 +121,12 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 	}
 	if err == nil {
 		if slices.Contains(res.SupportedVersions, Version20260728) {
-			c.serverInfo = res.Meta.ServerInfo
-			if c.serverInfo.Name == "" {
-				c.serverInfo = res.ServerInfo
+			info := res.Meta.ServerInfo
+			if info.Name == "" {
+				info = res.ServerInfo
 			}
-			c.capabilities = res.Capabilities
-			c.instructions = res.Instructions
+			c.proto.Store(&protoState{era: EraModern, version: Version20260728, serverInfo: info,
+				capabilities: res.Capabilities, instructions: res.Instructions})
 			if s, ok := c.conn.(interface{ subscribe(json.RawMessage) }); ok && c.opts.OnToolsChanged != nil &&
 				res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged {
 				s.subscribe(c.meta)
@@ -211,20 +211,33 @@ func newestLegacy(list []string) string {
 // initialize runs the legacy handshake offering version and records what
 // the server said.
 func (c *Client) initialize(ctx context.Context, version string) error {
-	c.era, c.version = EraLegacy, version
+	c.proto.Store(&protoState{era: EraLegacy, version: version})
 	c.conn.setProtocol(EraLegacy, "")
 	res, err := c.handshake(ctx, version)
 	if err != nil {
 		return err
 	}
-	c.version = res.ProtocolVersion
-	c.serverInfo, c.capabilities, c.instructions = res.ServerInfo, res.Capabilities, res.Instructions
+	c.proto.Store(&protoState{era: EraLegacy, version: res.ProtocolVersion, serverInfo: res.ServerInfo,
+		capabilities: res.Capabilities, instructions: res.Instructions})
 	return nil
 }
 
 // handshake sends initialize and notifications/initialized, which starts
 // a new session; until it succeeds, other requests go on with the old one.
+// A session lost between the two is started again, once.
 func (c *Client) handshake(ctx context.Context, version string) (*initializeResult, error) {
+	res, err := c.handshakeOnce(ctx, version)
+	if errors.Is(err, errSessionGone) {
+		c.log.Info("mcp: session lost during initialize, starting a new one")
+		res, err = c.handshakeOnce(ctx, version)
+	}
+	if errors.Is(err, errSessionGone) {
+		return nil, fmt.Errorf("%w: the server lost each new session during initialize", ErrSessionExpired)
+	}
+	return res, err
+}
+
+func (c *Client) handshakeOnce(ctx context.Context, version string) (*initializeResult, error) {
 	params := struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`

@@ -19,7 +19,8 @@ const notifyQueueLen = 256
 // ListTools) while responses keep flowing.
 //
 // It holds notifyQueueLen notifications. A host that falls further behind
-// loses the others (logged at Warn once per overflow), except
+// loses the others, progress included (counted, and logged at Warn when
+// dropping starts and with the count when it stops), except
 // tools/list_changed, which is kept as a flag: one re-fetch covers any
 // number of changes. Progress is matched to its call when it arrives, so
 // it is delivered even if the call returns before the callback runs.
@@ -30,7 +31,7 @@ type notifyQueue struct {
 	ch           chan notice
 	toolsChanged atomic.Bool   // a list_changed that did not fit
 	wake         chan struct{} // capacity 1: toolsChanged was set
-	overflow     atomic.Bool   // dropping since the last push that fit
+	dropped      atomic.Int64  // dropped since the last push that fit
 	stop         chan struct{}
 	stopOnce     sync.Once
 	done         chan struct{}
@@ -68,7 +69,9 @@ func (q *notifyQueue) push(method string, params json.RawMessage) {
 	case <-q.stop:
 		return
 	case q.ch <- n:
-		q.overflow.Store(false)
+		if d := q.dropped.Swap(0); d > 0 {
+			q.c.log.Warn("mcp: the host's callbacks caught up", "dropped", d)
+		}
 		return
 	default:
 	}
@@ -80,10 +83,8 @@ func (q *notifyQueue) push(method string, params json.RawMessage) {
 		}
 		return
 	}
-	if !q.overflow.Swap(true) {
+	if q.dropped.Add(1) == 1 {
 		q.c.log.Warn("mcp: the host's callbacks are too slow; notifications dropped", "method", method)
-	} else {
-		q.c.log.Debug("mcp: notification dropped", "method", method)
 	}
 }
 

@@ -223,7 +223,10 @@ func TestProbe503IsNotLegacy(t *testing.T) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, m.ID)
 	}))
 	defer srv.Close()
-	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	if err == nil {
+		defer c.Close()
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if err != nil || strings.Contains(strings.Join(methods, ","), "initialize") {

@@ -159,6 +159,8 @@ func testStdioEras(t *testing.T, bin string) {
 		// Restarted after exiting on the probe: the new process is
 		// initialized at once.
 		{"legacy-exit-on-probe", 0, mcp.EraLegacy, mcp.Version20251125, []string{"initialize", "notifications/initialized", "tools/call", "tools/call"}},
+		// Answering the probe with an error, then exiting: the same.
+		{"legacy-answer-exit-on-probe", 0, mcp.EraLegacy, mcp.Version20251125, []string{"initialize", "notifications/initialized", "tools/call", "tools/call"}},
 		// Silent on the probe: the timeout says legacy, and the late
 		// answer (sent before the initialize result) is dropped.
 		{"legacy-late-probe", 300 * time.Millisecond, mcp.EraLegacy, mcp.Version20251125, []string{"server/discover", "initialize", "notifications/initialized", "tools/call", "tools/call"}},

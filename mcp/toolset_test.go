@@ -813,6 +813,7 @@ func TestToolsetProgressNamesItsServer(t *testing.T) {
 	}})
 	_, err := ts.Call(context.Background(), "busy_work", nil)
 	require.NoError(t, err)
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 1 }, 5*time.Second, time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, got, 1)

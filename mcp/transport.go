@@ -96,5 +96,6 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 		return nil
 	}
 	h.hc = &hc
+	h.notes = newNotifyQueue(c)
 	return h, nil
 }

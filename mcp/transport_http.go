@@ -35,6 +35,9 @@ const (
 	notifyTimeout = 2 * time.Second
 	// errorBodyLimit is how much of a non-JSON-RPC body an error quotes.
 	errorBodyLimit = 200
+	// handlerGrace bounds how long close waits for the host's callbacks
+	// and handlers, which were told to stop, before abandoning them.
+	handlerGrace = time.Second
 )
 
 // httpConn speaks Streamable HTTP, in either era. Each request is its own
@@ -50,6 +53,10 @@ type httpConn struct {
 	token     string // for redaction only
 	maxSize   int64
 	pinSSE    bool // speak only the deprecated HTTP+SSE transport
+	// notes and answers keep the host's code off the goroutines that read
+	// responses: a slow callback or handler never stalls a call.
+	notes   *notifyQueue
+	answers handlers
 
 	mu      sync.Mutex
 	modern  bool
@@ -63,6 +70,31 @@ type httpConn struct {
 }
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// pooledBody is the largest body read straight into a pooled buffer; the
+// rest of a larger one is gathered in chunks (see gather).
+const pooledBody = 1 << 20
+
+// readBody reads a body of at most max bytes into buf; a larger one fails
+// with errGatherLimit, having cost about max bytes.
+func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
+	first := min(max, pooledBody)
+	if _, err := buf.ReadFrom(io.LimitReader(body, first)); err != nil {
+		return err
+	}
+	if int64(buf.Len()) < first {
+		return nil
+	}
+	g := gather{max: max - first}
+	if err := g.readFrom(body); err != nil {
+		return err
+	}
+	buf.Grow(int(g.size))
+	for _, c := range g.parts() {
+		buf.Write(c)
+	}
+	return nil
+}
 
 func (h *httpConn) setProtocol(era Era, version string) {
 	h.mu.Lock()
@@ -86,14 +118,15 @@ func (h *httpConn) roundTrip(ctx context.Context, r *outgoing, result any) error
 			return err
 		}
 		if !r.replay || reissue >= maxReissues {
-			return fmt.Errorf("%w: %s", ErrStreamBroken, r.method)
+			return fmt.Errorf("%w: %s: the request may have run and was not sent again", ErrStreamBroken, r.method)
 		}
-		// Modern: the request is lost with its stream; send it anew.
+		// The request is lost with its stream; send it anew.
 		r.id = h.c.nextID.Add(1)
 	}
 }
 
-// errReissue says a modern response stream ended without a response.
+// errReissue says a response stream ended without a response, and without
+// a way to resume it.
 var errReissue = errors.New("mcp: stream ended, re-issue")
 
 func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
@@ -121,8 +154,8 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 	case http.StatusAccepted:
 		return fmt.Errorf("%w: %s: 202 Accepted where a response is due", ErrProtocol, r.method)
 	}
-	if resp.StatusCode == http.StatusNotFound && session != "" && !modern {
-		return errSessionGone // the server did not run the request
+	if session != "" && !modern && h.sessionLost(resp) {
+		return errSessionGone
 	}
 	switch mediaType(resp) {
 	case "application/json":
@@ -133,6 +166,31 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 		}
 	}
 	return h.statusError(r.method, resp)
+}
+
+// sessionLost reports an answer to a request that carried a legacy
+// session id saying the server does not know that session: a 404, as the
+// spec has it, or a 400 whose body speaks of the session, as some servers
+// answer after a restart. The body of another 400 is left readable.
+func (h *httpConn) sessionLost(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		return true
+	case http.StatusBadRequest:
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, sessionSniff))
+		resp.Body = readCloser{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+		return bytes.Contains(bytes.ToLower(head), []byte("session"))
+	}
+	return false
+}
+
+// sessionSniff is how much of a 400 body sessionLost reads.
+const sessionSniff = 4 << 10
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // newPost makes a POST of body to the endpoint, without parsing its URL
@@ -188,13 +246,22 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 // readJSON decodes a single JSON-RPC response body, in one pass, straight
 // into result.
 func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error {
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer func() { buf.Reset(); bufPool.Put(buf) }()
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, h.maxSize+1)); err != nil {
-		return fmt.Errorf("mcp: %s: reading response: %w", r.method, err)
+	tooLarge := fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	if resp.ContentLength > h.maxSize {
+		return tooLarge
 	}
-	if int64(buf.Len()) > h.maxSize {
-		return fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= pooledBody { // a rare big body is not kept
+			buf.Reset()
+			bufPool.Put(buf)
+		}
+	}()
+	if err := readBody(buf, resp.Body, h.maxSize); err != nil {
+		if errors.Is(err, errGatherLimit) {
+			return tooLarge
+		}
+		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
 	msg := jsonrpc.Message{Result: result}
 	if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
@@ -204,7 +271,7 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 		if err == nil {
 			err = msg.Check()
 		}
-		return fmt.Errorf("%w: %s: malformed response: %v", ErrProtocol, r.method, err)
+		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, r.method, err)
 	}
 	if msg.Error != nil {
 		return h.reply(r.method, &msg)
@@ -259,7 +326,7 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 			return finish(err)
 		}
 		if errors.Is(err, sse.ErrEventTooLarge) {
-			return fmt.Errorf("%w: %s: %v", ErrTooLarge, r.method, err)
+			return fmt.Errorf("%w: %s: %w", ErrTooLarge, r.method, err)
 		}
 		if modern {
 			h.c.log.Debug("mcp: response stream ended early", "method", r.method, "error", err)
@@ -271,7 +338,10 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 		}
 		switch {
 		case last == "":
-			return fmt.Errorf("%w: %s: stream ended with no event id to resume from", ErrStreamBroken, r.method)
+			// Nothing to resume from: like a modern stream, the request
+			// is lost with it, and re-issued if it is safe to repeat.
+			h.c.log.Debug("mcp: response stream ended early, with no event id", "method", r.method, "error", err)
+			return errReissue
 		case resumes >= maxResumes:
 			return fmt.Errorf("%w: %s: %d resumptions from event %q brought nothing", ErrStreamBroken, r.method, resumes, clip(last, 40))
 		}
@@ -285,7 +355,7 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 		}
 		closeBody(body)
 		if body, err = h.resume(ctx, last); err != nil {
-			return finish(fmt.Errorf("%w: %s: %v", ErrStreamBroken, r.method, err))
+			return finish(fmt.Errorf("%w: %s: %w", ErrStreamBroken, r.method, err))
 		}
 		defer closeBody(body)
 	}
@@ -301,7 +371,7 @@ type elsewhere struct {
 func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
 	msg := jsonrpc.Message{Result: result}
 	if err := json.Unmarshal(data, &msg); err != nil {
-		return fmt.Errorf("%w: %s: malformed response: %v", ErrProtocol, r.method, err)
+		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, r.method, err)
 	}
 	return h.reply(r.method, &msg)
 }
@@ -339,7 +409,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			if err == nil {
 				err = msg.Check()
 			}
-			return true, fmt.Errorf("%w: %s: malformed event: %v", ErrProtocol, r.method, err)
+			return true, fmt.Errorf("%w: %s: malformed event: %w", ErrProtocol, r.method, err)
 		}
 		switch {
 		case msg.IsResponse():
@@ -351,11 +421,14 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			}
 			return true, h.reply(r.method, &msg)
 		case msg.IsNotification():
-			h.c.notification(msg.Method, msg.Params)
+			if msg.Method == "notifications/subscriptions/acknowledged" {
+				h.c.inForce()
+			}
+			h.notes.push(msg.Method, msg.Params)
 		case modern:
 			h.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
 		default:
-			h.answer(ctx, msg.ID, msg.Method, msg.Params)
+			h.answers.run(func() { h.answer(ctx, msg.ID, msg.Method, msg.Params) })
 		}
 	}
 	return false, nil
@@ -411,11 +484,16 @@ func (h *httpConn) legacyHeaders(hd http.Header) {
 	}
 }
 
-// answer responds to a legacy server request with a POST.
+// answer responds to a legacy server request with a POST. The handler
+// runs under ctx, the call's or the server stream's; the answer is sent
+// even when ctx ended meanwhile (a call whose response came first), within
+// notifyTimeout.
 func (h *httpConn) answer(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage) {
 	res, rerr := h.c.serverRequest(ctx, method, params)
 	msg := jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: id, Result: res, Error: rerr}
-	if err := h.send(ctx, msg); err != nil {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
+	defer cancel()
+	if err := h.send(sctx, msg); err != nil {
 		h.c.log.Warn("mcp: answering a server request failed", "method", method, "error", err)
 	}
 }
@@ -444,6 +522,9 @@ func (h *httpConn) send(ctx context.Context, msg any) error {
 	}
 	defer closeBody(resp.Body)
 	if resp.StatusCode/100 != 2 {
+		if req.Header.Get("Mcp-Session-Id") != "" && h.sessionLost(resp) {
+			return errSessionGone
+		}
 		return h.statusError("notification", resp)
 	}
 	return nil
@@ -492,8 +573,23 @@ func (h *httpConn) listen() {
 // changes, on its own goroutine until close. A stream that drops is opened
 // again with backoff; since nothing is replayed, the host is then told to
 // re-fetch. A server that refuses the method is left alone.
+//
+// It returns once the server acknowledged the stream, or refused it, or
+// after listenReadyWait: a listing after that cannot miss a change. (One
+// that began earlier is redone when the acknowledgement comes.)
 func (h *httpConn) subscribe(meta json.RawMessage) {
-	h.background(func(ctx context.Context) { h.subscribeLoop(ctx, meta) })
+	first := make(chan struct{})
+	end := sync.OnceFunc(func() { close(first) })
+	if !h.background(func(ctx context.Context) { h.subscribeLoop(ctx, meta, end) }) {
+		return
+	}
+	t := time.NewTimer(listenReadyWait)
+	defer t.Stop()
+	select {
+	case <-h.c.inForced:
+	case <-first:
+	case <-t.C:
+	}
 }
 
 // background starts the connection's one server stream on a goroutine that
@@ -521,7 +617,10 @@ type listenParams struct {
 	} `json:"notifications"`
 }
 
-func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage) {
+// subscribeLoop keeps the listen stream open; ended is called when the
+// first attempt ends.
+func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage, ended func()) {
+	defer ended()
 	p := listenParams{Meta: meta}
 	p.Notifications.ToolsListChanged = true
 	var b backoff
@@ -532,6 +631,7 @@ func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage) {
 		opened := time.Now()
 		var res json.RawMessage
 		err := h.post(ctx, &outgoing{id: h.c.nextID.Add(1), method: "subscriptions/listen", params: &p}, &res)
+		ended()
 		if ctx.Err() != nil {
 			return
 		}
@@ -641,16 +741,21 @@ func (h *httpConn) dispatchListened(ctx context.Context, data []byte) {
 		}
 		to.cancel()
 	case msg.IsNotification():
-		h.c.notification(msg.Method, msg.Params)
+		h.notes.push(msg.Method, msg.Params)
 	default:
-		h.answer(ctx, msg.ID, msg.Method, msg.Params)
+		h.answers.run(func() { h.answer(ctx, msg.ID, msg.Method, msg.Params) })
 	}
 }
 
-// close stops the GET stream, deletes a legacy session (405 means the
-// server keeps it) and releases our idle connections.
+// close stops the server stream, deletes a legacy session (405 means the
+// server keeps it), waits for the host's callbacks and handlers until ctx
+// is done, and releases our idle connections.
 func (h *httpConn) close(ctx context.Context) error {
 	defer func() {
+		gctx, cancel := context.WithTimeout(ctx, handlerGrace)
+		defer cancel()
+		h.answers.wait(gctx, h.c.log)
+		h.notes.close(gctx)
 		if h.own != nil {
 			h.own.CloseIdleConnections()
 		}
@@ -659,7 +764,7 @@ func (h *httpConn) close(ctx context.Context) error {
 	session, stop, done := h.session, h.stopListen, h.listenDone
 	h.mu.Unlock()
 	if stop != nil {
-		stop()
+		stop() // the stream's goroutine runs no host code: it ends at once
 		<-done
 	}
 	if session == "" {
@@ -696,11 +801,14 @@ func (h *httpConn) redact(s string) string {
 	return strings.ReplaceAll(s, h.token, "[redacted]")
 }
 
+// redactErr removes the token from an error of the HTTP client, keeping
+// what errors.Is finds in it, and classifies it (see netError).
 func (h *httpConn) redactErr(err error) error {
+	err = netError(err)
 	if h.token == "" || !strings.Contains(err.Error(), h.token) {
 		return err
 	}
-	return errors.New(h.redact(err.Error()))
+	return &redacted{msg: h.redact(err.Error()), err: err}
 }
 
 // mediaType returns the response's media type, lower case, without

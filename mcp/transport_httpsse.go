@@ -20,7 +20,6 @@ type sseConn struct {
 	h        *httpConn
 	endpoint string
 	mux      *mux
-	notes    *notifyQueue // the host's callbacks run there, not on the reader
 	stop     context.CancelFunc
 	done     chan struct{}
 }
@@ -40,8 +39,10 @@ func (h *httpConn) openHTTPSSE(ctx context.Context) (*sseConn, error) {
 		stop()
 		return nil, h.statusError("GET", resp)
 	}
-	s := &sseConn{h: h, stop: stop, done: make(chan struct{}), notes: newNotifyQueue(h.c)}
-	s.mux = newMux(h.c, func(ctx context.Context, msg jsonrpc.Response) error { return s.post(ctx, msg) }, s.notes.push, func() bool { return false })
+	s := &sseConn{h: h, stop: stop, done: make(chan struct{})}
+	// The host's callbacks run on the HTTP connection's queue, not on
+	// the reader.
+	s.mux = newMux(h.c, func(ctx context.Context, msg jsonrpc.Response) error { return s.post(ctx, msg) }, h.notes.push, func() bool { return false })
 	if h.token != "" {
 		s.mux.redact = h.redact
 	}
@@ -100,7 +101,7 @@ func (s *sseConn) read(ctx context.Context, resp *http.Response, endpoint chan<-
 	if err == nil {
 		err = errors.New("stream closed")
 	}
-	s.mux.fail(fmt.Errorf("%w: HTTP+SSE: %v", ErrStreamBroken, err))
+	s.mux.fail(fmt.Errorf("%w: HTTP+SSE: %w", ErrStreamBroken, err))
 }
 
 func (s *sseConn) roundTrip(ctx context.Context, r *outgoing, result any) error {
@@ -154,8 +155,8 @@ func (s *sseConn) probeTimeout() time.Duration { return 0 }
 func (s *sseConn) close(ctx context.Context) error {
 	s.stop()
 	<-s.done
-	s.mux.waitAnswers(ctx)
-	s.notes.close(ctx)
+	s.mux.answers.wait(ctx, s.h.c.log)
+	s.h.notes.close(ctx)
 	if s.h.own != nil {
 		s.h.own.CloseIdleConnections()
 	}

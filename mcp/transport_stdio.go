@@ -148,6 +148,10 @@ type ExitError struct {
 	Stdout string
 }
 
+// Is makes an ExitError match ErrStreamBroken: the calls in flight may
+// have run.
+func (e *ExitError) Is(target error) bool { return target == ErrStreamBroken }
+
 // Error says which server exited and how, with what it last wrote to
 // stdout and stderr.
 func (e *ExitError) Error() string {
@@ -211,7 +215,7 @@ func (t *CommandTransport) launchSpec() (*launch, error) {
 	}
 	cmd := exec.Command(t.Command, t.Args...)
 	if cmd.Err != nil {
-		return nil, fmt.Errorf("mcp: server %q: command %q: %w", name, t.Command, cmd.Err)
+		return nil, fmt.Errorf("%w: server %q: command %q: %w", ErrUnreachable, name, t.Command, cmd.Err)
 	}
 	return &launch{name: name, command: t.Command, path: cmd.Path, args: cmd.Args, env: env, dir: t.Dir}, nil
 }
@@ -226,7 +230,7 @@ func (t *CommandTransport) fromCmd() (*launch, error) {
 	case t.Command != "" || len(t.Args) > 0 || len(t.Env) > 0 || t.Dir != "":
 		return nil, fmt.Errorf("mcp: server %q: set Cmd or Command, Args, Env and Dir, not both", name)
 	case cmd.Err != nil:
-		return nil, fmt.Errorf("mcp: server %q: command %q: %w", name, cmd.Path, cmd.Err)
+		return nil, fmt.Errorf("%w: server %q: command %q: %w", ErrUnreachable, name, cmd.Path, cmd.Err)
 	case cmd.Path == "":
 		return nil, fmt.Errorf("mcp: server %q: Cmd has no Path", name)
 	case cmd.Process != nil:
@@ -308,12 +312,27 @@ func (s *stdioConn) roundTrip(ctx context.Context, r *outgoing, result any) erro
 	}
 	err = p.roundTrip(ctx, r, result)
 	var exit *ExitError
+	if r.method == "initialize" && errors.As(err, &exit) && s.firstProc(p) {
+		// The process that got the probe died just after answering it,
+		// as initialize went out: acquire starts the server again.
+		if p, err = s.acquire(ctx, r.method); err != nil {
+			return err
+		}
+		err = p.roundTrip(ctx, r, result)
+	}
 	if r.method == "server/discover" && errors.As(err, &exit) {
 		// Not a modern answer: the negotiation falls back to initialize,
 		// for which acquire starts the server again.
 		return fmt.Errorf("%w: the server exited on the probe: %w", ErrProtocol, err)
 	}
 	return err
+}
+
+// firstProc reports whether p is the only process started so far.
+func (s *stdioConn) firstProc(p *proc) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.procs) == 1 && s.procs[0] == p
 }
 
 func (s *stdioConn) notify(ctx context.Context, method string, params any) error {
@@ -341,9 +360,10 @@ func (s *stdioConn) acquire(ctx context.Context, method string) (*proc, error) {
 			return nil, ErrClosed
 		}
 		p := s.cur
-		// The first process exiting silently before initialize: a legacy
-		// server that does not take the probe (spec: start it again).
-		probeExit := method == "initialize" && len(s.procs) == 1 && p.exitedSilently()
+		// The first process exiting before initialize, with or without
+		// an answer: a legacy server that does not take the probe (spec:
+		// start it again).
+		probeExit := method == "initialize" && len(s.procs) == 1 && p.exited()
 		s.mu.Unlock()
 		if !handshake {
 			select {
@@ -491,7 +511,7 @@ func (s *stdioConn) close(ctx context.Context) error {
 	procs := s.procs
 	s.mu.Unlock()
 	for _, p := range procs {
-		p.mux.waitAnswers(ctx)
+		p.mux.answers.wait(ctx, p.mux.c.log)
 	}
 	return err
 }

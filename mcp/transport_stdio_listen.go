@@ -153,6 +153,7 @@ func (s *stdioConn) listenOn(ctx context.Context, p *proc, params *listenParams,
 	if err != nil {
 		return err
 	}
+	s.c.inForce()
 	s.mu.Lock()
 	s.listen.id, s.listen.end = r.id, end
 	s.mu.Unlock()

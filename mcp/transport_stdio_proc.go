@@ -85,7 +85,6 @@ type proc struct {
 
 	closing atomic.Bool // stop began: the exit is ours
 	broken  atomic.Bool // a fatal stream error: being terminated
-	spoke   atomic.Bool // a valid message arrived
 
 	gmu     sync.Mutex
 	sample  string // first non-JSON-RPC stdout line
@@ -124,7 +123,7 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 		SysProcAttr: groupAttr(l.attr), Stdin: inR, Stdout: outW, Stderr: errW}
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		return nil, fmt.Errorf("mcp: server %q: start %s: %w", l.name, l.command, err)
+		return nil, fmt.Errorf("%w: server %q: start %s: %w", ErrUnreachable, l.name, l.command, err)
 	}
 	// The child has its ends; ours would keep the pipes open.
 	_, _, _ = inR.Close(), outW.Close(), errW.Close()
@@ -146,11 +145,10 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 // broken or begun to stop (each fails its mux first).
 func (p *proc) alive() bool { return p.failure() == nil }
 
-// exitedSilently reports whether the process died on its own without
-// ever sending a valid message.
-func (p *proc) exitedSilently() bool {
+// exited reports whether the process died on its own.
+func (p *proc) exited() bool {
 	_, exited := p.failure().(*ExitError)
-	return exited && !p.spoke.Load()
+	return exited
 }
 
 // failure is why calls on the process fail, nil while it works.
@@ -279,20 +277,27 @@ func (p *proc) readStdout() {
 }
 
 // readLine reads a line into buf without its end of line, failing with
-// ErrTooLarge past max bytes.
+// ErrTooLarge past max bytes. A line longer than r's buffer is gathered
+// in chunks, so that refusing one costs about max bytes, not twice that.
 func readLine(r *bufio.Reader, buf []byte, max int64) ([]byte, error) {
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if int64(len(buf)+len(chunk)) > max+2 { // room for "\r\n"
+	chunk, err := r.ReadSlice('\n')
+	if int64(len(chunk)) > max+2 { // room for "\r\n"
+		return buf, ErrTooLarge
+	}
+	if err != bufio.ErrBufferFull {
+		return trimEOL(append(buf, chunk...)), err
+	}
+	g := gather{max: max + 2}
+	for err == bufio.ErrBufferFull {
+		if g.add(chunk) != nil {
 			return buf, ErrTooLarge
 		}
-		buf = append(buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		buf = trimEOL(buf)
-		return buf, err
+		chunk, err = r.ReadSlice('\n')
 	}
+	if g.add(chunk) != nil {
+		return buf, ErrTooLarge
+	}
+	return trimEOL(g.appendTo(buf)), err
 }
 
 func trimEOL(b []byte) []byte {
@@ -327,7 +332,6 @@ func (p *proc) handle(line []byte) {
 	if err == nil {
 		p.garbage = 0
 		p.gmu.Unlock()
-		p.spoke.Store(true)
 		return
 	}
 	p.garbage++
