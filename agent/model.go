@@ -66,10 +66,10 @@ type ChatRequest struct {
 // below, or the name of the one tool it must call.
 //
 // Servers differ. OpenAI and vLLM honour every choice. llama-server
-// honours auto, none and required (by constraining the answer to a tool
-// call), but ignores a named tool (it answers as with auto, and logs a
-// warning); with required, a model whose template lets it think or talk
-// before its call may still produce text first. Ollama ignores the field.
+// honours auto, none and required, but ignores a named tool (it answers as
+// with auto, and logs a warning); with required, its grammar makes the
+// reply end with a call but lets text come before it. Ollama ignores the
+// field.
 type ToolChoice string
 
 // Tool choices that are not a tool's name. A tool named like one of them
