@@ -111,6 +111,13 @@ type Agent struct {
 	// MaxTurns bounds how many times the model is called in one run; zero
 	// or less means DefaultMaxTurns.
 	MaxTurns int
+	// ToolChoice is sent with the first model call of each run (see
+	// [ToolChoice]): ToolChoiceRequired or a tool's name makes the model
+	// start with a tool call, ToolChoiceNone with an answer. Later calls
+	// leave the choice to the model, so that a run can end with an answer.
+	// "" sends nothing; a name that is not offered stops the run with an
+	// error before the model is called.
+	ToolChoice ToolChoice
 	// FinalAnswer, when set, makes a run stopped by MaxTurns or by a
 	// repeated call ask the model once more, without tools, for an answer
 	// from what it has; Result.Answer then holds it, and Run still returns

@@ -32,9 +32,10 @@ type call struct {
 
 // runCalls takes the calls of one turn through validation, repeat
 // detection, approval and execution, and appends their tool messages in
-// the model's order. It reports whether the model repeated a call it had
-// been told not to repeat, which ends the run.
-func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall) (repeated bool) {
+// the model's order; cut says the last call was cut at the output limit
+// (see cutCall). It reports whether the model repeated a call it had been
+// told not to repeat, which ends the run.
+func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut bool) (repeated bool) {
 	calls := make([]*call, len(sent))
 	for i, s := range sent {
 		c := &call{turn: r.turn, index: i, sent: s, tool: cat.byName[s.Name]}
@@ -46,6 +47,11 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall) (repe
 		r.ev.emit(ev)
 		if c.tool == nil {
 			r.refuse(c, StatusUnknown, unknownTool(s.Name, cat))
+			continue
+		}
+		if cut && i == len(sent)-1 {
+			r.refuse(c, StatusInvalid, fmt.Sprintf(
+				"Error: the call to %q was not run: your reply was cut off at the output limit (finish reason length) while you were writing its arguments, so they are incomplete. Call the tool again with shorter arguments.", s.Name))
 			continue
 		}
 		clean, key, problem := c.tool.schema.checkArgs(s.Arguments)
