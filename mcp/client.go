@@ -310,7 +310,7 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
-	if c.era() == EraModern {
+	if err != nil && c.era() == EraModern {
 		// A version refused says the server did not run the request.
 		if versionRetry(err) {
 			// The server rejected the version yet lists ours as

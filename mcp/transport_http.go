@@ -105,7 +105,7 @@ func (h *httpConn) roundTrip(ctx context.Context, r *outgoing, result any) error
 var errReissue = errors.New("mcp: stream ended, re-issue")
 
 func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
-	body, err := json.Marshal(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.Int(r.id), Method: r.method, Params: r.params})
+	body, err := encodeRequest(r.id, r.method, r.params)
 	if err != nil {
 		return fmt.Errorf("mcp: %s: encode request: %w", r.method, err)
 	}
@@ -363,6 +363,8 @@ func (h *httpConn) reply(method string, msg *jsonrpc.Message) error {
 // events consumes a decoder's events; done says the response arrived (or a
 // final error happened).
 func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, want jsonrpc.ID, result any, modern bool) (done bool, err error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() { buf.Reset(); bufPool.Put(buf) }()
 	for ev, err := range dec.Events(ctx) {
 		if err != nil {
 			return false, err
@@ -371,7 +373,10 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			continue // a priming event: only its id and retry matter
 		}
 		msg := jsonrpc.Message{Result: result}
-		if err := json.Unmarshal([]byte(ev.Data), &msg); err != nil || msg.Check() != nil {
+		// Decoded from a reused buffer: what msg keeps of it is copied.
+		buf.Reset()
+		buf.WriteString(ev.Data)
+		if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
 			if err == nil {
 				err = msg.Check()
 			}
