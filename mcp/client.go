@@ -44,7 +44,10 @@ type Options struct {
 	ClientInfo Implementation
 	// ProtocolVersion pins a version (and so an era) instead of detecting
 	// it: Version20260728 speaks only the stateless revision, a legacy
-	// version skips the server/discover probe.
+	// version skips the server/discover probe. To reconnect to a server
+	// whose version is known, pass the ProtocolVersion of the earlier
+	// Client: the connection then costs no round trip beyond the era's own
+	// handshake (server/discover, or initialize).
 	ProtocolVersion string
 	// ConnectTimeout bounds Connect: era detection and the handshake.
 	ConnectTimeout time.Duration
