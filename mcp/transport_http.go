@@ -188,8 +188,8 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 	for k, v := range h.static {
 		hd[k] = v
 	}
-	hd["Content-Type"] = []string{"application/json"}
-	hd["Accept"] = []string{"application/json, text/event-stream"}
+	hd["Content-Type"] = postContentType
+	hd["Accept"] = postAccept
 	h.mu.Lock()
 	session, modern, version := h.session, h.modern, h.version
 	h.mu.Unlock()
@@ -197,7 +197,7 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 		session, version = "", "" // a new session starts bare
 	}
 	if version != "" {
-		hd["Mcp-Protocol-Version"] = []string{version}
+		hd["Mcp-Protocol-Version"] = versionHeader(version)
 	}
 	if modern {
 		hd["Mcp-Method"] = []string{r.method}
@@ -216,6 +216,22 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 	}
 	req.Header = hd
 	return session, modern
+}
+
+// The values of the headers every POST carries, shared: neither net/http
+// nor this package changes a header value in place.
+var (
+	postContentType = []string{"application/json"}
+	postAccept      = []string{"application/json, text/event-stream"}
+	versionHeaders  = map[string][]string{Version20260728: {Version20260728}, Version20251125: {Version20251125}}
+)
+
+// versionHeader returns the Mcp-Protocol-Version value for version.
+func versionHeader(version string) []string {
+	if v, ok := versionHeaders[version]; ok {
+		return v
+	}
+	return []string{version}
 }
 
 // readJSON decodes a single JSON-RPC response body, in one pass, straight
