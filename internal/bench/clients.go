@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,11 +60,18 @@ func stdioCommand() (string, []string) {
 	return self, []string{"-serve", "stdio"}
 }
 
-// checkEcho and checkBig check a result's text, so that no client is
-// measured doing less than reading it.
-func checkText(got string, want int) error {
-	if len(got) != want {
-		return fmt.Errorf("result text of %d bytes, want %d", len(got), want)
+// checkText checks that a result is one text block of want bytes, so that
+// no client is measured doing less than reading it: blocks is how many
+// content blocks it has, text the first one's text, isText whether that
+// one is text.
+func checkText(blocks int, text string, isText bool, want int) error {
+	switch {
+	case blocks != 1:
+		return fmt.Errorf("%d content blocks", blocks)
+	case !isText:
+		return errors.New("content is not text")
+	case len(text) != want:
+		return fmt.Errorf("result text of %d bytes, want %d", len(text), want)
 	}
 	return nil
 }
@@ -94,13 +102,10 @@ func (m miniMe) list(ctx context.Context) (int, error) {
 
 func (m miniMe) call(ctx context.Context, name string, want int) error {
 	res, err := m.c.CallTool(ctx, name, echoArgs)
-	if err != nil {
-		return err
+	if err != nil || len(res.Content) == 0 {
+		return cmp.Or(err, checkText(0, "", false, want))
 	}
-	if len(res.Content) != 1 {
-		return fmt.Errorf("%d content blocks", len(res.Content))
-	}
-	return checkText(res.Content[0].Text, want)
+	return checkText(len(res.Content), res.Content[0].Text, res.Content[0].Type == "text", want)
 }
 
 var echoArgs = map[string]any{"text": "hello"}
@@ -140,17 +145,14 @@ func (g goSDK) list(ctx context.Context) (int, error) {
 
 func (g goSDK) call(ctx context.Context, name string, want int) error {
 	res, err := g.s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: echoArgs})
-	if err != nil {
-		return err
-	}
-	if len(res.Content) != 1 {
-		return fmt.Errorf("%d content blocks", len(res.Content))
+	if err != nil || len(res.Content) == 0 {
+		return cmp.Or(err, checkText(0, "", false, want))
 	}
 	tc, ok := res.Content[0].(*sdk.TextContent)
 	if !ok {
-		return fmt.Errorf("content %T", res.Content[0])
+		tc = &sdk.TextContent{}
 	}
-	return checkText(tc.Text, want)
+	return checkText(len(res.Content), tc.Text, ok, want)
 }
 
 func (g goSDK) echo(ctx context.Context) error { return g.call(ctx, "echo", echoLen) }
@@ -198,17 +200,11 @@ func (m mcpGo) call(ctx context.Context, name string, want int) error {
 	var req mcpgotypes.CallToolRequest
 	req.Params.Name, req.Params.Arguments = name, echoArgs
 	res, err := m.c.CallTool(ctx, req)
-	if err != nil {
-		return err
-	}
-	if len(res.Content) != 1 {
-		return fmt.Errorf("%d content blocks", len(res.Content))
+	if err != nil || len(res.Content) == 0 {
+		return cmp.Or(err, checkText(0, "", false, want))
 	}
 	tc, ok := res.Content[0].(mcpgotypes.TextContent)
-	if !ok {
-		return fmt.Errorf("content %T", res.Content[0])
-	}
-	return checkText(tc.Text, want)
+	return checkText(len(res.Content), tc.Text, ok, want)
 }
 
 func (m mcpGo) echo(ctx context.Context) error { return m.call(ctx, "echo", echoLen) }
@@ -435,13 +431,10 @@ func (f *floor) list(ctx context.Context) (int, error) {
 
 func (f *floor) text(ctx context.Context, name string, want int) error {
 	var res floorText
-	if err := f.call(ctx, "tools/call "+name, "tools/call", `{"name":"`+name+`","arguments":{"text":"hello"}}`, &res); err != nil {
-		return err
+	if err := f.call(ctx, "tools/call "+name, "tools/call", `{"name":"`+name+`","arguments":{"text":"hello"}}`, &res); err != nil || len(res.Content) == 0 {
+		return cmp.Or(err, checkText(0, "", false, want))
 	}
-	if len(res.Content) != 1 {
-		return fmt.Errorf("%d content blocks", len(res.Content))
-	}
-	return checkText(res.Content[0].Text, want)
+	return checkText(len(res.Content), res.Content[0].Text, res.Content[0].Type == "text", want)
 }
 
 func (f *floor) echo(ctx context.Context) error { return f.text(ctx, "echo", echoLen) }
