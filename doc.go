@@ -31,7 +31,9 @@
 //	if err != nil {
 //		return err // every problem of the file, each with its line
 //	}
-//	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+//	// A server that fails is skipped, with a warning to the logger.
+//	opts := &mcp.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
+//	tools, err := mcp.Discover(ctx, cfg.Servers, opts)
 //	if err != nil {
 //		return err
 //	}
@@ -39,7 +41,7 @@
 //	a := &agent.Agent{
 //		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 //		Tools:  tools,
-//		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stdout)),
+//		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions
 //	}
 //	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What changed today?"}})
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"log/slog"
 	"os"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
@@ -25,7 +26,9 @@ func Example() {
 	if err != nil {
 		log.Fatal(err) // every problem of the file, each with its line
 	}
-	tools, err := mcp.Discover(ctx, cfg.Servers, nil) // a server that fails is skipped, with a warning
+	// A server that fails is skipped: the logger gets a warning for it.
+	opts := &mcp.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
+	tools, err := mcp.Discover(ctx, cfg.Servers, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -34,7 +37,7 @@ func Example() {
 	a := &agent.Agent{
 		Model:  &agent.OpenAI{BaseURL: "http://localhost:12434/engines/v1", Model: "ai/qwen3"},
 		Tools:  tools,
-		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stdout), agent.PolicyOptions(cfg)...),
+		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions apply
 	}
 	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}})
 	if err != nil {

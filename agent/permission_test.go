@@ -29,25 +29,34 @@ mcp:
     - {name: asking, url: "http://c", permissions: ask}
 `))
 	require.NoError(t, err)
-	var mu sync.Mutex
-	var asked []string
-	policy := permission.NewPolicy(permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		asked = append(asked, req.PrefixedName)
-		return permission.Decision{Verdict: permission.AllowOnce}, nil
-	}), agent.PolicyOptions(cfg)...)
-	for _, server := range []string{"trusted", "careful", "asking"} {
-		for _, destructive := range []bool{false, true} {
-			name := server + map[bool]string{false: "_write", true: "_delete"}[destructive]
-			req := permission.Request{Server: server, Tool: name, PrefixedName: name,
-				Annotations: permission.Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(destructive)}}
-			d, err := policy.Check(context.Background(), req)
-			require.NoError(t, err)
-			assert.True(t, d.Allowed())
-		}
+	for name, build := range map[string]func(permission.Approver) *permission.Policy{
+		"PolicyOptions": func(a permission.Approver) *permission.Policy {
+			return permission.NewPolicy(a, agent.PolicyOptions(cfg)...)
+		},
+		"NewPolicy": func(a permission.Approver) *permission.Policy { return agent.NewPolicy(cfg, a) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex
+			var asked []string
+			policy := build(permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				asked = append(asked, req.PrefixedName)
+				return permission.Decision{Verdict: permission.AllowOnce}, nil
+			}))
+			for _, server := range []string{"trusted", "careful", "asking"} {
+				for _, destructive := range []bool{false, true} {
+					name := server + map[bool]string{false: "_write", true: "_delete"}[destructive]
+					req := permission.Request{Server: server, Tool: name, PrefixedName: name,
+						Annotations: permission.Annotations{ReadOnlyHint: ptr(false), DestructiveHint: ptr(destructive)}}
+					d, err := policy.Check(context.Background(), req)
+					require.NoError(t, err)
+					assert.True(t, d.Allowed())
+				}
+			}
+			assert.Equal(t, []string{"careful_delete", "asking_write", "asking_delete"}, asked)
+		})
 	}
-	assert.Equal(t, []string{"careful_delete", "asking_write", "asking_delete"}, asked)
 }
 
 func TestPermissionRequest(t *testing.T) {

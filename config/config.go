@@ -23,6 +23,16 @@ const (
 	// AuthAPIKey sends the token, as is, in the header named by
 	// [Auth.Header].
 	AuthAPIKey AuthType = "apikey"
+	// AuthOAuth gets tokens by OAuth 2.1 (the MCP authorization flow): the
+	// server's 401 starts an authorization in the user's browser.
+	AuthOAuth AuthType = "oauth"
+)
+
+// Token endpoint authentication methods of [Auth.TokenEndpointAuth].
+const (
+	TokenAuthBasic = "client_secret_basic"
+	TokenAuthPost  = "client_secret_post"
+	TokenAuthNone  = "none"
 )
 
 // DefaultAPIKeyHeader is the header an apikey auth uses when the file names
@@ -127,17 +137,44 @@ func (s *Server) Stdio() bool { return s.Command != "" }
 
 // Auth says how a token reaches an HTTP server. The token itself is never in
 // the configuration: TokenEnv names the environment variable that holds it,
-// which the transport reads when it connects.
+// which the transport reads when it connects. An AuthOAuth auth has no
+// token: the OAuth fields say how the client gets one, and its secret, if
+// any, is named by ClientSecretEnv or ClientSecretFile.
 //
 // An Auth is plain data, safe for concurrent reads.
 type Auth struct {
-	// Type is AuthBearer or AuthAPIKey.
+	// Type is AuthBearer, AuthAPIKey or AuthOAuth.
 	Type AuthType
 	// TokenEnv is the name of the environment variable holding the token.
-	// It matches [A-Za-z_][A-Za-z0-9_]*.
+	// It matches [A-Za-z_][A-Za-z0-9_]*. It is empty for AuthOAuth.
 	TokenEnv string
 	// Header is the header that carries the token of an AuthAPIKey auth
 	// (default DefaultAPIKeyHeader). It is empty for AuthBearer, which always
 	// uses Authorization.
 	Header string
+
+	// The fields below are for AuthOAuth only.
+
+	// ClientID is a client id registered beforehand, or an https URL: the
+	// client's Client ID Metadata Document. Empty means Dynamic Client
+	// Registration.
+	ClientID string
+	// ClientSecretEnv names the environment variable holding the secret of
+	// a pre-registered ClientID; empty for a public client.
+	ClientSecretEnv string
+	// ClientSecretFile is the path of a file holding that secret instead
+	// (its content, surrounding white space trimmed), as written.
+	ClientSecretFile string
+	// Issuer, when set, binds ClientID to that authorization server.
+	Issuer string
+	// Scopes are requested when the server's challenge names none; nil
+	// lets the server's metadata decide.
+	Scopes []string
+	// RedirectURL is the redirect URI of the authorization; empty means
+	// the SDK's loopback default.
+	RedirectURL string
+	// TokenEndpointAuth forces the token endpoint authentication method:
+	// TokenAuthBasic, TokenAuthPost or TokenAuthNone; empty chooses from the
+	// authorization server's metadata.
+	TokenEndpointAuth string
 }

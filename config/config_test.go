@@ -101,6 +101,26 @@ func TestParseEveryKey(t *testing.T) {
 				Line:               18,
 			},
 			{
+				Name: "linear",
+				URL:  "https://mcp.linear.app/mcp",
+				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "https://agent.example.com/client-metadata.json",
+					Scopes: []string{"read", "write"}, RedirectURL: "http://127.0.0.1:8976/callback"},
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 24,
+			},
+			{
+				Name: "crm",
+				URL:  "https://crm.example.com/mcp",
+				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-crm", ClientSecretEnv: "CRM_CLIENT_SECRET",
+					Issuer: "https://login.example.com", TokenEndpointAuth: config.TokenAuthPost},
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 31,
+			},
+			{
+				Name:        "docs",
+				URL:         "https://docs.example.com/mcp",
+				Auth:        &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-docs", ClientSecretFile: "/run/secrets/docs-client-secret"},
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 39,
+			},
+			{
 				Name:               "finance",
 				Command:            "simpl-resultat",
 				Args:               []string{"--mcp"},
@@ -109,7 +129,7 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        config.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,
-				Line:               24,
+				Line:               45,
 			},
 		},
 	}
@@ -306,8 +326,8 @@ func TestTokenNeverRead(t *testing.T) {
 	if strings.Contains(string(dump), token) {
 		t.Errorf("token value found in the config: %s", dump)
 	}
-	if cfg.Servers[2].Env["LEDGER"] != "${HOME}/ledger.db" {
-		t.Errorf("env value expanded: %q", cfg.Servers[2].Env["LEDGER"])
+	if finance := cfg.Servers[len(cfg.Servers)-1]; finance.Env["LEDGER"] != "${HOME}/ledger.db" {
+		t.Errorf("env value expanded: %q", finance.Env["LEDGER"])
 	}
 }
 

@@ -2,9 +2,10 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The keys of each mapping, in the order doc.go documents them.
@@ -13,7 +14,11 @@ var (
 	mcpKeys    = []string{"permissions", "confirmDestructive", "servers"}
 	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "headers",
 		"tools", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
-	authKeys = []string{"type", "tokenEnv", "header"}
+	authKeys = []string{"type", "tokenEnv", "header", "clientId", "clientSecretEnv", "clientSecretFile",
+		"issuer", "scopes", "redirectUrl", "tokenEndpointAuth"}
+	// oauthKeys are only for auth.type oauth, tokenKeys never for it.
+	oauthKeys = []string{"clientId", "clientSecretEnv", "clientSecretFile", "issuer", "scopes", "redirectUrl", "tokenEndpointAuth"}
+	tokenKeys = []string{"tokenEnv", "header"}
 
 	// Keys that only make sense with one transport.
 	stdioKeys = []string{"args", "env", "dir"}
@@ -213,10 +218,16 @@ func (d *decoder) auth(n *yaml.Node, field string) *Auth {
 	}
 	a := &Auth{}
 	if e, ok := f["type"]; ok {
-		a.Type = oneOf(d, e.val, field+".type", "auth type", AuthBearer, AuthAPIKey)
+		a.Type = oneOf(d, e.val, field+".type", "auth type", AuthBearer, AuthAPIKey, AuthOAuth)
 	} else {
-		d.report(n, field, "missing type (want bearer or apikey)")
+		d.report(n, field, "missing type (want bearer, apikey or oauth)")
 	}
+	if a.Type == AuthOAuth {
+		d.misplaced(f, field, tokenKeys, "not for oauth auth, which gets its tokens itself")
+		d.oauth(f, field, a)
+		return a
+	}
+	d.misplaced(f, field, oauthKeys, "only for oauth auth")
 	if e, ok := f["tokenEnv"]; ok {
 		// The value is never repeated: a user may have pasted the token
 		// itself here.
@@ -244,6 +255,86 @@ func (d *decoder) auth(n *yaml.Node, field string) *Auth {
 		a.Header = DefaultAPIKeyHeader
 	}
 	return a
+}
+
+// oauth decodes the keys of an oauth auth into a.
+func (d *decoder) oauth(f map[string]entry, field string, a *Auth) {
+	sub := func(k string) string { return field + "." + k }
+	if e, ok := f["clientId"]; ok {
+		if v, ok := d.required(e.val, sub("clientId")); ok {
+			if strings.HasPrefix(v, "http:") || strings.HasPrefix(v, "https:") {
+				if u, err := url.Parse(v); err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "" {
+					d.report(e.val, sub("clientId"), "a URL client id must be an https URL with a path (a Client ID Metadata Document)")
+				}
+			}
+			a.ClientID = v
+		}
+	}
+	envE, hasEnv := f["clientSecretEnv"]
+	fileE, hasFile := f["clientSecretFile"]
+	switch {
+	case hasEnv && hasFile:
+		d.report(fileE.key, sub("clientSecretFile"), "clientSecretEnv and clientSecretFile are mutually exclusive")
+	case hasEnv:
+		if v, ok := d.required(envE.val, sub("clientSecretEnv")); ok {
+			if !isEnvName(v) {
+				d.report(envE.val, sub("clientSecretEnv"), "not an environment variable name (want letters, digits and _, not starting with a digit): put the secret in an environment variable and write that variable's name here")
+			}
+			a.ClientSecretEnv = v
+		}
+	case hasFile:
+		a.ClientSecretFile = d.osString(fileE.val, sub("clientSecretFile"))
+	}
+	secret := hasEnv || hasFile
+	if secret && (a.ClientID == "" || strings.HasPrefix(a.ClientID, "https:")) {
+		at := fileE
+		if hasEnv {
+			at = envE
+		}
+		d.report(at.key, field, "a client secret needs the pre-registered clientId it belongs to")
+	}
+	if e, ok := f["issuer"]; ok {
+		if v, ok := d.required(e.val, sub("issuer")); ok {
+			if msg := urlProblem(v); msg != "" {
+				d.report(e.val, sub("issuer"), "%s", msg)
+			}
+			a.Issuer = v
+		}
+	}
+	if e, ok := f["scopes"]; ok {
+		seen := map[string]bool{}
+		isList := d.list(e.val, sub("scopes"), func(v, at string, item *yaml.Node) {
+			switch {
+			case v == "" || strings.ContainsAny(v, " \t\"\\") || !isHeaderValue(v):
+				d.report(item, at, "invalid scope %s (a scope has no spaces, quotes or backslashes)", quote(v))
+			case seen[v]:
+				d.report(item, at, "duplicate scope %s", quote(v))
+			default:
+				seen[v] = true
+				a.Scopes = append(a.Scopes, v)
+			}
+		})
+		if isList && len(e.val.Content) == 0 {
+			d.report(e.val, sub("scopes"), "empty list of scopes (leave the key out to let the server decide)")
+		}
+	}
+	if e, ok := f["redirectUrl"]; ok {
+		if v, ok := d.required(e.val, sub("redirectUrl")); ok {
+			if u, err := url.Parse(v); err != nil || !u.IsAbs() || u.Fragment != "" {
+				d.report(e.val, sub("redirectUrl"), "not an absolute URL without a fragment")
+			}
+			a.RedirectURL = v
+		}
+	}
+	if e, ok := f["tokenEndpointAuth"]; ok {
+		a.TokenEndpointAuth = oneOf(d, e.val, sub("tokenEndpointAuth"), "token endpoint auth method", TokenAuthBasic, TokenAuthPost, TokenAuthNone)
+		switch {
+		case a.TokenEndpointAuth == TokenAuthNone && secret:
+			d.report(e.val, sub("tokenEndpointAuth"), "none sends no client secret, yet one is configured")
+		case a.TokenEndpointAuth != "" && a.TokenEndpointAuth != TokenAuthNone && !secret:
+			d.report(e.val, sub("tokenEndpointAuth"), "%s needs a client secret (clientSecretEnv or clientSecretFile)", a.TokenEndpointAuth)
+		}
+	}
 }
 
 // headers decodes the static headers; auth is the server's auth, whose

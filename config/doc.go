@@ -6,7 +6,7 @@
 // every problem of the file at once, each with the file, line, column and
 // path of the key concerned:
 //
-//	config: servers.yaml:7:15: mcp.servers[1].auth.type: unknown auth type "oauth" (want bearer or apikey)
+//	config: servers.yaml:7:15: mcp.servers[1].auth.type: unknown auth type "oath" (want bearer, apikey or oauth)
 //
 // Get the list with [errors.As]. The package never reads environment
 // variables and never opens a connection; the functions are safe for
@@ -39,6 +39,27 @@
 //	        type: apikey
 //	        tokenEnv: SEARCH_API_KEY
 //	        header: X-Search-Key
+//	    - name: linear
+//	      url: https://mcp.linear.app/mcp
+//	      auth:
+//	        type: oauth
+//	        clientId: https://agent.example.com/client-metadata.json
+//	        scopes: [read, write]
+//	        redirectUrl: http://127.0.0.1:8976/callback
+//	    - name: crm
+//	      url: https://crm.example.com/mcp
+//	      auth:
+//	        type: oauth
+//	        clientId: mini-me-crm
+//	        clientSecretEnv: CRM_CLIENT_SECRET
+//	        issuer: https://login.example.com
+//	        tokenEndpointAuth: client_secret_post
+//	    - name: docs
+//	      url: https://docs.example.com/mcp
+//	      auth:
+//	        type: oauth
+//	        clientId: mini-me-docs
+//	        clientSecretFile: /run/secrets/docs-client-secret
 //	    - name: finance
 //	      command: simpl-resultat
 //	      args: ["--mcp"]
@@ -98,13 +119,36 @@
 //
 // Keys of auth:
 //
-//   - type: required, bearer (sends "Authorization: Bearer <token>") or
-//     apikey (sends the token as is in header).
-//   - tokenEnv: required, the NAME of the environment variable holding the
-//     token ([A-Za-z_][A-Za-z0-9_]*). The token is read when connecting,
-//     never by this package, and never belongs in the file.
+//   - type: required, bearer (sends "Authorization: Bearer <token>"),
+//     apikey (sends the token as is in header) or oauth (gets tokens by the
+//     MCP authorization flow, OAuth 2.1, when the server asks for them).
+//   - tokenEnv: required for bearer and apikey, the NAME of the
+//     environment variable holding the token ([A-Za-z_][A-Za-z0-9_]*). The
+//     token is read when connecting, never by this package, and never
+//     belongs in the file.
 //   - header: apikey only, the header carrying the token (default
 //     X-API-Key).
+//
+// The other keys are for oauth only, and all optional:
+//
+//   - clientId: a client id registered beforehand at the authorization
+//     server, or an https URL with a path: the client's Client ID Metadata
+//     Document. Without it the client registers itself (Dynamic Client
+//     Registration).
+//   - clientSecretEnv: the NAME of the environment variable holding the
+//     secret of a pre-registered clientId.
+//   - clientSecretFile: the path of a file holding that secret instead
+//     (one of the two at most).
+//   - issuer: the authorization server the pre-registered clientId belongs
+//     to; no other server ever sees it.
+//   - scopes: the scopes to request when the server's challenge names
+//     none, a non-empty list without duplicates (default: the server's
+//     scopes_supported, or none).
+//   - redirectUrl: the redirect URI, an absolute URL (default a loopback
+//     URL the host's sign-in helper listens on).
+//   - tokenEndpointAuth: client_secret_basic, client_secret_post or none,
+//     forcing how the client authenticates at the token endpoint (default:
+//     chosen from the server's metadata); the first two need a secret.
 //
 // # Strictness and limits
 //
@@ -120,5 +164,5 @@
 //
 // Messages repeat names, keys and enumerated values, shortened to 40
 // characters, but never a URL, an argument, an env or header value, or the
-// value of tokenEnv, any of which may hold a secret.
+// value of tokenEnv or clientSecretEnv, any of which may hold a secret.
 package config

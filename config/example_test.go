@@ -58,7 +58,7 @@ func ExampleError() {
   servers:
     - name: github
       url: https://api.githubcopilot.com/mcp/
-      auth: {type: oauth, tokenEnv: GITHUB_PERSONAL_ACCESS_TOKEN}
+      auth: {type: oath, tokenEnv: GITHUB_PERSONAL_ACCESS_TOKEN}
       permision: auto
     - name: finance
 `))
@@ -71,7 +71,7 @@ func ExampleError() {
 		}
 	}
 	// Output:
-	// config: <input>:5:20: mcp.servers[0].auth.type: unknown auth type "oauth" (want bearer or apikey)
+	// config: <input>:5:20: mcp.servers[0].auth.type: unknown auth type "oath" (want bearer, apikey or oauth)
 	// config: <input>:6:7: mcp.servers[0].permision: unknown key "permision" (did you mean permissions?)
 	// config: <input>:7:7: mcp.servers[1]: missing url or command (url for an HTTP server, command for a stdio server)
 	// line 5, mcp.servers[0].auth.type

@@ -91,7 +91,8 @@ func checkConfig(t *testing.T, cfg *config.Config) {
 		if s.Tools != nil && len(s.Tools) == 0 {
 			t.Errorf("server %q: empty, non-nil allowlist", s.Name)
 		}
-		if s.Auth != nil && (s.Auth.TokenEnv == "" || (s.Auth.Type == config.AuthAPIKey) != (s.Auth.Header != "")) {
+		if s.Auth != nil && ((s.Auth.TokenEnv == "") != (s.Auth.Type == config.AuthOAuth) || (s.Auth.Type == config.AuthAPIKey) != (s.Auth.Header != "") ||
+			s.Auth.Type != config.AuthOAuth && (s.Auth.ClientID != "" || s.Auth.Scopes != nil || s.Auth.ClientSecretEnv != "" || s.Auth.ClientSecretFile != "")) {
 			t.Errorf("server %q: bad auth %+v", s.Name, *s.Auth)
 		}
 		if !validMode(s.Permissions) || (s.Egress != config.EgressAny && s.Egress != config.EgressLocal) ||

@@ -8,7 +8,7 @@ import (
 	"os"
 	"sort"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Load reads and validates the configuration file at path.

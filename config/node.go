@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // decoder walks the yaml.Node tree and collects every problem with its
@@ -178,7 +178,10 @@ func oneOf[T ~string](d *decoder, n *yaml.Node, field, what string, allowed ...T
 	for i, a := range allowed {
 		names[i] = string(a)
 	}
-	want := strings.Join(names, " or ")
+	want := names[len(names)-1]
+	if len(names) > 1 {
+		want = strings.Join(names[:len(names)-1], ", ") + " or " + want
+	}
 	s, ok := d.text(n, field, want)
 	if !ok {
 		return ""

@@ -20,15 +20,23 @@
 // server, sends notifications/cancelled).
 //
 // Errors a caller branches on are typed: [*RPCError] carries the JSON-RPC
-// code and data, [*HTTPError] an HTTP answer without a JSON-RPC body, and
-// the sentinels [ErrAuth], [ErrProtocol], [ErrTooLarge],
+// code and data, [*HTTPError] an HTTP answer without a JSON-RPC body,
+// [*AuthError] a 401 or 403 with its challenge, and the sentinels [ErrAuth], [ErrProtocol], [ErrTooLarge],
 // [ErrSessionExpired], [ErrStreamBroken], [ErrInputRequired] and
 // [ErrMissingToken] work with errors.Is. A tool that fails is not an error:
 // its result has IsError set, for the model to read.
 //
-// Tokens come from environment variables only ([HTTPTransport.TokenEnv]),
-// are sent only to the configured origin and never appear in errors or
-// logs.
+// Tokens come from environment variables ([HTTPTransport.TokenEnv]) or from
+// [Credentials] such as an *oauth.Authorizer (package mcp/oauth, the OAuth
+// 2.1 flow of the MCP specification), which [Discover] builds for servers
+// whose auth type is oauth, with the host's browser step
+// ([ToolsetOptions.Browser]) and token store. They are sent only to the
+// configured origin (scheme, host and port, checked on every redirect) and
+// never appear in errors or logs. Every 401 or 403, for any request (calls,
+// notifications, streams, DELETE, the HTTP+SSE transport), is an
+// [*AuthError] matching [ErrAuth], with the server's challenge parsed;
+// a request is sent again after one at most twice (a new token, then a
+// step-up), and only when the Credentials say a new token may succeed.
 //
 // # Local servers
 //

@@ -41,7 +41,7 @@ func ExampleDiscover() {
 	for _, t := range ts.Tools() {
 		fmt.Printf("%s (%s on %s)\n", t.Name, t.Tool.Name, t.Server)
 	}
-	res, err := ts.Call(ctx, "context7_resolve_library_id", map[string]string{"name": "react"})
+	res, err := ts.Call(ctx, "context7_resolve-library-id", map[string]string{"name": "react"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -49,6 +49,6 @@ func ExampleDiscover() {
 	fmt.Println(res.Text())
 	// Output:
 	// warning: github: server-skipped: mcp: token environment variable is not set: MINIME_EXAMPLE_UNSET_TOKEN
-	// context7_resolve_library_id (resolve-library-id on context7)
+	// context7_resolve-library-id (resolve-library-id on context7)
 	// /libs/react
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
 // ErrUnknownTool is returned by Toolset.Call for a name the Toolset does
@@ -33,6 +34,14 @@ type ToolsetOptions struct {
 	// set, also receives the Toolset's own diagnostics, with the server
 	// name as an attribute.
 	Client Options
+	// Browser is the host's sign-in step for the servers whose auth type is
+	// oauth; nil means oauth.NonInteractive, which fails at once with an
+	// error matching oauth.ErrInteractionRequired (and ErrAuth) rather than
+	// wait for a browser. Use oauth.Terminal in a terminal program.
+	Browser oauth.Browser
+	// TokenStore keeps the OAuth tokens of those servers; nil means in
+	// memory, shared by the Toolset's servers for its life.
+	TokenStore oauth.TokenStore
 	// OnChange is called after each refresh of a server's tools, whether or
 	// not anything changed and whether or not it succeeded. Calls are never
 	// concurrent; OnChange may call every Toolset method but Close.
@@ -235,6 +244,9 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	if opts != nil {
 		t.opts = *opts
 	}
+	if t.opts.TokenStore == nil {
+		t.opts.TokenStore = &oauth.MemoryStore{}
+	}
 	t.log = t.opts.Client.Logger
 	if t.log == nil {
 		t.log = slog.New(discardHandler{})
@@ -319,7 +331,7 @@ func checkServer(cfg config.Server, names map[string]bool) error {
 // connect connects to one server and lists its tools within the server's
 // connect timeout.
 func (t *Toolset) connect(ctx context.Context, s *tsServer) listing {
-	tr, err := transportFor(s.cfg)
+	tr, err := t.transport(s.cfg)
 	if err != nil {
 		return listing{err: err}
 	}
@@ -358,7 +370,7 @@ func transportFor(s config.Server) (Transport, error) {
 			t.Header.Set(k, v)
 		}
 	}
-	if a := s.Auth; a != nil {
+	if a := s.Auth; a != nil && a.Type != config.AuthOAuth {
 		if a.TokenEnv == "" {
 			return nil, fmt.Errorf("%w: auth has no token variable", ErrServerConfig)
 		}

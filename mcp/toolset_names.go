@@ -15,10 +15,13 @@ const MaxToolNameLength = 64
 const hashLength = 8
 
 // ToolName returns the name a Toolset exposes for tool on server before
-// collisions are resolved: "{server}_{tool}" with every character outside
-// [A-Za-z0-9_] replaced by "_", runs of "_" collapsed, leading and trailing
-// "_" removed, and, when longer than MaxToolNameLength, cut and ended with
-// "_" and a stable hash of the original names.
+// collisions are resolved: "{server}_{tool}" in the characters model APIs
+// accept in a function name, [A-Za-z0-9_-]: a lone "-" between letters or
+// digits is kept, every other run of characters outside [A-Za-z0-9]
+// becomes one "_", none leads or trails; when longer than
+// MaxToolNameLength, the name is cut and ended with "_" and a stable hash
+// of the original names. So "resolve-library-id" of server "context7" is
+// "context7_resolve-library-id".
 func ToolName(server, tool string) string {
 	name := sanitizeName(server + "_" + tool)
 	if name == "" {
@@ -30,24 +33,30 @@ func ToolName(server, tool string) string {
 	return name
 }
 
-// sanitizeName maps s onto [A-Za-z0-9_] without repeated, leading or
-// trailing underscores.
+// sanitizeName maps s onto words of [A-Za-z0-9] joined by single
+// separators: a lone "-" between two words stays, any other run of other
+// characters becomes "_", and none leads or trails.
 func sanitizeName(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
-	under := true // drops leading underscores
+	run, dash := 0, false // the separators since the last word character
 	for _, r := range s {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			if run > 0 && b.Len() > 0 {
+				if run == 1 && dash {
+					b.WriteByte('-')
+				} else {
+					b.WriteByte('_')
+				}
+			}
 			b.WriteRune(r)
-			under = false
+			run = 0
 			continue
 		}
-		if !under {
-			b.WriteByte('_')
-			under = true
-		}
+		run++
+		dash = r == '-'
 	}
-	return strings.TrimSuffix(b.String(), "_")
+	return b.String()
 }
 
 // withHash cuts name so that "_" and h fit within MaxToolNameLength and
@@ -56,7 +65,7 @@ func withHash(name, h string) string {
 	if keep := MaxToolNameLength - len(h) - 1; len(name) > keep {
 		name = name[:keep]
 	}
-	return strings.TrimRight(name, "_") + "_" + h
+	return strings.TrimRight(name, "_-") + "_" + h
 }
 
 // nameHash is a short hash of a tool's original names; attempt > 0 gives

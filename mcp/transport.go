@@ -39,6 +39,12 @@ type HTTPTransport struct {
 	// TokenHeader, if set, is the header that carries the raw token instead of
 	// Authorization.
 	TokenHeader string
+	// Credentials, when TokenEnv is empty, supply and renew the token of
+	// every request (an *oauth.Authorizer for OAuth). A 401 or 403 is
+	// handed to them before the request is sent again; what they cannot
+	// fix reaches the caller as an *AuthError. Like the TokenEnv token,
+	// theirs never leaves the configured origin and is never logged.
+	Credentials Credentials
 	// HTTPSSE pins the deprecated HTTP+SSE transport of 2024-11-05: URL
 	// is then the event stream to GET, and Streamable HTTP is not tried.
 	// Without it, that transport is still the last fallback.
@@ -76,25 +82,11 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 		h.own = http.DefaultTransport.(*http.Transport).Clone()
 		base = &http.Client{Transport: h.own}
 	}
-	hc := *base
-	next := base.CheckRedirect
-	origin := u.Scheme + "://" + u.Host
-	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if req.URL.Scheme+"://"+req.URL.Host != origin {
-			// The token belongs to the origin the user configured.
-			if h.authName != "" {
-				req.Header.Del(h.authName)
-			}
-			req.Header.Del("Authorization")
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
+	if t.TokenEnv == "" {
+		h.creds = t.Credentials
 	}
+	hc := *base
+	hc.CheckRedirect = h.checkRedirect(base.CheckRedirect)
 	h.hc = &hc
 	h.notes = newNotifyQueue(c)
 	return h, nil

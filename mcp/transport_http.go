@@ -51,6 +51,7 @@ type httpConn struct {
 	authName  string
 	authValue string
 	token     string // for redaction only
+	creds     Credentials
 	maxSize   int64
 	pinSSE    bool // speak only the deprecated HTTP+SSE transport
 	// notes and answers keep the host's code off the goroutines that read
@@ -67,9 +68,35 @@ type httpConn struct {
 	stopListen context.CancelFunc
 	listenDone chan struct{}
 	elsewhere  map[int64]elsewhere // legacy calls reading a response stream
+	sent       []string            // the Credentials' recent tokens, for redaction
 }
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// pooledBody is the largest body read straight into a pooled buffer; the
+// rest of a larger one is gathered in chunks (see gather).
+const pooledBody = 1 << 20
+
+// readBody reads a body of at most max bytes into buf; a larger one fails
+// with errGatherLimit, having cost about max bytes.
+func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
+	first := min(max, pooledBody)
+	if _, err := buf.ReadFrom(io.LimitReader(body, first)); err != nil {
+		return err
+	}
+	if int64(buf.Len()) < first {
+		return nil
+	}
+	g := gather{max: max - first}
+	if err := g.readFrom(body); err != nil {
+		return err
+	}
+	buf.Grow(int(g.size))
+	for _, c := range g.parts() {
+		buf.Write(c)
+	}
+	return nil
+}
 
 func (h *httpConn) setProtocol(era Era, version string) {
 	h.mu.Lock()
@@ -111,9 +138,13 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 	}
 	req := h.newPost(ctx, body)
 	session, modern := h.setHeaders(req, r)
-	resp, err := h.hc.Do(req)
+	resp, err := h.do(req, r.method)
 	if err != nil {
-		return fmt.Errorf("mcp: %s: %w", r.method, h.redactErr(err))
+		var ae *AuthError
+		if errors.As(err, &ae) {
+			return err // it names the method already
+		}
+		return fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
 	defer closeBody(resp.Body)
 	if r.method == "initialize" {
@@ -123,10 +154,7 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 			h.mu.Unlock()
 		}
 	}
-	switch resp.StatusCode {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Errorf("%w: %s: http status %d", ErrAuth, r.method, resp.StatusCode)
-	case http.StatusAccepted:
+	if resp.StatusCode == http.StatusAccepted {
 		return fmt.Errorf("%w: %s: 202 Accepted where a response is due", ErrProtocol, r.method)
 	}
 	if session != "" && !modern && h.sessionLost(resp) {
@@ -211,9 +239,6 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 	if session != "" {
 		hd["Mcp-Session-Id"] = []string{session}
 	}
-	if h.authName != "" {
-		hd[h.authName] = []string{h.authValue}
-	}
 	req.Header = hd
 	return session, modern
 }
@@ -237,13 +262,22 @@ func versionHeader(version string) []string {
 // readJSON decodes a single JSON-RPC response body, in one pass, straight
 // into result.
 func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error {
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer func() { buf.Reset(); bufPool.Put(buf) }()
-	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, h.maxSize+1)); err != nil {
-		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
+	tooLarge := fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	if resp.ContentLength > h.maxSize {
+		return tooLarge
 	}
-	if int64(buf.Len()) > h.maxSize {
-		return fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= pooledBody { // a rare big body is not kept
+			buf.Reset()
+			bufPool.Put(buf)
+		}
+	}()
+	if err := readBody(buf, resp.Body, h.maxSize); err != nil {
+		if errors.Is(err, errGatherLimit) {
+			return tooLarge
+		}
+		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
 	msg := jsonrpc.Message{Result: result}
 	if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
@@ -364,8 +398,8 @@ func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
 func (h *httpConn) reply(method string, msg *jsonrpc.Message) error {
 	if msg.Error != nil {
 		e := rpcError(method, msg.Error)
-		if h.token != "" {
-			e.Message = h.redact(e.Message)
+		e.Message = h.redact(e.Message)
+		if e.Data != nil {
 			e.Data = json.RawMessage(h.redact(string(e.Data)))
 		}
 		return e
@@ -445,11 +479,7 @@ func (h *httpConn) get(ctx context.Context, lastID string) (*http.Response, erro
 	if lastID != "" {
 		req.Header.Set("Last-Event-ID", lastID)
 	}
-	resp, err := h.hc.Do(req)
-	if err != nil {
-		return nil, h.redactErr(err)
-	}
-	return resp, nil
+	return h.do(req, "GET")
 }
 
 // legacyHeaders sets what every legacy message carries besides its body.
@@ -465,9 +495,6 @@ func (h *httpConn) legacyHeaders(hd http.Header) {
 	}
 	if session != "" {
 		hd.Set("Mcp-Session-Id", session)
-	}
-	if h.authName != "" {
-		hd.Set(h.authName, h.authValue)
 	}
 }
 
@@ -503,9 +530,9 @@ func (h *httpConn) send(ctx context.Context, msg any) error {
 	h.legacyHeaders(req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := h.hc.Do(req)
+	resp, err := h.do(req, "notification")
 	if err != nil {
-		return h.redactErr(err)
+		return err
 	}
 	defer closeBody(resp.Body)
 	if resp.StatusCode/100 != 2 {
@@ -743,9 +770,7 @@ func (h *httpConn) close(ctx context.Context) error {
 		defer cancel()
 		h.answers.wait(gctx, h.c.log)
 		h.notes.close(gctx)
-		if h.own != nil {
-			h.own.CloseIdleConnections()
-		}
+		h.closeIdle()
 	}()
 	h.mu.Lock()
 	session, stop, done := h.session, h.stopListen, h.listenDone
@@ -762,9 +787,9 @@ func (h *httpConn) close(ctx context.Context) error {
 		return err
 	}
 	h.legacyHeaders(req.Header)
-	resp, err := h.hc.Do(req)
+	resp, err := h.do(req, "DELETE")
 	if err != nil {
-		return fmt.Errorf("mcp: closing session: %w", h.redactErr(err))
+		return fmt.Errorf("mcp: closing session: %w", err)
 	}
 	closeBody(resp.Body)
 	return nil
@@ -780,22 +805,23 @@ func (h *httpConn) httpError(method string, status int, ct string, body []byte) 
 	return &HTTPError{Method: method, StatusCode: status, ContentType: ct, Body: h.redact(clip(string(body), errorBodyLimit))}
 }
 
-// redact removes the token from text a server or the network produced.
+// redact removes the tokens from text a server or the network produced.
 func (h *httpConn) redact(s string) string {
-	if h.token == "" {
-		return s
+	for _, t := range h.secrets() {
+		s = strings.ReplaceAll(s, t, "[redacted]")
 	}
-	return strings.ReplaceAll(s, h.token, "[redacted]")
+	return s
 }
 
 // redactErr removes the token from an error of the HTTP client, keeping
 // what errors.Is finds in it, and classifies it (see netError).
 func (h *httpConn) redactErr(err error) error {
 	err = netError(err)
-	if h.token == "" || !strings.Contains(err.Error(), h.token) {
+	msg := err.Error()
+	if h.redact(msg) == msg {
 		return err
 	}
-	return &redacted{msg: h.redact(err.Error()), err: err}
+	return &redacted{msg: h.redact(msg), err: err}
 }
 
 // mediaType returns the response's media type, lower case, without

@@ -43,9 +43,7 @@ func (h *httpConn) openHTTPSSE(ctx context.Context) (*sseConn, error) {
 	// The host's callbacks run on the HTTP connection's queue, not on
 	// the reader.
 	s.mux = newMux(h.c, func(ctx context.Context, msg jsonrpc.Response) error { return s.post(ctx, msg) }, h.notes.push, func() bool { return false })
-	if h.token != "" {
-		s.mux.redact = h.redact
-	}
+	s.mux.redact = h.redact
 	endpoint := make(chan string, 1)
 	go s.read(sctx, resp, endpoint)
 	select {
@@ -138,9 +136,9 @@ func (s *sseConn) post(ctx context.Context, msg any) error {
 	}
 	s.h.legacyHeaders(req.Header)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.h.hc.Do(req)
+	resp, err := s.h.do(req, "POST")
 	if err != nil {
-		return s.h.redactErr(err)
+		return err
 	}
 	defer closeBody(resp.Body)
 	if resp.StatusCode/100 != 2 {
@@ -157,8 +155,6 @@ func (s *sseConn) close(ctx context.Context) error {
 	<-s.done
 	s.mux.answers.wait(ctx, s.h.c.log)
 	s.h.notes.close(ctx)
-	if s.h.own != nil {
-		s.h.own.CloseIdleConnections()
-	}
+	s.h.closeIdle()
 	return nil
 }

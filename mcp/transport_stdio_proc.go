@@ -287,20 +287,27 @@ func (p *proc) readStdout() {
 }
 
 // readLine reads a line into buf without its end of line, failing with
-// ErrTooLarge past max bytes.
+// ErrTooLarge past max bytes. A line longer than r's buffer is gathered
+// in chunks, so that refusing one costs about max bytes, not twice that.
 func readLine(r *bufio.Reader, buf []byte, max int64) ([]byte, error) {
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if int64(len(buf)+len(chunk)) > max+2 { // room for "\r\n"
+	chunk, err := r.ReadSlice('\n')
+	if int64(len(chunk)) > max+2 { // room for "\r\n"
+		return buf, ErrTooLarge
+	}
+	if err != bufio.ErrBufferFull {
+		return trimEOL(append(buf, chunk...)), err
+	}
+	g := gather{max: max + 2}
+	for err == bufio.ErrBufferFull {
+		if g.add(chunk) != nil {
 			return buf, ErrTooLarge
 		}
-		buf = append(buf, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		buf = trimEOL(buf)
-		return buf, err
+		chunk, err = r.ReadSlice('\n')
 	}
+	if g.add(chunk) != nil {
+		return buf, ErrTooLarge
+	}
+	return trimEOL(g.appendTo(buf)), err
 }
 
 func trimEOL(b []byte) []byte {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -186,4 +187,21 @@ func ExampleRequest_ArgumentsText() {
 	//   "path": "/tmp/notes.txt",
 	//   "content": "la la la la la la la la la la la l … [87 more bytes]
 	// }
+}
+
+// A host that reads its user's messages from the same input as the
+// approval questions shares it through Lines: each line goes to whoever
+// asks next, and a question withdrawn by Ctrl-C loses no line.
+func ExampleNewSharedTerminal() {
+	lines := permission.NewLines(strings.NewReader("list my accounts\ny\n")) // os.Stdin in a real host
+	defer lines.Close()
+	term := permission.NewSharedTerminal(lines, io.Discard) // os.Stdout in a real host
+
+	msg, _ := lines.Next(context.Background())
+	fmt.Println("user:", msg)
+	d, _ := term.Approve(context.Background(), permission.Request{Server: "finance", Tool: "list_accounts"})
+	fmt.Println("approval:", d.Verdict)
+	// Output:
+	// user: list my accounts
+	// approval: allow once
 }

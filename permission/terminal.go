@@ -55,9 +55,10 @@ const (
 // reads lines.) So a Terminal has at most one goroutine, and none while no
 // read is pending; it needs no Close method.
 type Terminal struct {
-	out  io.Writer
-	in   *bufio.Reader
-	turn chan struct{} // holds a token while a question is asked
+	out    io.Writer
+	in     *bufio.Reader
+	shared *Lines        // the input, when shared with the host
+	turn   chan struct{} // holds a token while a question is asked
 
 	// The fields below belong to the goroutine holding the turn.
 	lines   chan inputLine // receives the pending read's result; capacity 1
@@ -76,19 +77,32 @@ type inputLine struct {
 // NewTerminal returns a Terminal that reads answers from in and writes
 // questions to out. A nil in behaves as an input already at its end (every
 // call is denied); a nil out discards the questions.
+// A host that also reads its user's lines from in uses NewSharedTerminal.
 func NewTerminal(in io.Reader, out io.Writer) *Terminal {
 	if in == nil {
 		in = strings.NewReader("")
 	}
+	t := newTerminal(out)
+	t.in = bufio.NewReaderSize(in, terminalLineLimit)
+	return t
+}
+
+// NewSharedTerminal returns a Terminal that takes its answers from lines,
+// which the host also reads its user's lines from, in turn, and writes
+// questions to out (nil discards them). It has no goroutine of its own: a
+// question withdrawn (ctx done) takes no line, and the host's next Next
+// gets it.
+func NewSharedTerminal(lines *Lines, out io.Writer) *Terminal {
+	t := newTerminal(out)
+	t.shared = lines
+	return t
+}
+
+func newTerminal(out io.Writer) *Terminal {
 	if out == nil {
 		out = io.Discard
 	}
-	return &Terminal{
-		out:   out,
-		in:    bufio.NewReaderSize(in, terminalLineLimit),
-		turn:  make(chan struct{}, 1),
-		lines: make(chan inputLine, 1),
-	}
+	return &Terminal{out: out, turn: make(chan struct{}, 1), lines: make(chan inputLine, 1)}
 }
 
 // Approve asks the person at the terminal about req and waits for the
@@ -115,17 +129,10 @@ func (t *Terminal) Approve(ctx context.Context, req Request) (Decision, error) {
 		return t.inputEnded()
 	}
 	for {
-		if !t.reading {
-			t.reading = true
-			go t.readLine()
-		}
-		var line inputLine
-		select {
-		case line = <-t.lines:
-			t.reading = false
-		case <-ctx.Done():
+		line, err := t.next(ctx)
+		if err != nil {
 			t.note("\n(no answer: the question was withdrawn; call denied)\n")
-			return Decision{}, ctx.Err()
+			return Decision{}, err
 		}
 		fresh := !line.at.Before(shown)
 		if fresh && !line.tooLong {
@@ -143,6 +150,30 @@ func (t *Terminal) Approve(ctx context.Context, req Request) (Decision, error) {
 		} else {
 			t.note("(ignored a line typed before this question)\n> ")
 		}
+	}
+}
+
+// next waits for the next answer line, or until ctx is done. A read of its
+// own input goes on after ctx is done, and answers the next question.
+func (t *Terminal) next(ctx context.Context) (inputLine, error) {
+	if t.shared != nil {
+		line, err := t.shared.take(ctx)
+		if err != nil && ctx.Err() == nil {
+			return inputLine{at: time.Now(), err: err}, nil // the input ended
+		}
+		line.tooLong = line.tooLong || len(line.text) > terminalLineLimit
+		return line, err
+	}
+	if !t.reading {
+		t.reading = true
+		go t.readLine()
+	}
+	select {
+	case line := <-t.lines:
+		t.reading = false
+		return line, nil
+	case <-ctx.Done():
+		return inputLine{}, ctx.Err()
 	}
 }
 

@@ -40,7 +40,9 @@ type Options struct {
 	// their line endings, and any comment or blank lines right before it.
 	// A larger event ends the stream with an error matching
 	// ErrEventTooLarge, before the decoder buffers more than MaxEventSize
-	// bytes. Zero means DefaultMaxEventSize; negative values are invalid.
+	// bytes; go-sse's scanner grows its buffer by doubling, so refusing
+	// such an event allocates up to about twice MaxEventSize in all.
+	// Zero means DefaultMaxEventSize; negative values are invalid.
 	MaxEventSize int
 
 	// IdleTimeout, if positive, bounds how long the decoder waits for the

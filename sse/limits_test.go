@@ -136,19 +136,20 @@ func TestIdleTimeoutIsResetByKeepAlives(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		defer pw.Close()
-		for range 30 {
+		for range 40 {
 			if _, err := pw.Write([]byte(": ping\n\n")); err != nil {
 				return
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(40 * time.Millisecond) // pacing the writer, not waiting for a result
 		}
 		_, _ = pw.Write([]byte("data: done\n\n")) // the test checks what arrived
 	}()
-	// 300ms of keep-alives, with room for a loaded machine's scheduling.
-	got, err := decodeAll(t, pr, &Options{IdleTimeout: 200 * time.Millisecond})
+	// 1.6 s of keep-alives, longer than the idle timeout, with room for a
+	// loaded machine's scheduling between two of them.
+	got, err := decodeAll(t, pr, &Options{IdleTimeout: time.Second})
 	wg.Wait()
 	if err != nil || len(got.events) != 1 || got.events[0].Data != "done" {
-		t.Fatalf("got %+v, %v; want the event after 300ms of keep-alives", got.events, err)
+		t.Fatalf("got %+v, %v; want the event after 1.6 s of keep-alives", got.events, err)
 	}
 }
 

@@ -15,6 +15,13 @@
 // OLLAMA_HOST or Docker Model Runner. Without one, it says how to start
 // one and exits with status 0.
 //
+// A server configured with auth.type oauth is signed in to on first use:
+// the chat prints the authorization URL, you open it in a browser, and the
+// redirect comes back to a loopback port the chat listens on
+// (oauth.Terminal). Tokens are kept in tokens.json under the user's
+// configuration directory (mini-me/, mode 0600), so the next run signs in
+// only when they can no longer be refreshed.
+//
 // The chat and the approval questions both read the terminal. One
 // goroutine reads its lines, and the chat hands a line to the approver
 // (permission.Terminal, reading from a channel) only while a question is
@@ -28,6 +35,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -39,6 +47,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -97,13 +106,42 @@ func discover(path string) (*config.Config, *mcp.Toolset, func(), error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	opts := &mcp.ToolsetOptions{Browser: oauth.Terminal{Out: os.Stderr}}
+	limit := time.Minute
+	if usesOAuth(cfg) {
+		// A sign-in takes a person: give it the terminal helper's time.
+		limit = oauth.DefaultTerminalTimeout + time.Minute
+		opts.Client.ConnectTimeout = oauth.DefaultTerminalTimeout + 30*time.Second
+		store, err := tokenStore()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		opts.TokenStore = store
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+	tools, err := mcp.Discover(ctx, cfg.Servers, opts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return cfg, tools, func() { host.CloseTools(tools) }, nil
+}
+
+func usesOAuth(cfg *config.Config) bool {
+	return slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth })
+}
+
+// tokenStore keeps OAuth tokens in the user's configuration directory.
+func tokenStore() (*oauth.FileStore, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return nil, fmt.Errorf("token store: %w", err)
+	}
+	dir = filepath.Join(dir, "mini-me")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("token store: %w", err)
+	}
+	return &oauth.FileStore{Path: filepath.Join(dir, "tokens.json")}, nil
 }
 
 // chat is one session: the conversation so far and the terminal.

@@ -10,6 +10,13 @@
 //
 // The client detects the server's protocol era by itself, so it ignores
 // MCP_CONFORMANCE_PROTOCOL_VERSION.
+//
+// For the auth/* scenarios it is an OAuth host: its client identity is a
+// Client ID Metadata Document URL, or the pre-registered credentials (and
+// their issuer) the suite hands out in MCP_CONFORMANCE_CONTEXT; its
+// "browser" fetches the authorization URL and reads the redirect's
+// Location instead of opening a page. Everything else (discovery,
+// registration, scopes, PKCE, iss, step-up) is the SDK's.
 package main
 
 import (
@@ -18,10 +25,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	neturl "net/url"
 	"os"
+	"strings"
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
 func main() {
@@ -46,7 +57,7 @@ func main() {
 
 func run(ctx context.Context, scenario, url string, log *slog.Logger) error {
 	run, ok := scenarios[scenario]
-	if !ok {
+	if !ok && !strings.HasPrefix(scenario, "auth/") {
 		return fmt.Errorf("unknown scenario %q", scenario)
 	}
 	opts := &mcp.Options{
@@ -59,13 +70,80 @@ func run(ctx context.Context, scenario, url string, log *slog.Logger) error {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 		},
 	}
-	c, err := mcp.Connect(ctx, &mcp.HTTPTransport{URL: url}, opts)
+	tr := &mcp.HTTPTransport{URL: url}
+	if strings.HasPrefix(scenario, "auth/") {
+		a, err := authorizer(url, log)
+		if err != nil {
+			return err
+		}
+		defer a.CloseIdleConnections()
+		tr.Credentials = a
+		run = callEveryTool
+	}
+	c, err := mcp.Connect(ctx, tr, opts)
 	if err != nil {
 		return err
 	}
 	log.Info("connected", "era", c.Era(), "version", c.ProtocolVersion(), "server", c.ServerInfo().Name)
 	err = run(ctx, c, log)
 	return errors.Join(err, c.Close())
+}
+
+// clientMetadataURL is the client's identity where an authorization server
+// accepts Client ID Metadata Documents.
+const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
+
+// redirectURL is where the authorization server sends the browser back;
+// nothing listens there, since headlessBrowser reads the redirect itself.
+const redirectURL = "http://localhost:3000/callback"
+
+// authorizer configures the SDK's OAuth client as a host would, with the
+// credentials the suite hands out for some scenarios.
+func authorizer(serverURL string, log *slog.Logger) (*oauth.Authorizer, error) {
+	var given struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+		Issuer       string `json:"issuer"`
+	}
+	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
+		if err := json.Unmarshal([]byte(c), &given); err != nil {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	cfg := oauth.Config{
+		ClientID:    clientMetadataURL,
+		RedirectURL: redirectURL,
+		ClientName:  "mini-me-conformance",
+		Browser:     headlessBrowser{},
+		Logger:      log,
+	}
+	if given.ClientID != "" {
+		cfg.ClientID, cfg.ClientSecret, cfg.Issuer = given.ClientID, oauth.Secret(given.ClientSecret), given.Issuer
+	}
+	return oauth.New(serverURL, cfg)
+}
+
+// headlessBrowser stands in for the user's browser: the suite's
+// authorization server redirects at once, without a login page.
+type headlessBrowser struct{}
+
+func (headlessBrowser) Authorize(ctx context.Context, authURL, _ string) (*neturl.URL, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	hc.CloseIdleConnections()
+	loc, err := resp.Location()
+	if err != nil {
+		return nil, fmt.Errorf("authorization endpoint answered %d without a redirect", resp.StatusCode)
+	}
+	return loc, nil
 }
 
 type scenarioFunc func(context.Context, *mcp.Client, *slog.Logger) error

@@ -1,7 +1,9 @@
 // Package mcptest is an in-process MCP server for tests and benchmarks. It
 // speaks the stateless 2026-07-28 revision, the initialize-based 2025-11-25
 // one, or both, over Streamable HTTP, answers with JSON or SSE, and can
-// misbehave on purpose through Intercept.
+// misbehave on purpose through Intercept or a Fault (fault.go holds the
+// library of misbehaviours: resets, truncations, trickles, floods, lost
+// sessions, wrong ids and content types, proxies' error pages...).
 package mcptest
 
 import (
@@ -62,11 +64,15 @@ type Server struct {
 	// Intercept, when set, sees every POST first (with its decoded
 	// message) and may answer it itself by returning true.
 	Intercept func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool
+	// Fault, when set, misbehaves on the requests it matches (see Fault).
+	Fault *Fault
 
 	mu       sync.Mutex
 	sessions map[string]bool
 	requests []Request
 	deletes  int
+	// faultHits counts the requests Fault hit.
+	faultHits int
 	// listeners are the open subscriptions/listen streams.
 	listeners []chan struct{}
 	srv       *httptest.Server
@@ -145,6 +151,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, Request{Method: msg.Method, Header: r.Header.Clone(), Body: body})
 	s.mu.Unlock()
 	if s.Intercept != nil && s.Intercept(w, r, msg) {
+		return
+	}
+	if s.fault(w, r, msg) {
 		return
 	}
 	if msg.Method == "" || len(msg.ID) == 0 {

@@ -11,8 +11,8 @@
 // history, echo, slow, env, pid, big and ask_client exist for the tests;
 // with -list-changed, add_tool changes the tool list and says so (on
 // every subscriptions/listen of a modern client, or to a legacy one), and
-// end_subscriptions ends the subscriptions. log_burst (not listed) sends n
-// log notifications, then tools/list_changed.
+// end_subscriptions ends the subscriptions. log_burst (listed with
+// -list-log-burst) sends n log notifications, then tools/list_changed.
 package main
 
 import (
@@ -53,6 +53,8 @@ func main() {
 	starts := flag.String("starts", "", "file counting the starts of the server, restarts included")
 	flag.IntVar(&s.exitOnInit, "exit-on-initialize", 0, "exit with status 4 on initialize when this is start number n (needs -starts)")
 	flag.BoolVar(&s.listChanged, "list-changed", false, "offer tools.listChanged, subscriptions/listen, add_tool and end_subscriptions")
+	flag.BoolVar(&s.listBurst, "list-log-burst", false, "list log_burst with the tools")
+	flag.StringVar(&s.fault, "fault", "", "answer echo with a broken line: truncate (half of it), invalid-utf8 (bytes that are not UTF-8 in the text) or wrong-id (another request's id)")
 	flag.Parse()
 
 	if *exitNow {
@@ -96,6 +98,8 @@ type server struct {
 	start          int // number of this start (-starts)
 	exitOnInit     int
 	listChanged    bool
+	fault          string
+	listBurst      bool
 
 	omu sync.Mutex
 	out *bufio.Writer
@@ -303,6 +307,9 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 			list = slices.Concat(tools, changeTools, s.added)
 			s.mu.Unlock()
 		}
+		if s.listBurst {
+			list = append(slices.Clip(list), tool("log_burst", "Send n log notifications, then tools/list_changed.", true, `"n":{"type":"integer"}`))
+		}
 		return map[string]any{"tools": list}, nil
 	case "subscriptions/listen":
 		if !s.listChanged {
@@ -314,6 +321,10 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 		s.notify("notifications/subscriptions/acknowledged", msg.ID, map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
 		return nil, nil // answered when the subscription ends
 	case "tools/call":
+		if p.Name == "echo" && s.fault != "" {
+			s.faulty(msg.ID, p.Arguments)
+			return nil, nil
+		}
 		if p.Name == s.crashOn {
 			fmt.Fprintln(os.Stderr, "finance: fatal: database disk image is malformed")
 			os.Exit(3)
@@ -434,6 +445,12 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		return jsonText(map[string]any{"methods": s.history, "cancelled": s.cancelled, "slow": s.slowIDs, "listening": len(s.listens)}), nil
 	case "env":
 		vars := map[string]*string{}
+		if len(a.Names) == 0 { // every variable
+			for _, kv := range os.Environ() {
+				name, v, _ := strings.Cut(kv, "=")
+				vars[name] = &v
+			}
+		}
 		for _, n := range a.Names {
 			if v, ok := os.LookupEnv(n); ok {
 				vars[n] = &v
@@ -460,6 +477,31 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool: " + name}
+}
+
+// invalidUTF8 is a text with bytes that are not UTF-8.
+const invalidUTF8 = "caf\xe9 \xff\xfe ok"
+
+// faulty answers an echo call with the broken line -fault names.
+func (s *server) faulty(id jsonrpc.ID, args json.RawMessage) {
+	var line []byte
+	switch s.fault {
+	case "truncate":
+		b, _ := json.Marshal(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: id, Result: text(string(args))})
+		line = b[:len(b)/2]
+	case "invalid-utf8":
+		line = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`+invalidUTF8+`"}]}}`, id)
+	case "wrong-id":
+		line = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s000,"result":{"content":[{"type":"text","text":"not yours"}]}}`, id)
+	default:
+		fmt.Fprintln(os.Stderr, "finance: unknown -fault", s.fault)
+		os.Exit(2)
+	}
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	s.out.Write(line)
+	s.out.WriteByte('\n')
+	s.out.Flush()
 }
 
 // ask sends a request to the client and reports its answer.

@@ -1,0 +1,415 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config configures an Authorizer. The zero value works with a server
+// that offers Dynamic Client Registration, in a host that cannot show a
+// browser (NonInteractive), with tokens kept in memory.
+type Config struct {
+	// ClientID is a client id registered beforehand at the authorization
+	// server, or an https URL: the client's Client ID Metadata Document,
+	// used where the authorization server advertises support for them.
+	// Empty, or a document URL the server does not accept, means Dynamic
+	// Client Registration.
+	ClientID string
+	// ClientSecret is the secret of a pre-registered ClientID; empty for a
+	// public client.
+	ClientSecret Secret
+	// Issuer, when set, binds ClientID and ClientSecret to that
+	// authorization server: another one never sees them (the client
+	// registers there instead).
+	Issuer string
+	// Scopes are requested when the server's challenge names none; empty
+	// means the resource's scopes_supported, or no scope parameter.
+	Scopes []string
+	// RedirectURL is the redirect URI; empty means DefaultRedirectURL.
+	RedirectURL string
+	// TokenEndpointAuth forces the token endpoint authentication method:
+	// "client_secret_basic", "client_secret_post" or "none", used by a
+	// pre-registered client and asked for in a registration (where the
+	// server's answer has the last word). Empty chooses from the
+	// authorization server's metadata.
+	TokenEndpointAuth string
+	// ClientName is the client_name sent in a registration; empty means
+	// "mini-me".
+	ClientName string
+	// Browser shows the authorization page to the user; nil means
+	// NonInteractive.
+	Browser Browser
+	// Store keeps tokens; nil means a MemoryStore of the Authorizer's own.
+	Store TokenStore
+	// HTTPClient sends the metadata, registration and token requests; nil
+	// means a client of the Authorizer's own, whose idle connections
+	// CloseIdleConnections releases.
+	HTTPClient *http.Client
+	// Logger receives debug diagnostics (never a token); nil discards them.
+	Logger *slog.Logger
+}
+
+// Token endpoint authentication methods (RFC 7591 §2).
+const (
+	AuthBasic = "client_secret_basic"
+	AuthPost  = "client_secret_post"
+	AuthNone  = "none"
+)
+
+// Authorizer holds the authorization of one MCP server: its metadata, the
+// client's registrations (one per authorization server) and the current
+// token. It is safe for concurrent use: at most one authorization or
+// refresh runs at a time, and concurrent requests share its outcome.
+type Authorizer struct {
+	cfg      Config
+	resource *url.URL
+	log      *slog.Logger
+	own      *http.Transport
+
+	// flight holds the one authorization or refresh in progress; waiters
+	// honour their contexts.
+	flight chan struct{}
+
+	mu      sync.Mutex
+	tok     *Token
+	key     Key             // where tok is stored
+	meta    *ServerMetadata // of tok's issuer
+	clients map[string]Registration
+}
+
+// New returns the Authorizer of the MCP server at serverURL.
+func New(serverURL string, cfg Config) (*Authorizer, error) {
+	u, err := url.Parse(serverURL)
+	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("oauth: server URL %q is not an http(s) URL", serverURL)
+	}
+	switch cfg.TokenEndpointAuth {
+	case "", AuthBasic, AuthPost, AuthNone:
+	default:
+		return nil, fmt.Errorf("oauth: unknown token endpoint auth method %q (want %s, %s or %s)", cfg.TokenEndpointAuth, AuthBasic, AuthPost, AuthNone)
+	}
+	if cfg.RedirectURL == "" {
+		cfg.RedirectURL = DefaultRedirectURL
+	}
+	if _, err := url.Parse(cfg.RedirectURL); err != nil {
+		return nil, fmt.Errorf("oauth: redirect URL: %w", err)
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = "mini-me"
+	}
+	if cfg.Browser == nil {
+		cfg.Browser = NonInteractive{}
+	}
+	if cfg.Store == nil {
+		cfg.Store = &MemoryStore{}
+	}
+	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}}
+	if a.log == nil {
+		a.log = slog.New(discard{})
+	}
+	if cfg.HTTPClient == nil {
+		a.own = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return a, nil
+}
+
+func (a *Authorizer) httpClient() *http.Client {
+	if a.cfg.HTTPClient != nil {
+		return a.cfg.HTTPClient
+	}
+	return &http.Client{Transport: a.own, Timeout: requestTimeout, CheckRedirect: keepCredentialsHome}
+}
+
+// keepCredentialsHome drops a client's Basic credentials on a redirect to
+// another origin; unlike Go's default, another port counts as another
+// origin.
+func keepCredentialsHome(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	from := via[0].URL
+	if !strings.EqualFold(req.URL.Scheme, from.Scheme) || !strings.EqualFold(req.URL.Host, from.Host) {
+		req.Header.Del("Authorization")
+	}
+	return nil
+}
+
+// requestTimeout bounds each metadata, registration or token request of the
+// Authorizer's own client.
+const requestTimeout = 30 * time.Second
+
+// CloseIdleConnections releases the idle connections of the Authorizer's
+// own HTTP client (none when Config.HTTPClient is set).
+func (a *Authorizer) CloseIdleConnections() {
+	if a.own != nil {
+		a.own.CloseIdleConnections()
+	}
+}
+
+func (a *Authorizer) lock(ctx context.Context) error {
+	select {
+	case a.flight <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (a *Authorizer) unlock() { <-a.flight }
+
+func (a *Authorizer) current() *Token {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.tok
+}
+
+// Token returns the access token to send, refreshing it first when it is
+// about to expire; "" means no token yet (the server's 401 will start the
+// authorization, through Challenged). A refresh that fails is logged and
+// yields "", not an error.
+func (a *Authorizer) Token(ctx context.Context) (string, error) {
+	t := a.current()
+	switch {
+	case t == nil:
+		return "", nil
+	case t.fresh(time.Now()):
+		return string(t.AccessToken), nil
+	}
+	if err := a.lock(ctx); err != nil {
+		return "", err
+	}
+	defer a.unlock()
+	if t = a.current(); t.fresh(time.Now()) {
+		return string(t.AccessToken), nil // refreshed while we waited
+	}
+	if t == nil || t.RefreshToken == "" {
+		return "", nil
+	}
+	if err := a.refresh(ctx, t); err != nil {
+		a.log.Debug("oauth: refresh failed", "resource", a.resource.String(), "error", err)
+		return "", nil
+	}
+	return string(a.current().AccessToken), nil
+}
+
+// Challenged is told that the server answered status (401 or 403) with
+// challenges to a request sent with the access token sent ("" for none).
+// It returns nil when a request sent again with a new Token may succeed:
+// another request already renewed the token, a refresh worked, or an
+// authorization (or, for a 403 insufficient_scope, a step-up with the
+// union of the scopes) completed. Otherwise it returns why not, wrapping
+// one of the package's sentinels. A step-up that would ask for no scope
+// beyond those already granted is refused with ErrInsufficientScope, so a
+// server that keeps answering 403 costs one authorization, not a loop.
+func (a *Authorizer) Challenged(ctx context.Context, status int, challenges []Challenge, sent string) error {
+	ch := pick(challenges)
+	stepUp := status == http.StatusForbidden
+	if stepUp && ch.Param("error") != "insufficient_scope" {
+		return fmt.Errorf("%w: %s refused the request (http 403, %q)", ErrConsent, a.resource, clip(ch.Param("error"), 40))
+	}
+	if status != http.StatusUnauthorized && !stepUp {
+		return fmt.Errorf("oauth: unexpected status %d", status)
+	}
+	if err := a.lock(ctx); err != nil {
+		return err
+	}
+	defer a.unlock()
+	cur := a.current()
+	if cur != nil && string(cur.AccessToken) != sent && cur.fresh(time.Now()) {
+		return nil // renewed by a request answered before ours
+	}
+	if stepUp {
+		want := strings.Fields(ch.Param("scope"))
+		var granted []string
+		if cur != nil {
+			granted = cur.Scopes
+		}
+		union := unionScopes(granted, want)
+		if sent != "" && len(union) == len(granted) {
+			return fmt.Errorf("%w: %s still wants scope %q after it was granted: ask the server's administrator for access",
+				ErrInsufficientScope, a.resource, clip(ch.Param("scope"), 100))
+		}
+		return a.authorize(ctx, ch, union)
+	}
+	if cur != nil && sent != "" && string(cur.AccessToken) == sent && cur.RefreshToken != "" {
+		err := a.refresh(ctx, cur)
+		if err == nil {
+			return nil
+		}
+		a.log.Debug("oauth: refresh after 401 failed", "resource", a.resource.String(), "error", err)
+	}
+	return a.authorize(ctx, ch, nil)
+}
+
+// pick chooses the challenge to act on: Bearer first, else one naming
+// resource metadata (a DPoP challenge, say), else the first.
+func pick(cs []Challenge) Challenge {
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, "Bearer") {
+			return c
+		}
+	}
+	for _, c := range cs {
+		if c.Param("resource_metadata") != "" {
+			return c
+		}
+	}
+	if len(cs) > 0 {
+		return cs[0]
+	}
+	return Challenge{}
+}
+
+func unionScopes(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// authorize runs the whole flow: discovery, a stored token if one fits,
+// client identity, the browser step and the code exchange. scopes, when
+// not nil, are the scopes of a step-up.
+func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []string) error {
+	// The PRM is fetched again on every authorization: a server may have
+	// moved to another authorization server since the last one.
+	prm, err := a.discoverResource(ctx, ch.Param("resource_metadata"))
+	if err != nil {
+		return err
+	}
+	issuer, resourceID, fallback := "", a.resource.String(), prm == nil
+	var prmScopes []string
+	if prm == nil {
+		// A 2025-03-26 server: the authorization server is its origin.
+		issuer = a.resource.Scheme + "://" + a.resource.Host
+		a.log.Debug("oauth: no resource metadata; using the server's origin", "issuer", issuer)
+	} else {
+		issuer, resourceID, prmScopes = prm.AuthorizationServers[0], prm.Resource, prm.ScopesSupported
+	}
+	meta, err := a.discoverServer(ctx, issuer, fallback)
+	if err != nil {
+		return err
+	}
+	key := Key{Resource: resourceID, Issuer: issuer}
+	if scopes == nil && a.adoptStored(ctx, key, meta) {
+		return nil
+	}
+	if scopes == nil {
+		switch {
+		case ch.Param("scope") != "":
+			scopes = strings.Fields(ch.Param("scope"))
+		case len(a.cfg.Scopes) > 0:
+			scopes = a.cfg.Scopes
+		default:
+			scopes = prmScopes
+		}
+	}
+	// offline_access asks for a refresh token, where the authorization
+	// server (not the resource) says it knows the scope.
+	if len(scopes) > 0 && slices.Contains(meta.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
+		scopes = append(slices.Clone(scopes), "offline_access")
+	}
+	client, err := a.client(ctx, meta)
+	if err != nil {
+		return err
+	}
+	code, verifier, err := a.authorizationCode(ctx, meta, client, resourceID, scopes)
+	if err != nil {
+		return err
+	}
+	tok, err := a.exchange(ctx, meta, client, url.Values{
+		"grant_type":    {"authorization_code"},
+		"code":          {code},
+		"redirect_uri":  {a.cfg.RedirectURL},
+		"code_verifier": {verifier},
+		"resource":      {resourceID},
+	}, scopes, "token")
+	if err != nil {
+		return err
+	}
+	a.adopt(ctx, key, meta, tok)
+	return nil
+}
+
+// adoptStored uses a token the store holds for key, refreshing it when it
+// expired; it reports whether one could be used.
+func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetadata) bool {
+	t, err := a.cfg.Store.Load(ctx, key)
+	if err != nil {
+		a.log.Debug("oauth: token store failed", "error", err)
+		return false
+	}
+	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken {
+		return false // nothing, or the very token the server refused
+	}
+	a.mu.Lock()
+	a.key, a.meta = key, meta
+	a.mu.Unlock()
+	if t.fresh(time.Now()) {
+		a.adopt(ctx, key, meta, t)
+		return true
+	}
+	return t.RefreshToken != "" && a.refresh(ctx, t) == nil
+}
+
+// adopt makes tok the current token and stores it.
+func (a *Authorizer) adopt(ctx context.Context, key Key, meta *ServerMetadata, tok *Token) {
+	a.mu.Lock()
+	a.tok, a.key, a.meta = tok, key, meta
+	a.clients[meta.Issuer] = tok.Client
+	a.mu.Unlock()
+	if err := a.cfg.Store.Save(ctx, key, tok); err != nil {
+		a.log.Warn("oauth: saving the token failed", "error", err)
+	}
+}
+
+// refresh renews t with its refresh token. A refusal drops the token, from
+// memory and from the store.
+func (a *Authorizer) refresh(ctx context.Context, t *Token) error {
+	a.mu.Lock()
+	key, meta := a.key, a.meta
+	a.mu.Unlock()
+	if meta == nil {
+		return fmt.Errorf("%w: no authorization server known for the refresh", ErrToken)
+	}
+	tok, err := a.exchange(ctx, meta, t.Client, url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {string(t.RefreshToken)},
+		"resource":      {key.Resource},
+	}, t.Scopes, "refresh")
+	var oe *OAuthError
+	if errors.As(err, &oe) {
+		a.mu.Lock()
+		if a.tok == t {
+			a.tok = nil
+		}
+		a.mu.Unlock()
+		_ = a.cfg.Store.Save(ctx, key, nil)
+	}
+	if err != nil {
+		return err
+	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = t.RefreshToken // the server keeps the old one valid
+	}
+	a.adopt(ctx, key, meta, tok)
+	return nil
+}
+
+type discard struct{}
+
+func (discard) Enabled(context.Context, slog.Level) bool  { return false }
+func (discard) Handle(context.Context, slog.Record) error { return nil }
+func (d discard) WithAttrs([]slog.Attr) slog.Handler      { return d }
+func (d discard) WithGroup(string) slog.Handler           { return d }

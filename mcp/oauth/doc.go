@@ -1,0 +1,33 @@
+// Package oauth is the OAuth 2.1 client that authorizes mini-me's requests
+// to remote MCP servers, as the "Authorization" section of the MCP
+// specification (2025-11-25 and 2026-07-28, with the 2025-03-26
+// fallbacks) describes it.
+//
+// An [Authorizer] holds the authorization state of one MCP server. On the
+// server's first 401 it discovers the Protected Resource Metadata (RFC 9728)
+// and the authorization server's metadata (RFC 8414, OpenID Connect
+// discovery), identifies the client (a pre-registered id, a Client ID
+// Metadata Document, or Dynamic Client Registration, RFC 7591), sends the
+// user through the authorization code flow with PKCE (S256 only), the
+// resource parameter (RFC 8707) and the iss check (RFC 9207), and keeps
+// the token in a [TokenStore]. It refreshes tokens before they expire and
+// on a 401, with one refresh in flight shared by all concurrent requests,
+// and re-authorizes with the union of scopes on a 403 insufficient_scope
+// (step-up), a bounded number of times.
+//
+// The one step a library cannot take, showing the user a web page and
+// receiving the redirect, is the host's: a [Browser]. [Terminal] prints
+// the URL and listens on the loopback redirect; [NonInteractive] fails at
+// once with an [*InteractionRequiredError], so a background agent never
+// waits for a browser nobody will open.
+//
+// [ParseChallenges] reads WWW-Authenticate headers (RFC 9110 §11.6.1).
+//
+// Tokens and client secrets are [Secret] values: fmt, log/slog and error
+// messages print them as "[redacted]".
+//
+// The package uses only the standard library: the flow needs PKCE, form
+// posts and a handful of metadata documents, and golang.org/x/oauth2
+// would add a dependency whose automatic client authentication (a Basic
+// header even for public clients) has to be worked around.
+package oauth

@@ -1,0 +1,323 @@
+package oauth
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// client returns the client's identity at the authorization server of
+// meta, in the order the specification gives: the pre-registered id (when
+// bound to no other server), the Client ID Metadata Document (when
+// accepted), Dynamic Client Registration. Registrations are kept per
+// issuer.
+func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (Registration, error) {
+	a.mu.Lock()
+	r, ok := a.clients[meta.Issuer]
+	a.mu.Unlock()
+	if ok {
+		return r, nil
+	}
+	id := a.cfg.ClientID
+	cimd := strings.HasPrefix(id, "https://")
+	switch {
+	case id != "" && !cimd && (a.cfg.Issuer == "" || a.cfg.Issuer == meta.Issuer):
+		m := a.cfg.TokenEndpointAuth
+		if m == "" {
+			m = chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, a.cfg.ClientSecret != "")
+		}
+		r = Registration{ID: id, Secret: a.cfg.ClientSecret, AuthMethod: m}
+	case cimd && meta.ClientIDMetadataDocumentSupported:
+		r = Registration{ID: id, AuthMethod: AuthNone}
+	case meta.RegistrationEndpoint != "":
+		var err error
+		if r, err = a.register(ctx, meta); err != nil {
+			return Registration{}, err
+		}
+	default:
+		return Registration{}, fmt.Errorf("%w: %s offers no dynamic client registration: register a client there and configure its clientId",
+			ErrRegistration, meta.Issuer)
+	}
+	a.mu.Lock()
+	a.clients[meta.Issuer] = r
+	a.mu.Unlock()
+	return r, nil
+}
+
+// chooseAuthMethod picks how a client authenticates at the token endpoint
+// from what the server supports (an empty list means client_secret_basic,
+// RFC 8414 §2).
+func chooseAuthMethod(supported []string, hasSecret bool) string {
+	switch {
+	case !hasSecret:
+		return AuthNone
+	case len(supported) == 0 || slices.Contains(supported, AuthBasic):
+		return AuthBasic
+	case slices.Contains(supported, AuthPost):
+		return AuthPost
+	case slices.Contains(supported, AuthNone):
+		return AuthNone
+	}
+	return AuthBasic
+}
+
+// register registers the client (RFC 7591).
+func (a *Authorizer) register(ctx context.Context, meta *ServerMetadata) (Registration, error) {
+	method := a.cfg.TokenEndpointAuth
+	switch {
+	case method != "":
+	case len(meta.TokenEndpointAuthMethodsSupported) == 0 || slices.Contains(meta.TokenEndpointAuthMethodsSupported, AuthNone):
+		method = AuthNone // a native app keeps no secret well
+	default:
+		method = chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, true)
+	}
+	appType := "web"
+	if ru, err := url.Parse(a.cfg.RedirectURL); err == nil && (isLoopback(ru.Hostname()) || ru.Scheme != "http" && ru.Scheme != "https") {
+		appType = "native"
+	}
+	body, _ := json.Marshal(map[string]any{
+		"client_name":                a.cfg.ClientName,
+		"redirect_uris":              []string{a.cfg.RedirectURL},
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"token_endpoint_auth_method": method,
+		"application_type":           appType,
+	})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, meta.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return Registration{}, fmt.Errorf("%w: %v", ErrRegistration, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	var reply struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret Secret `json:"client_secret"`
+		AuthMethod   string `json:"token_endpoint_auth_method"`
+	}
+	if err := a.send(req, "registration", ErrRegistration, &reply); err != nil {
+		return Registration{}, err
+	}
+	if reply.ClientID == "" {
+		return Registration{}, fmt.Errorf("%w: %s registered no client_id", ErrRegistration, meta.Issuer)
+	}
+	r := Registration{ID: reply.ClientID, Secret: reply.ClientSecret, AuthMethod: reply.AuthMethod}
+	if r.AuthMethod == "" {
+		r.AuthMethod = chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, r.Secret != "")
+	}
+	a.log.Debug("oauth: client registered", "issuer", meta.Issuer, "auth method", r.AuthMethod)
+	return r, nil
+}
+
+// authorizationCode sends the user to the authorization endpoint and
+// returns the code of a checked response, with the PKCE verifier.
+func (a *Authorizer) authorizationCode(ctx context.Context, meta *ServerMetadata, client Registration, resource string, scopes []string) (code, verifier string, err error) {
+	verifier, state := randomString(), randomString()
+	sum := sha256.Sum256([]byte(verifier))
+	q := url.Values{
+		"response_type":         {"code"},
+		"client_id":             {client.ID},
+		"redirect_uri":          {a.cfg.RedirectURL},
+		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
+		"code_challenge_method": {"S256"},
+		"state":                 {state},
+		"resource":              {resource},
+	}
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	au, err := url.Parse(meta.AuthorizationEndpoint)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: authorization endpoint: %v", ErrMetadata, err)
+	}
+	if au.RawQuery != "" {
+		au.RawQuery += "&"
+	}
+	au.RawQuery += q.Encode()
+	cb, err := a.browse(ctx, au.String())
+	var ie *InteractionRequiredError
+	if errors.As(err, &ie) && ie.Resource == "" {
+		ie.Resource = a.resource.String()
+	}
+	if err != nil {
+		return "", "", err
+	}
+	code, err = checkResponse(cb.Query(), state, meta)
+	return code, verifier, err
+}
+
+// browse runs the host's Browser on a goroutine of its own, so that a
+// Browser deaf to ctx delays no call past its context: it is then left to
+// finish alone, and its answer is dropped.
+func (a *Authorizer) browse(ctx context.Context, authURL string) (*url.URL, error) {
+	type answer struct {
+		u   *url.URL
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		u, err := a.cfg.Browser.Authorize(ctx, authURL, a.cfg.RedirectURL)
+		done <- answer{u, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err == nil && r.u == nil {
+			r.err = fmt.Errorf("%w: the browser step returned no redirect", ErrConsent)
+		}
+		return r.u, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// checkResponse checks an authorization response: state first, then the
+// issuer (RFC 9207: compared as strings, required when advertised), and
+// only then the error or the code.
+func checkResponse(q url.Values, state string, meta *ServerMetadata) (string, error) {
+	if q.Get("state") != state {
+		return "", fmt.Errorf("%w: the redirect's state is not ours: start the sign-in again", ErrConsent)
+	}
+	iss, hasIss := q["iss"]
+	switch {
+	case hasIss && (len(iss) != 1 || iss[0] != meta.Issuer):
+		return "", fmt.Errorf("%w: the authorization response comes from issuer %q, not %q: possible mix-up attack, sign-in abandoned",
+			ErrIssuerMismatch, clip(q.Get("iss"), 100), meta.Issuer)
+	case !hasIss && meta.IssParameterSupported:
+		return "", fmt.Errorf("%w: %s promises an iss parameter and its authorization response has none: sign-in abandoned",
+			ErrIssuerMismatch, meta.Issuer)
+	}
+	if e := q.Get("error"); e != "" {
+		return "", &OAuthError{Endpoint: "authorization", Code: clip(e, 60), Description: clip(q.Get("error_description"), 200), kind: ErrConsent}
+	}
+	code := q.Get("code")
+	if code == "" {
+		return "", fmt.Errorf("%w: the authorization response has no code", ErrConsent)
+	}
+	return code, nil
+}
+
+// exchange posts a token request (a code, or a refresh) and returns the
+// token it grants; requested are the scopes asked for, assumed granted when
+// the answer names none.
+func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client Registration, form url.Values, requested []string, step string) (*Token, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, meta.TokenEndpoint, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrToken, err)
+	}
+	switch client.AuthMethod {
+	case AuthBasic:
+		req.SetBasicAuth(url.QueryEscape(client.ID), url.QueryEscape(string(client.Secret)))
+	case AuthPost:
+		form.Set("client_id", client.ID)
+		form.Set("client_secret", string(client.Secret))
+	default:
+		form.Set("client_id", client.ID)
+	}
+	body := form.Encode()
+	req.Body = io.NopCloser(strings.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	var reply struct {
+		AccessToken  Secret  `json:"access_token"`
+		TokenType    string  `json:"token_type"`
+		ExpiresIn    seconds `json:"expires_in"`
+		RefreshToken Secret  `json:"refresh_token"`
+		Scope        string  `json:"scope"`
+	}
+	scrub := []string{form.Get("refresh_token"), form.Get("code"), form.Get("code_verifier"), string(client.Secret)}
+	if err := a.send(req, step, ErrToken, &reply, scrub...); err != nil {
+		return nil, err
+	}
+	switch {
+	case reply.AccessToken == "":
+		return nil, fmt.Errorf("%w: %s answered without an access token", ErrToken, meta.Issuer)
+	case !strings.EqualFold(reply.TokenType, "Bearer"):
+		return nil, fmt.Errorf("%w: %s issued a %q token; only Bearer tokens are supported", ErrToken, meta.Issuer, clip(reply.TokenType, 20))
+	}
+	t := &Token{AccessToken: reply.AccessToken, RefreshToken: reply.RefreshToken, Scopes: slices.Clone(requested), Client: client}
+	if reply.Scope != "" {
+		t.Scopes = strings.Fields(reply.Scope)
+	}
+	if reply.ExpiresIn > 0 {
+		t.Expiry = time.Now().Add(time.Duration(reply.ExpiresIn) * time.Second)
+	}
+	a.log.Debug("oauth: token issued", "issuer", meta.Issuer, "step", step, "expires in", reply.ExpiresIn, "refreshable", reply.RefreshToken != "")
+	return t, nil
+}
+
+// seconds is a lifetime in seconds, sent as a JSON number or, by some
+// servers, as a string.
+type seconds int64
+
+func (s *seconds) UnmarshalJSON(b []byte) error {
+	b = bytes.Trim(b, `"`)
+	if string(b) == "null" || len(b) == 0 {
+		return nil
+	}
+	var n json.Number = json.Number(b)
+	v, err := n.Int64()
+	if err != nil {
+		f, ferr := n.Float64()
+		if ferr != nil {
+			return fmt.Errorf("expires_in %q is not a number", clip(string(b), 20))
+		}
+		v = int64(f)
+	}
+	*s = seconds(v)
+	return nil
+}
+
+// send sends a registration or token request and decodes a 2xx JSON answer
+// into v; an error answer becomes an *OAuthError matching kind, with the
+// scrub values (the request's secrets) removed from its text.
+func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scrub ...string) error {
+	req.Header.Set("Accept", "application/json")
+	resp, err := a.httpClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s request: %v", kind, step, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataSize))
+	if err != nil {
+		return fmt.Errorf("%w: %s request: %v", kind, step, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Code        string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		_ = json.Unmarshal(b, &e)
+		for _, sec := range scrub {
+			if sec != "" {
+				e.Code = strings.ReplaceAll(e.Code, sec, redacted)
+				e.Description = strings.ReplaceAll(e.Description, sec, redacted)
+			}
+		}
+		return &OAuthError{Endpoint: step, StatusCode: resp.StatusCode, Code: clip(e.Code, 60), Description: clip(e.Description, 200), kind: kind}
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%w: %s answer is not JSON: %v", kind, step, err)
+	}
+	return nil
+}
+
+// randomString returns 32 random bytes, base64url-encoded: a PKCE verifier
+// (RFC 7636 §4.1: 43 characters) or a state.
+func randomString() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		// No randomness means no safe PKCE or state: nothing to fall back on.
+		panic("oauth: crypto/rand failed: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,75 @@
+package oauth
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Secret is a token or a client secret. fmt (every verb), log/slog and
+// Stringer users print it as "[redacted]"; only a conversion to string, or
+// encoding/json (for a TokenStore), reveals it.
+type Secret string
+
+const redacted = "[redacted]"
+
+// String returns "[redacted]".
+func (Secret) String() string { return redacted }
+
+// GoString returns "[redacted]", quoted.
+func (Secret) GoString() string { return `"` + redacted + `"` }
+
+// Format prints "[redacted]" whatever the verb.
+func (Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
+
+// LogValue logs "[redacted]".
+func (Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// Token is what an authorization grants for one MCP server at one
+// authorization server: the access token, the refresh token when one was
+// issued, and the client they were issued to (a refresh must come from the
+// same client).
+type Token struct {
+	// AccessToken is sent as "Authorization: Bearer".
+	AccessToken Secret `json:"access_token"`
+	// RefreshToken renews AccessToken; empty when none was issued.
+	RefreshToken Secret `json:"refresh_token,omitempty"`
+	// Expiry is when AccessToken expires; zero when the server did not say.
+	Expiry time.Time `json:"expiry"`
+	// Scopes are the scopes granted (or, when the server did not say, the
+	// scopes requested).
+	Scopes []string `json:"scopes,omitempty"`
+	// Client is the client the token was issued to.
+	Client Registration `json:"client"`
+}
+
+// Registration is a client's identity at one authorization server.
+type Registration struct {
+	// ID is the client_id.
+	ID string `json:"client_id"`
+	// Secret is the client_secret; empty for a public client.
+	Secret Secret `json:"client_secret,omitempty"`
+	// AuthMethod is the token endpoint authentication method:
+	// "client_secret_basic", "client_secret_post" or "none".
+	AuthMethod string `json:"token_endpoint_auth_method"`
+}
+
+// LogValue logs what a token is for, never its secrets.
+func (t Token) LogValue() slog.Value {
+	return slog.GroupValue(slog.Time("expiry", t.Expiry), slog.Any("scopes", t.Scopes),
+		slog.Bool("refreshable", t.RefreshToken != ""), slog.Any("client", t.Client))
+}
+
+// LogValue logs the client id and method, never the secret.
+func (r Registration) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("client_id", r.ID), slog.String("auth_method", r.AuthMethod))
+}
+
+// expiryMargin is how long before its expiry a token is refreshed.
+const expiryMargin = 30 * time.Second
+
+// fresh reports whether the access token can still be sent at now.
+func (t *Token) fresh(now time.Time) bool {
+	return t != nil && t.AccessToken != "" && (t.Expiry.IsZero() || now.Add(expiryMargin).Before(t.Expiry))
+}
