@@ -181,12 +181,14 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	var raw json.RawMessage
+	given := true // the host's JSON, not json.Marshal's
 	switch a := args.(type) {
 	case json.RawMessage:
 		raw = a
 	case []byte:
 		raw = a
 	default:
+		given = false
 		b, err := json.Marshal(args)
 		if err != nil {
 			return nil, fmt.Errorf("arguments: %w", err)
@@ -196,9 +198,17 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	// Invalid JSON is refused when the request is encoded.
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("arguments must be a JSON object")
+	}
+	if given {
+		// The host's JSON: checked and compacted here, once, since the
+		// request encoder sends it as is (and stdio needs it on one line).
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+		raw = b.Bytes()
 	}
 	return raw, nil
 }

@@ -44,7 +44,10 @@ type Options struct {
 	ClientInfo Implementation
 	// ProtocolVersion pins a version (and so an era) instead of detecting
 	// it: Version20260728 speaks only the stateless revision, a legacy
-	// version skips the server/discover probe.
+	// version skips the server/discover probe. To reconnect to a server
+	// whose version is known, pass the ProtocolVersion of the earlier
+	// Client: the connection then costs no round trip beyond the era's own
+	// handshake (server/discover, or initialize).
 	ProtocolVersion string
 	// ConnectTimeout bounds Connect: era detection and the handshake.
 	ConnectTimeout time.Duration
@@ -320,7 +323,7 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
-	if c.era() == EraModern {
+	if err != nil && c.era() == EraModern {
 		// A version refused says the server did not run the request.
 		if versionRetry(err) {
 			// The server rejected the version yet lists ours as
