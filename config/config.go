@@ -2,7 +2,10 @@ package config
 
 import "time"
 
-// Mode says whether a tool call waits for the host's approval.
+// Mode says whether a tool call waits for the host's approval: the word
+// the file holds. permission.Mode is the same setting as the policy knows
+// it (the permission package imports nothing of ours); agent.NewPolicy
+// and agent.PolicyOptions map one onto the other.
 type Mode string
 
 const (
