@@ -120,6 +120,15 @@ type Server struct {
 	// means every tool the server lists. It is never an empty, non-nil
 	// slice.
 	Tools []string
+	// Prompts is the allowlist of the server's prompt names, in file
+	// order; nil means every prompt the server lists. It is never an
+	// empty, non-nil slice.
+	Prompts []string
+	// Resources is the allowlist of the server's resources, in file
+	// order: resource URIs and resource template URI templates, each as
+	// the server lists it; nil means every resource and template. It is
+	// never an empty, non-nil slice.
+	Resources []string
 	// Skills is the allowlist of the server's skill names, in file order;
 	// nil means every skill the server lists. It is never an empty,
 	// non-nil slice.

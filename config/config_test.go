@@ -127,6 +127,8 @@ func TestParseEveryKey(t *testing.T) {
 				Args:               []string{"--mcp"},
 				Env:                map[string]string{"LEDGER": "${HOME}/ledger.db"},
 				Dir:                "/srv/finance",
+				Prompts:            []string{"monthly_report"},
+				Resources:          []string{"ledger://accounts", "ledger://accounts/{id}"},
 				Permissions:        config.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,

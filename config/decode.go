@@ -13,7 +13,7 @@ var (
 	rootKeys   = []string{"mcp", "skills"}
 	mcpKeys    = []string{"permissions", "confirmDestructive", "servers"}
 	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "headers",
-		"tools", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
+		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
 	authKeys = []string{"type", "tokenEnv", "header", "clientId", "clientSecretEnv", "clientSecretFile",
 		"issuer", "scopes", "redirectUrl", "tokenEndpointAuth"}
 	// oauthKeys are only for auth.type oauth, tokenKeys never for it.
@@ -154,6 +154,12 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	}
 	if e, ok := f["tools"]; ok {
 		s.Tools = d.tools(e.val, sub("tools"))
+	}
+	if e, ok := f["prompts"]; ok {
+		s.Prompts = d.uniqueNames(e.val, sub("prompts"), "prompt", "empty allowlist; remove prompts to allow every prompt of the server")
+	}
+	if e, ok := f["resources"]; ok {
+		s.Resources = d.uniqueNames(e.val, sub("resources"), "resource", "empty allowlist; remove resources to allow every resource of the server")
 	}
 	if e, ok := f["skills"]; ok {
 		s.Skills = d.skillAllowlist(e.val, sub("skills"))

@@ -67,6 +67,8 @@
 //	      env:
 //	        LEDGER: ${HOME}/ledger.db
 //	      dir: /srv/finance
+//	      prompts: [monthly_report]
+//	      resources: ["ledger://accounts", "ledger://accounts/{id}"]
 //	      egress: local
 //	skills:
 //	  - ./skills
@@ -112,6 +114,11 @@
 //     Mcp-Protocol-Version, ...) are refused: secrets go in auth.
 //   - tools: an allowlist of tool names, non-empty and without duplicates.
 //     Absent means every tool; an empty list is an error.
+//   - prompts: an allowlist of the server's prompt names, strict like
+//     tools. Absent means every prompt.
+//   - resources: an allowlist of the server's resource URIs and resource
+//     template URI templates, as the server lists them, strict like tools.
+//     Absent means every resource and template.
 //   - skills: an allowlist of the server's skill names (SEP-2640), strict
 //     like tools. Absent means every skill the server lists.
 //   - permissions: ask or auto, overriding mcp.permissions.
