@@ -82,6 +82,9 @@ type Options struct {
 	// changed (notifications/resources/list_changed), which is how a
 	// skills server says its skills changed.
 	OnResourcesChanged func()
+	// OnPromptsChanged is called when the server says its prompt list
+	// changed (notifications/prompts/list_changed).
+	OnPromptsChanged func()
 
 	// Skills declares the skills extension (SkillsExtension) in the
 	// client capabilities, in both eras. The skills methods work whenever
@@ -568,6 +571,10 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		if c.opts.OnResourcesChanged != nil {
 			c.opts.OnResourcesChanged()
 		}
+	case "notifications/prompts/list_changed":
+		if c.opts.OnPromptsChanged != nil {
+			c.opts.OnPromptsChanged()
+		}
 	case "notifications/subscriptions/acknowledged":
 		// A listen stream (re)opened. Nothing is replayed, so the host
 		// must re-fetch what may have changed while none was open: after
@@ -578,6 +585,9 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		}
 		if c.listens.Load() > 1 && c.opts.OnResourcesChanged != nil {
 			c.opts.OnResourcesChanged()
+		}
+		if c.listens.Load() > 1 && c.opts.OnPromptsChanged != nil {
+			c.opts.OnPromptsChanged()
 		}
 	default:
 		c.log.Debug("mcp: notification ignored", "method", method)

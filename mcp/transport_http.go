@@ -629,6 +629,7 @@ type listenParams struct {
 	Notifications struct {
 		ToolsListChanged     bool `json:"toolsListChanged"`
 		ResourcesListChanged bool `json:"resourcesListChanged,omitempty"`
+		PromptsListChanged   bool `json:"promptsListChanged,omitempty"`
 	} `json:"notifications"`
 }
 
@@ -636,9 +637,7 @@ type listenParams struct {
 // first attempt ends.
 func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage, ended func()) {
 	defer ended()
-	p := listenParams{Meta: meta}
-	p.Notifications.ToolsListChanged = true
-	p.Notifications.ResourcesListChanged = h.c.watchesResources(h.c.Capabilities())
+	p := h.c.listenFilter(meta)
 	var b backoff
 	for {
 		if sleep(ctx, b.wait) != nil {
