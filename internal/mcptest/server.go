@@ -63,6 +63,9 @@ type Server struct {
 	TTL time.Duration
 	// Skills, when set, serves skills (SEP-2640) beside the tools.
 	Skills *Skills
+	// Catalog, when set, serves prompts, resources and resource templates
+	// beside the tools.
+	Catalog *Catalog
 	// Intercept, when set, sees every POST first (with its decoded
 	// message) and may answer it itself by returning true.
 	Intercept func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool
@@ -305,6 +308,11 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 	}
 	if s.Skills != nil {
 		if res, err, ok := s.Skills.handle(msg.Method, msg.Params); ok {
+			return res, err
+		}
+	}
+	if s.Catalog != nil {
+		if res, err, ok := s.Catalog.handle(msg.Method, msg.Params); ok {
 			return res, err
 		}
 	}
