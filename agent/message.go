@@ -3,6 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
+
+	"git.rickub.com/bots-garden/mini-me/config"
 )
 
 // Role says who wrote a [Message].
@@ -45,6 +47,12 @@ type Message struct {
 	// agent uses it to keep the output of local-only servers away from
 	// models that are not on this machine.
 	Server string `json:"server,omitempty"`
+	// Egress is set, with Server, on a message made from a server's prompt
+	// or resource (Agent.PromptMessages, Agent.AttachResource): that
+	// server's egress. Never sent to the model; the agent withholds a
+	// message of a config.EgressLocal server from a model that is not on
+	// this machine.
+	Egress config.Egress `json:"egress,omitempty"`
 }
 
 // ToolCall is one call of a tool that the model asks for.

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -113,6 +114,14 @@ func (c *capability[T]) watch(t *Toolset, s *tsServer) {
 			t.mu.Unlock()
 		}
 	}
+}
+
+// notOffered reports a server that does not know a listing method though
+// it declares the capability (a skills server serves resources/read
+// only): it lists nothing, which is not a failure.
+func notOffered(err error) bool {
+	var rpc *RPCError
+	return errors.As(err, &rpc) && rpc.Code == CodeMethodNotFound
 }
 
 // allowed keeps the items an allowlist names (all when allow is nil) and

@@ -72,6 +72,9 @@ var promptsCap = &capability[[]Prompt]{
 	offered: func(c ServerCapabilities) bool { return c.Prompts != nil },
 	list: func(ctx context.Context, s *tsServer) capListing[[]Prompt] {
 		prompts, err := s.client.ListPrompts(ctx)
+		if notOffered(err) {
+			prompts, err = nil, nil
+		}
 		if err != nil {
 			return capListing[[]Prompt]{err: err}
 		}
@@ -142,3 +145,9 @@ func (t *Toolset) GetPrompt(ctx context.Context, name string, args map[string]st
 	}
 	return &PromptResult{Name: name, Server: p.Server, Egress: p.Egress, Result: res}, nil
 }
+
+// Text renders the message's content for a model that reads text only,
+// as ToolResult.Text renders a block: text kept, an image or audio block
+// (or an embedded blob) replaced by a placeholder naming its type and
+// size, a resource link by its URI, an embedded text resource by its text.
+func (m *PromptMessage) Text() string { return contentText(&m.Content) }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
 )
@@ -131,12 +132,14 @@ var resourcesCap = &capability[resourceSet]{
 // unusable ones and applies the allowlist, which names both.
 func listResources(ctx context.Context, s *tsServer) capListing[resourceSet] {
 	res, err := s.client.ListResources(ctx)
+	if notOffered(err) {
+		res, err = nil, nil
+	}
 	if err != nil {
 		return capListing[resourceSet]{err: err}
 	}
 	tmpls, err := s.client.ListResourceTemplates(ctx)
-	var rpc *RPCError
-	if errors.As(err, &rpc) && rpc.Code == CodeMethodNotFound {
+	if notOffered(err) {
 		tmpls, err = nil, nil // templates are optional
 	}
 	if err != nil {
@@ -225,4 +228,16 @@ func (t *Toolset) ReadResource(ctx context.Context, uri string) (*ResourceResult
 		return nil, fmt.Errorf("mcp: resource %s (server %q): %w", clip(uri, 200), srv.cfg.Name, err)
 	}
 	return &ResourceResult{URI: uri, Server: srv.cfg.Name, Egress: srv.cfg.Egress, Result: res}, nil
+}
+
+// Text renders the contents read for a model that reads text only: the
+// text of each, a placeholder for a blob (its MIME type and decoded size),
+// joined with newlines.
+func (r *ResourceResult) Text() string {
+	parts := make([]string, len(r.Result.Contents))
+	for i := range r.Result.Contents {
+		c := &r.Result.Contents[i]
+		parts[i] = contentText(&Content{Type: "resource", Resource: c})
+	}
+	return strings.Join(parts, "\n")
 }
