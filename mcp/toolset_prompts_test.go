@@ -176,6 +176,16 @@ func TestToolsetPromptsRefresh(t *testing.T) {
 		}}
 		ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}}, nil)
 		require.Len(t, ts.Prompts(), 3)
+		if v == mcptest.Modern {
+			var listen string
+			for _, r := range s.Requests() {
+				if r.Method == "subscriptions/listen" {
+					listen = string(r.Body)
+				}
+			}
+			assert.Contains(t, listen, `"promptsListChanged":true`)
+			assert.Contains(t, listen, `"resourcesListChanged":true`)
+		}
 		_, err := ts.Call(context.Background(), "docs_mutate", nil)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return len(ts.Prompts()) == 1 && len(ts.Resources()) == 1 }, 5*time.Second, 5*time.Millisecond)
@@ -185,6 +195,44 @@ func TestToolsetPromptsRefresh(t *testing.T) {
 		_, err = ts.ReadResource(context.Background(), "logs://monday")
 		require.ErrorIs(t, err, mcp.ErrUnknownResource, "a template removed by a refresh no longer routes")
 		_, err = ts.GetPrompt(context.Background(), "docs_summary", nil)
+		require.ErrorIs(t, err, mcp.ErrUnknownPrompt)
+	})
+}
+
+func TestToolsetCompletion(t *testing.T) {
+	eras(t, func(t *testing.T, v string) {
+		cat := testCatalog()
+		var seen []string
+		cat.Complete = func(ref, arg, value string) []string {
+			seen = append(seen, ref+" "+arg+" "+value)
+			var many []string
+			for i := range 150 {
+				many = append(many, fmt.Sprintf("%s%d", value, i))
+			}
+			return many
+		}
+		s := &mcptest.Server{Versions: []string{v}, Catalog: cat}
+		plain := &mcptest.Server{Versions: []string{v}, Catalog: testCatalog()}
+		ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}, {Name: "plain", URL: start(t, plain)}}, nil)
+		ctx := context.Background()
+
+		c, err := ts.CompletePrompt(ctx, "docs_summary", "topic", "g", map[string]string{"other": "x"})
+		require.NoError(t, err)
+		assert.Len(t, c.Values, mcp.MaxCompletionValues)
+		assert.Equal(t, "g0", c.Values[0])
+		assert.True(t, c.HasMore, "values past the limit are dropped")
+		c, err = ts.CompleteResource(ctx, "docs", "logs://{day}", "day", "mon", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "mon0", c.Values[0])
+		assert.Equal(t, []string{"summary topic g", "logs://{day} day mon"}, seen)
+
+		c, err = ts.CompletePrompt(ctx, "plain_summary", "topic", "g", nil)
+		require.NoError(t, err)
+		assert.Empty(t, c.Values)
+		assert.Zero(t, methodCount(plain, "completion/complete"), "a server without completions is not asked")
+		_, err = ts.CompleteResource(ctx, "plain", "logs://{other}", "day", "", nil)
+		require.ErrorIs(t, err, mcp.ErrUnknownResource)
+		_, err = ts.CompletePrompt(ctx, "docs_nope", "topic", "", nil)
 		require.ErrorIs(t, err, mcp.ErrUnknownPrompt)
 	})
 }
