@@ -105,11 +105,7 @@ func (c *Catalog) handle(method string, params json.RawMessage) (res any, rerr *
 	defer c.mu.Unlock()
 	switch method {
 	case "prompts/list":
-		defs := make([]json.RawMessage, len(c.Prompts))
-		for i, pr := range c.Prompts {
-			defs[i] = pr.Def
-		}
-		res, rerr = page("prompts", defs, p.Cursor, c.PageSize)
+		res, rerr = page("prompts", defsOf(c.Prompts, func(p Prompt) json.RawMessage { return p.Def }), p.Cursor, c.PageSize)
 	case "prompts/get":
 		for _, pr := range c.Prompts {
 			if nameOf(pr.Def, "name") == p.Name {
@@ -123,11 +119,7 @@ func (c *Catalog) handle(method string, params json.RawMessage) (res any, rerr *
 		}
 		rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + p.Name}
 	case "resources/list":
-		defs := make([]json.RawMessage, len(c.Resources))
-		for i, r := range c.Resources {
-			defs[i] = r.Def
-		}
-		res, rerr = page("resources", defs, p.Cursor, c.PageSize)
+		res, rerr = page("resources", defsOf(c.Resources, func(r Resource) json.RawMessage { return r.Def }), p.Cursor, c.PageSize)
 	case "resources/templates/list":
 		res, rerr = page("resourceTemplates", c.Templates, p.Cursor, c.PageSize)
 	case "resources/read":
@@ -187,6 +179,15 @@ func page(key string, defs []json.RawMessage, cursor *string, size int) (any, *j
 		res["nextCursor"] = fmt.Sprintf("c%d", end)
 	}
 	return res, nil
+}
+
+// defsOf returns the definition of each item.
+func defsOf[T any](items []T, def func(T) json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(items))
+	for i, it := range items {
+		out[i] = def(it)
+	}
+	return out
 }
 
 // nameOf reads one string field of a JSON object.
