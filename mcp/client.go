@@ -85,6 +85,9 @@ type Options struct {
 	// OnPromptsChanged is called when the server says its prompt list
 	// changed (notifications/prompts/list_changed).
 	OnPromptsChanged func()
+	// OnResourceUpdated is called when a resource the client subscribed
+	// to (SubscribeResource) changed (notifications/resources/updated).
+	OnResourceUpdated func(uri string)
 
 	// Skills declares the skills extension (SkillsExtension) in the
 	// client capabilities, in both eras. The skills methods work whenever
@@ -571,6 +574,8 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		if c.opts.OnResourcesChanged != nil {
 			c.opts.OnResourcesChanged()
 		}
+	case "notifications/resources/updated":
+		c.resourceUpdated(params)
 	case "notifications/prompts/list_changed":
 		if c.opts.OnPromptsChanged != nil {
 			c.opts.OnPromptsChanged()

@@ -47,6 +47,10 @@ type ToolsetOptions struct {
 	// not anything changed and whether or not it succeeded. Calls are never
 	// concurrent; OnChange may call every Toolset method but Close.
 	OnChange func(ToolsChange)
+	// OnResourceUpdated receives the changes of the resources subscribed
+	// to with SubscribeResource: the server and the URI. It runs as the
+	// client's notification callbacks do (see Options).
+	OnResourceUpdated func(server, uri string)
 	// SkillFolders are local skill folders (config.Config.Skills), whose
 	// skills join the catalogue beside the servers' (see Skills). A
 	// server's skills are listed only when Client.Skills is set.
@@ -436,6 +440,9 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
 	}
 	o.OnToolsChanged = s.due
+	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
+		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }
+	}
 	o.OnPromptsChanged = s.prompts.due
 	o.OnResourcesChanged = s.resources.due
 	if o.Skills {

@@ -236,3 +236,35 @@ func TestToolsetCompletion(t *testing.T) {
 		require.ErrorIs(t, err, mcp.ErrUnknownPrompt)
 	})
 }
+
+func TestToolsetResourceSubscriptions(t *testing.T) {
+	updates := make(chan string, 4)
+	cat := testCatalog()
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true, Catalog: cat}
+	s.Tools = []mcptest.Tool{{
+		Def: json.RawMessage(`{"name":"touch","inputSchema":{"type":"object"}}`),
+		Call: func(_ context.Context, _ json.RawMessage, send func(string, any)) (any, error) {
+			send("notifications/resources/updated", map[string]any{"uri": "file:///notes.txt"})
+			return map[string]any{"content": []any{}}, nil
+		},
+	}}
+	modern := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
+		Resources: []mcptest.Resource{testResource("file:///m.txt", "m", "m")}}}
+	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}, {Name: "new", URL: start(t, modern)}},
+		&mcp.ToolsetOptions{OnResourceUpdated: func(server, uri string) { updates <- server + " " + uri }})
+	ctx := context.Background()
+
+	require.NoError(t, ts.SubscribeResource(ctx, "file:///notes.txt"))
+	_, err := ts.Call(ctx, "docs_touch", nil)
+	require.NoError(t, err)
+	select {
+	case u := <-updates:
+		assert.Equal(t, "docs file:///notes.txt", u)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no update delivered")
+	}
+	require.NoError(t, ts.UnsubscribeResource(ctx, "file:///notes.txt"))
+	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///unlisted.txt"), mcp.ErrUnknownResource)
+	assert.Equal(t, []string{"+file:///notes.txt", "-file:///notes.txt"}, cat.Subscriptions(), "an unlisted URI is not sent")
+	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///m.txt"), mcp.ErrSubscriptionsUnsupported, "not yet in the 2026-07-28 era")
+}

@@ -205,6 +205,20 @@ func (t *Toolset) ResourceTemplates() []ServerResourceTemplate {
 // ErrUnknownResource and is sent to no server: a URI from a model, a
 // prompt or a user cannot make one server read what another named.
 func (t *Toolset) ReadResource(ctx context.Context, uri string) (*ResourceResult, error) {
+	srv, err := t.resourceServer(uri)
+	if err != nil {
+		return nil, err
+	}
+	res, err := srv.client.ReadResource(ctx, uri)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: resource %s (server %q): %w", clip(uri, 200), srv.cfg.Name, err)
+	}
+	return &ResourceResult{URI: uri, Server: srv.cfg.Name, Egress: srv.cfg.Egress, Result: res}, nil
+}
+
+// resourceServer is the server that reads uri: the one that lists it, or
+// else the first one of whose templates matches it.
+func (t *Toolset) resourceServer(uri string) (*tsServer, error) {
 	t.mu.RLock()
 	closed := t.closed
 	srv := t.resources.byURI[uri]
@@ -223,11 +237,7 @@ func (t *Toolset) ReadResource(ctx context.Context, uri string) (*ResourceResult
 	case srv == nil:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownResource, clip(uri, 200))
 	}
-	res, err := srv.client.ReadResource(ctx, uri)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: resource %s (server %q): %w", clip(uri, 200), srv.cfg.Name, err)
-	}
-	return &ResourceResult{URI: uri, Server: srv.cfg.Name, Egress: srv.cfg.Egress, Result: res}, nil
+	return srv, nil
 }
 
 // Text renders the contents read for a model that reads text only: the

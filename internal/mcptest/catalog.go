@@ -32,6 +32,7 @@ type Catalog struct {
 
 	mu    sync.Mutex
 	reads []string
+	subs  []string // "+uri" and "-uri", in order
 }
 
 // Prompt is a prompt the server offers.
@@ -59,6 +60,14 @@ func (c *Catalog) Reads() []string {
 	return append([]string(nil), c.reads...)
 }
 
+// Subscriptions returns the subscription requests so far, in order: "+uri"
+// for resources/subscribe, "-uri" for resources/unsubscribe.
+func (c *Catalog) Subscriptions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.subs...)
+}
+
 // SetCatalog replaces what the Catalog serves and tells the modern clients
 // listening (prompts and resources list_changed); it returns how many
 // streams it reached. Legacy clients are told by a tool that sends the
@@ -76,7 +85,7 @@ func (s *Server) SetCatalog(prompts []Prompt, resources []Resource, templates []
 // capabilities adds what the catalogue declares.
 func (c *Catalog) capabilities(caps map[string]any) {
 	caps["prompts"] = map[string]any{"listChanged": true}
-	caps["resources"] = map[string]any{"listChanged": true}
+	caps["resources"] = map[string]any{"listChanged": true, "subscribe": true}
 	if c.Complete != nil {
 		caps["completions"] = map[string]any{}
 	}
@@ -125,6 +134,13 @@ func (c *Catalog) handle(method string, params json.RawMessage) (res any, rerr *
 	case "resources/read":
 		c.reads = append(c.reads, p.URI)
 		res, rerr = c.read(p.URI)
+	case "resources/subscribe", "resources/unsubscribe":
+		sign := "+"
+		if method == "resources/unsubscribe" {
+			sign = "-"
+		}
+		c.subs = append(c.subs, sign+p.URI)
+		res = struct{}{}
 	case "completion/complete":
 		if c.Complete == nil {
 			return nil, nil, false
