@@ -215,13 +215,26 @@ func marshalArgs(args any) (json.RawMessage, error) {
 
 // ListPrompts lists every prompt of the server.
 func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
-	return listAll(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string) { return p.Prompts, p.NextCursor })
+	prompts, _, err := c.listPrompts(ctx)
+	return prompts, err
+}
+
+// listPrompts lists every prompt and says until when the list is fresh
+// (see ToolsFreshUntil).
+func (c *Client) listPrompts(ctx context.Context) ([]Prompt, time.Time, error) {
+	var life pageLife
+	prompts, err := listAll(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string) {
+		life.page(p.TTLMs)
+		return p.Prompts, p.NextCursor
+	})
+	return prompts, life.until(), err
 }
 
 type promptsPage struct {
 	complete
 	Prompts    []Prompt `json:"prompts"`
 	NextCursor *string  `json:"nextCursor"`
+	TTLMs      *int64   `json:"ttlMs"`
 }
 
 // GetPrompt renders a prompt with its arguments.
@@ -251,13 +264,26 @@ type getPromptWire struct {
 
 // ListResources lists every resource of the server.
 func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
-	return listAll(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string) { return p.Resources, p.NextCursor })
+	res, _, err := c.listResources(ctx)
+	return res, err
+}
+
+// listResources lists every resource and says until when the list is
+// fresh (see ToolsFreshUntil).
+func (c *Client) listResources(ctx context.Context) ([]Resource, time.Time, error) {
+	var life pageLife
+	res, err := listAll(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string) {
+		life.page(p.TTLMs)
+		return p.Resources, p.NextCursor
+	})
+	return res, life.until(), err
 }
 
 type resourcesPage struct {
 	complete
 	Resources  []Resource `json:"resources"`
 	NextCursor *string    `json:"nextCursor"`
+	TTLMs      *int64     `json:"ttlMs"`
 }
 
 // ReadResource reads a resource. Not found is an *RPCError with

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // capList is what a Toolset keeps of one capability (prompts; resources
@@ -16,6 +17,7 @@ type capList[T any] struct {
 	// Guarded by Toolset.mu.
 	items    T
 	warnings []Warning
+	fresh    time.Time // when items expire (2026-07-28 ttlMs); zero: never
 }
 
 // capListing is one listing of a capability, after its allowlist, or why
@@ -23,6 +25,7 @@ type capList[T any] struct {
 type capListing[T any] struct {
 	items    T
 	warnings []Warning
+	fresh    time.Time
 	err      error
 }
 
@@ -89,8 +92,20 @@ func (c *capability[T]) apply(t *Toolset, s *tsServer, l capListing[T]) {
 		return
 	}
 	t.logNew(cl.warnings, l.warnings)
-	cl.items, cl.warnings = l.items, l.warnings
+	cl.items, cl.warnings, cl.fresh = l.items, l.warnings, l.fresh
 	c.applied(s, l.items)
+}
+
+// expired asks for a listing again of each server whose listing has
+// outlived its ttlMs: the fresh one shows in a later call. As for Tools,
+// the lifetime is looked at only when the view is used. t.mu is held.
+func (c *capability[T]) expired(t *Toolset) {
+	now := time.Now()
+	for _, s := range t.servers {
+		if cl := c.of(s); !cl.fresh.IsZero() && now.After(cl.fresh) {
+			cl.due()
+		}
+	}
 }
 
 // watch lists the capability again each time the server says it changed,

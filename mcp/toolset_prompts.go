@@ -71,7 +71,7 @@ var promptsCap = &capability[[]Prompt]{
 	of:      func(s *tsServer) *capList[[]Prompt] { return &s.prompts },
 	offered: func(c ServerCapabilities) bool { return c.Prompts != nil },
 	list: func(ctx context.Context, s *tsServer) capListing[[]Prompt] {
-		prompts, err := s.client.ListPrompts(ctx)
+		prompts, fresh, err := s.client.listPrompts(ctx)
 		if notOffered(err) {
 			prompts, err = nil, nil
 		}
@@ -81,7 +81,7 @@ var promptsCap = &capability[[]Prompt]{
 		name := func(p *Prompt) string { return p.Name }
 		prompts, bad := distinct(s.cfg.Name, prompts, name, WarnInvalidPrompt, "prompt")
 		prompts, missing := allowed(s.cfg.Name, s.cfg.Prompts, prompts, name, WarnPromptNotFound, "prompt")
-		return capListing[[]Prompt]{items: prompts, warnings: append(bad, missing...)}
+		return capListing[[]Prompt]{items: prompts, warnings: append(bad, missing...), fresh: fresh}
 	},
 	applied: func(s *tsServer, items []Prompt) { s.status.Prompts = len(items) },
 	rebuild: func(t *Toolset) {
@@ -102,9 +102,13 @@ var promptsCap = &capability[[]Prompt]{
 // each server's prompts in its order. Two prompts whose names would be
 // equal both stay, the later under a hashed name. The slice is the
 // caller's; the definitions are shared and must not be modified.
+//
+// A server's list past its 2026-07-28 ttlMs is listed again in the
+// background, as for Tools.
 func (t *Toolset) Prompts() []ServerPrompt {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	promptsCap.expired(t)
 	return append([]ServerPrompt(nil), t.prompts.all...)
 }
 

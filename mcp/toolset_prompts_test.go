@@ -268,3 +268,18 @@ func TestToolsetResourceSubscriptions(t *testing.T) {
 	assert.Equal(t, []string{"+file:///notes.txt", "-file:///notes.txt"}, cat.Subscriptions(), "an unlisted URI is not sent")
 	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///m.txt"), mcp.ErrSubscriptionsUnsupported, "not yet in the 2026-07-28 era")
 }
+
+func TestToolsetPromptsRefreshWhenTTLExpires(t *testing.T) {
+	cat := testCatalog()
+	cat.TTL = 50 * time.Millisecond
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: cat}
+	ts := discover(t, []config.Server{{Name: "ttl", URL: start(t, s)}}, nil)
+	require.Equal(t, 3, methodCount(s, "prompts/list"))
+	require.Equal(t, 2, methodCount(s, "resources/list"))
+	time.Sleep(60 * time.Millisecond) // the lists' lifetime runs out
+	ts.Prompts()                      // using them notices it
+	ts.Resources()
+	require.Eventually(t, func() bool {
+		return methodCount(s, "prompts/list") == 6 && methodCount(s, "resources/list") == 4
+	}, 5*time.Second, 5*time.Millisecond, "listed again, every page")
+}

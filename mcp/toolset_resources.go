@@ -131,7 +131,7 @@ var resourcesCap = &capability[resourceSet]{
 // listResources lists a server's resources and templates, drops the
 // unusable ones and applies the allowlist, which names both.
 func listResources(ctx context.Context, s *tsServer) capListing[resourceSet] {
-	res, err := s.client.ListResources(ctx)
+	res, fresh, err := s.client.listResources(ctx)
 	if notOffered(err) {
 		res, err = nil, nil
 	}
@@ -169,7 +169,7 @@ func listResources(ctx context.Context, s *tsServer) capListing[resourceSet] {
 		}
 		set.templates = append(set.templates, listedTemplate{def: tm, re: re})
 	}
-	return capListing[resourceSet]{items: set, warnings: warns}
+	return capListing[resourceSet]{items: set, warnings: warns, fresh: fresh}
 }
 
 // listed reports whether allow lists k, and records it in found.
@@ -184,10 +184,12 @@ func listed(allow []string, k string, found map[string]bool) bool {
 // Resources returns the resource catalogue: servers in configuration
 // order, each server's resources in its order. A URI listed by two
 // servers is the first server's. The slice is the caller's; the entries
-// are shared and must not be modified.
+// are shared and must not be modified. A server's list past its
+// 2026-07-28 ttlMs is listed again in the background, as for Tools.
 func (t *Toolset) Resources() []ServerResource {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	resourcesCap.expired(t)
 	return append([]ServerResource(nil), t.resources.all...)
 }
 

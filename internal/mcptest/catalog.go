@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 )
@@ -25,6 +26,8 @@ type Catalog struct {
 	Templates []json.RawMessage
 	// PageSize > 0 paginates every list.
 	PageSize int
+	// TTL is the lifetime (ttlMs) given with every page; 0 gives none.
+	TTL time.Duration
 	// Complete, when set, declares completions and answers
 	// completion/complete: ref is the prompt name or the template, arg
 	// the argument's name, value what is typed so far.
@@ -114,7 +117,7 @@ func (c *Catalog) handle(method string, params json.RawMessage) (res any, rerr *
 	defer c.mu.Unlock()
 	switch method {
 	case "prompts/list":
-		res, rerr = page("prompts", defsOf(c.Prompts, func(p Prompt) json.RawMessage { return p.Def }), p.Cursor, c.PageSize)
+		res, rerr = c.page("prompts", defsOf(c.Prompts, func(p Prompt) json.RawMessage { return p.Def }), p.Cursor, c.PageSize)
 	case "prompts/get":
 		for _, pr := range c.Prompts {
 			if nameOf(pr.Def, "name") == p.Name {
@@ -128,9 +131,9 @@ func (c *Catalog) handle(method string, params json.RawMessage) (res any, rerr *
 		}
 		rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt " + p.Name}
 	case "resources/list":
-		res, rerr = page("resources", defsOf(c.Resources, func(r Resource) json.RawMessage { return r.Def }), p.Cursor, c.PageSize)
+		res, rerr = c.page("resources", defsOf(c.Resources, func(r Resource) json.RawMessage { return r.Def }), p.Cursor, c.PageSize)
 	case "resources/templates/list":
-		res, rerr = page("resourceTemplates", c.Templates, p.Cursor, c.PageSize)
+		res, rerr = c.page("resourceTemplates", c.Templates, p.Cursor, c.PageSize)
 	case "resources/read":
 		c.reads = append(c.reads, p.URI)
 		res, rerr = c.read(p.URI)
@@ -177,8 +180,8 @@ func (c *Catalog) read(uri string) (any, *jsonrpc.Error) {
 }
 
 // page returns one page of a listing under key, pages of size (0: all)
-// named by cursors "c{start}".
-func page(key string, defs []json.RawMessage, cursor *string, size int) (any, *jsonrpc.Error) {
+// named by cursors "c{start}", with the catalogue's TTL.
+func (c *Catalog) page(key string, defs []json.RawMessage, cursor *string, size int) (any, *jsonrpc.Error) {
 	start := 0
 	if cursor != nil {
 		if _, err := fmt.Sscanf(*cursor, "c%d", &start); err != nil {
@@ -191,6 +194,9 @@ func page(key string, defs []json.RawMessage, cursor *string, size int) (any, *j
 	}
 	out := append([]json.RawMessage{}, defs[min(start, end):end]...)
 	res := map[string]any{key: out}
+	if c.TTL > 0 {
+		res["ttlMs"] = c.TTL.Milliseconds()
+	}
 	if end < len(defs) {
 		res["nextCursor"] = fmt.Sprintf("c%d", end)
 	}
