@@ -43,7 +43,8 @@ type Message struct {
 	Name string `json:"name,omitempty"`
 	// Server is set on a tool message: the MCP server that produced it, or
 	// FuncServer for a local Go function, or "" when no tool ran (the call
-	// was refused, invalid or unknown). It is never sent to the model; the
+	// was refused, invalid or unknown); and on a message made from a
+	// server's prompt or resource: that server. It is never sent to the model; the
 	// agent uses it to keep the output of local-only servers away from
 	// models that are not on this machine.
 	Server string `json:"server,omitempty"`
