@@ -132,7 +132,7 @@ func TestChatInTerminal(t *testing.T) {
 	tm.typeLine("Hello?")
 	tm.waitFor("Hello, stranger.", 1)
 	tm.typeLine("/what")
-	tm.waitFor("commands: /tools, /servers, /clear, /quit", 1)
+	tm.waitFor("commands: /tools, /servers, /prompts, /resources, /<prompt> [args], /clear, /quit", 1)
 	tm.waitFor("you> ", 9)
 	tm.typeLine("/quit")
 	deadline := time.Now().Add(10 * time.Second)

@@ -6,7 +6,9 @@
 //
 // Without -config it starts the same two demo servers as the quickstart,
 // in-process on 127.0.0.1. It prints every tool with its server, then reads
-// your questions. Commands: /tools, /servers, /clear (forget the
+// your questions. Commands: /tools, /servers, /prompts and /resources
+// (the servers' prompts and resources; a prompt runs as /<name> [args],
+// and @<uri> in a question attaches a resource), /clear (forget the
 // conversation), /quit. Ctrl-C stops the answer being written, or the
 // question being asked, and keeps the session; Ctrl-D or /quit leaves.
 //
@@ -75,7 +77,7 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 		return nil
 	}
 	host.PrintModel(out, model)
-	fmt.Fprintln(out, "\nType a question. /tools, /servers, /clear, /quit; Ctrl-C stops an answer.")
+	fmt.Fprintln(out, "\nType a question. /tools, /servers, /prompts, /resources, /clear, /quit; @<uri> attaches; Ctrl-C stops an answer.")
 
 	c := &chat{out: out, lines: host.ReadLines(stdin), feed: make(chan string), tools: tools}
 	c.agent = &agent.Agent{
@@ -155,6 +157,7 @@ type chat struct {
 	agent        *agent.Agent
 	tools        *mcp.Toolset
 	conversation []agent.Message
+	ended        bool // the input ended during a prompt command
 }
 
 // approver asks at the terminal, through a permission.Terminal that reads
@@ -190,9 +193,17 @@ func (c *chat) loop() {
 			fmt.Fprintln(c.out, "bye")
 			return
 		case strings.HasPrefix(line, "/"):
-			c.command(line)
+			if c.command(line); c.ended {
+				fmt.Fprintln(c.out, "\nbye")
+				return
+			}
 		default:
-			if !c.turn(line) {
+			m, err := c.question(line)
+			if err != nil {
+				fmt.Fprintf(c.out, "(%v)\n", err)
+				continue
+			}
+			if !c.turn(m) {
 				fmt.Fprintln(c.out, "\nbye")
 				return
 			}
@@ -210,16 +221,19 @@ func (c *chat) command(line string) {
 		c.conversation = nil
 		fmt.Fprintln(c.out, "(conversation cleared)")
 	default:
-		fmt.Fprintln(c.out, "commands: /tools, /servers, /clear, /quit")
+		if !c.promptCommand(line) {
+			fmt.Fprintln(c.out, "commands: /tools, /servers, /prompts, /resources, /<prompt> [args], /clear, /quit")
+		}
 	}
 }
 
-// turn runs the agent on one question, streaming its answer, until it
-// answers or Ctrl-C stops it. It reports false when the input ended.
-func (c *chat) turn(question string) (inputOpen bool) {
+// turn runs the agent on the next messages (a question, or a prompt's),
+// streaming its answer, until it answers or Ctrl-C stops it. It reports
+// false when the input ended.
+func (c *chat) turn(next ...agent.Message) (inputOpen bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	msgs := append(slices.Clip(c.conversation), agent.Message{Role: agent.RoleUser, Content: question})
+	msgs := append(slices.Clip(c.conversation), next...)
 	done := make(chan struct{})
 	var res agent.Result
 	var err error
