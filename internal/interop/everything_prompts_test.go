@@ -18,12 +18,19 @@ import (
 // TestEverythingPromptsAndResources gathers server-everything's prompts,
 // resources and templates through a Toolset, renders and completes its
 // prompts, reads through a template, and checks that a URI it never named
-// is not sent to it.
+// is not sent to it; a subscription delivers the server's updates.
 func TestEverythingPromptsAndResources(t *testing.T) {
 	url, _ := startEverythingHTTP(t)
 	ctx, cancel := stepContext()
 	defer cancel()
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "everything", URL: url}}, nil)
+	updates := make(chan string, 8)
+	ts, err := mcp.Discover(ctx, []config.Server{{Name: "everything", URL: url}}, &mcp.ToolsetOptions{
+		OnResourceUpdated: func(server, uri string) {
+			select {
+			case updates <- server + " " + uri:
+			default:
+			}
+		}})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, ts.Close(context.Background())) }()
 	require.True(t, ts.Servers()[0].Connected, "%v", ts.Servers()[0].Err)
@@ -79,4 +86,21 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	assert.Contains(t, r.Text(), "# Everything Server")
 	_, err = ts.ReadResource(ctx, "file:///etc/passwd")
 	assert.ErrorIs(t, err, mcp.ErrUnknownResource)
+
+	// Subscriptions: the server sends an update at once when its
+	// simulated updates are switched on, then every 5 s.
+	const doc = "demo://resource/static/document/architecture.md"
+	require.NoError(t, ts.SubscribeResource(ctx, doc))
+	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///etc/passwd"), mcp.ErrUnknownResource)
+	_, err = ts.Call(ctx, "everything_toggle-subscriber-updates", nil)
+	require.NoError(t, err)
+	select {
+	case u := <-updates:
+		assert.Equal(t, "everything "+doc, u)
+	case <-ctx.Done():
+		t.Fatal("no resource update from server-everything")
+	}
+	require.NoError(t, ts.UnsubscribeResource(ctx, doc))
+	_, err = ts.Call(ctx, "everything_toggle-subscriber-updates", nil)
+	require.NoError(t, err)
 }
