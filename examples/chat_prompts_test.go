@@ -36,6 +36,7 @@ func TestChatPromptsAndResources(t *testing.T) {
 	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+model), "TERM=xterm"))
 	tm.must("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", filepath.Join(bin, "chat"), "-config", cfg)
 	tm.waitFor("you> ", 1)
+	assert.Contains(t, tm.screen(), "0 tools, 1 prompts, 1 resources, 0 templates", "the banner counts them")
 
 	tm.typeLine("/prompts")
 	tm.waitFor("/finance_monthly_review month  Review a month.", 1)
