@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 )
@@ -111,21 +112,35 @@ func (h *holdReader) handOn(p []byte) int {
 // follow tracks the line endings of b and reports whether an event ended
 // in it: a blank line, the end of a block.
 func (h *holdReader) follow(b []byte) (ended bool) {
-	for _, c := range b {
-		if h.block++; h.block > h.max {
-			h.tooBig = true
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c != '\n' && c != '\r' {
+			j := bytes.IndexAny(b[i:], "\r\n")
+			if j < 0 {
+				j = len(b) - i
+			}
+			h.block += j
+			i += j
+			h.lineStart, h.pendingCR = false, false
+			continue
 		}
+		h.block++
+		i++
 		switch {
 		case c == '\n' && h.pendingCR:
 			h.pendingCR = false // the LF of a CRLF
-		case c == '\n' || c == '\r':
-			if h.lineStart {
-				h.block, ended = 0, true
+		case h.lineStart:
+			if h.block > h.max {
+				h.tooBig = true
 			}
-			h.lineStart, h.pendingCR = true, c == '\r'
+			h.block, ended = 0, true
+			h.pendingCR = c == '\r'
 		default:
-			h.lineStart, h.pendingCR = false, false
+			h.lineStart, h.pendingCR = true, c == '\r'
 		}
+	}
+	if h.block > h.max {
+		h.tooBig = true
 	}
 	return ended
 }
