@@ -14,9 +14,9 @@ import (
 	"go.uber.org/goleak"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
-	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
