@@ -32,6 +32,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -84,7 +85,7 @@ func serveUI(ctx context.Context, questions <-chan question, lines <-chan string
 			return
 		}
 		fmt.Fprintf(out, "[ui] Run %s with %s? It %s. [y/N] ",
-			host.Clean(q.req.PrefixedName, 64), host.Clean(string(q.req.Arguments), 300), q.req.Annotations)
+			render.Clean(q.req.PrefixedName, 64), render.Clean(string(q.req.Arguments), 300), q.req.Annotations)
 		d := permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
 		select {
 		case line, ok := <-lines:
@@ -123,7 +124,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	cfg, tools := servers.Config, servers.Tools
 	fmt.Fprintln(stdout, "mini-me approver: a host with its own approval UI")
 	fmt.Fprintln(stdout)
-	host.PrintBanner(stdout, tools)
+	render.Banner(stdout, tools)
 
 	// The UI runs beside the agent, for as long as run does.
 	uiCtx, stopUI := context.WithCancel(ctx)
@@ -143,7 +144,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 		append(agent.PolicyOptions(cfg),
 			permission.WithTimeout(2*time.Minute), // a question nobody answers is denied
 			permission.WithAudit(func(e permission.Event) {
-				fmt.Fprintf(stdout, "[audit] %s: %s (%s)\n", host.Clean(e.PrefixedName, 64), host.Clean(e.Verdict.String(), 20), e.Source)
+				fmt.Fprintf(stdout, "[audit] %s: %s (%s)\n", render.Clean(e.PrefixedName, 64), render.Clean(e.Verdict.String(), 20), e.Source)
 			}))...)
 
 	model, err := modelenv.Find(ctx, os.Getenv)

@@ -43,6 +43,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
@@ -67,14 +68,14 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	}
 	defer stop()
 	fmt.Fprintf(out, "mini-me chat (%s)\n\n", cfg.File)
-	host.PrintBanner(out, tools)
+	render.Banner(out, tools)
 
 	model, err := modelenv.Find(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(out, "\n%s\n", modelenv.Help(err))
 		return nil
 	}
-	host.PrintModel(out, model)
+	render.Model(out, model)
 	fmt.Fprintln(out, "\nType a question. /tools, /servers, /clear, /quit; Ctrl-C stops an answer.")
 
 	c := &chat{out: out, lines: host.ReadLines(stdin), feed: make(chan string), tools: tools}
@@ -203,9 +204,9 @@ func (c *chat) loop() {
 func (c *chat) command(line string) {
 	switch line {
 	case "/tools":
-		host.PrintTools(c.out, c.tools)
+		render.Tools(c.out, c.tools)
 	case "/servers":
-		host.PrintServers(c.out, c.tools)
+		render.Servers(c.out, c.tools)
 	case "/clear":
 		c.conversation = nil
 		fmt.Fprintln(c.out, "(conversation cleared)")
@@ -226,7 +227,7 @@ func (c *chat) turn(question string) (inputOpen bool) {
 	fmt.Fprintln(c.out)
 	go func() {
 		defer close(done)
-		res, err = c.agent.RunStream(ctx, msgs, host.Render(c.out))
+		res, err = c.agent.RunStream(ctx, msgs, render.Events(c.out))
 	}()
 	lines := c.lines
 	for running := true; running; {
@@ -249,7 +250,7 @@ func (c *chat) turn(question string) (inputOpen bool) {
 	case ctx.Err() != nil:
 		fmt.Fprintln(c.out, "\n(stopped)")
 	case err != nil:
-		fmt.Fprintf(c.out, "\n(the run stopped: %s)\n", host.Clean(err.Error(), 300))
+		fmt.Fprintf(c.out, "\n(the run stopped: %s)\n", render.Clean(err.Error(), 300))
 	}
 	return lines != nil
 }

@@ -38,6 +38,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -68,7 +69,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	defer servers.Close()
 	cfg, tools := servers.Config, servers.Tools
 	fmt.Fprintf(stdout, "mini-me quickstart: %d MCP servers started on 127.0.0.1\n\n", len(cfg.Servers))
-	host.PrintBanner(stdout, tools)
+	render.Banner(stdout, tools)
 
 	// The permission policy applies the configuration's modes ("ask" here)
 	// and asks the person at the terminal.

@@ -32,6 +32,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
 	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
@@ -100,7 +101,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	}
 	defer host.CloseTools(tools)
 	fmt.Fprintf(stdout, "mini-me stdio: the finance server runs as a subprocess (%s %s)\n\n", self, serveFlag)
-	host.PrintBanner(stdout, tools)
+	render.Banner(stdout, tools)
 
 	policy := permission.NewPolicy(permission.NewTerminal(stdin, stdout), agent.PolicyOptions(cfg)...)
 

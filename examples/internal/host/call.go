@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -67,7 +69,7 @@ func callTool(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *perm
 	fmt.Fprintf(w, "→ %s %s\n", c.Tool, req.Arguments)
 	d, _ := policy.Check(ctx, req) // an error denies, with a reason that says why
 	if !d.Allowed() {
-		fmt.Fprintf(w, "← not run (%s)\n", Clean(d.String(), 300))
+		fmt.Fprintf(w, "← not run (%s)\n", render.Clean(d.String(), 300))
 		return nil
 	}
 	res, err := tools.Call(ctx, c.Tool, c.Args)
@@ -78,6 +80,6 @@ func callTool(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *perm
 	if res.IsError() {
 		status = "the tool reported an error"
 	}
-	fmt.Fprintf(w, "← %s:\n%s\n", status, Indent(CleanText(res.Text(), 2000), "  "))
+	fmt.Fprintf(w, "← %s:\n%s\n", status, "  "+strings.ReplaceAll(render.CleanText(res.Text(), 2000), "\n", "\n  "))
 	return nil
 }

@@ -1,4 +1,15 @@
-package host
+// Package render prints what a terminal host shows of mini-me: the servers
+// and tools discovery found, with its warnings ([Banner]); the model and
+// whether tool results leave the machine ([Model]); and a run as it
+// streams ([Events]): the answer, each tool call and its outcome, and
+// warnings.
+//
+// Everything a server or a model said is cleaned first ([Clean]): control
+// and bidirectional characters and invalid UTF-8 are replaced, so that a
+// tool's output cannot move the cursor, clear the screen or reorder what
+// the user reads. A host with another UI uses the same events and data,
+// and this package as an example of what to show.
+package render
 
 import (
 	"fmt"
@@ -13,11 +24,11 @@ import (
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
-// PrintBanner prints what discovery found: the servers, the tools and the
-// warnings. Everything a server said is cleaned of control characters.
-func PrintBanner(w io.Writer, tools *mcp.Toolset) {
-	PrintServers(w, tools)
-	PrintTools(w, tools)
+// Banner prints what discovery found: the servers ([Servers]), the tools
+// ([Tools]) and the warnings (mcp.Toolset.Warnings), or "warnings: none".
+func Banner(w io.Writer, tools *mcp.Toolset) {
+	Servers(w, tools)
+	Tools(w, tools)
 	warnings := tools.Warnings()
 	if len(warnings) == 0 {
 		fmt.Fprintln(w, "warnings: none")
@@ -29,9 +40,9 @@ func PrintBanner(w io.Writer, tools *mcp.Toolset) {
 	}
 }
 
-// PrintServers lists the servers, each with its protocol era and version,
-// or why it was skipped.
-func PrintServers(w io.Writer, tools *mcp.Toolset) {
+// Servers lists the servers, each with its protocol era and version, or
+// why it was skipped.
+func Servers(w io.Writer, tools *mcp.Toolset) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "servers:")
 	for _, s := range tools.Servers() {
@@ -45,42 +56,52 @@ func PrintServers(w io.Writer, tools *mcp.Toolset) {
 	tw.Flush()
 }
 
-// PrintTools lists the tools: the name the model calls, the server, the
-// hints that matter for permission, and the start of the description.
-func PrintTools(w io.Writer, tools *mcp.Toolset) {
+// Tools lists the tools: the name the model calls, the server, the hint
+// that matters for permission and the start of the description. The hint
+// is "read-only", "writes" (declared not destructive), "destructive"
+// (declared so, asked even in auto mode while confirmDestructive is on) or
+// "destructive*": nothing declared, so destructive by the protocol's
+// default, but not declared so, and run without asking in auto mode.
+func Tools(w io.Writer, tools *mcp.Toolset) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "tools:")
 	for _, t := range tools.Tools() {
-		hint := "writes"
-		if a := t.Tool.Annotations; a != nil && a.ReadOnly() {
+		hint := "destructive*"
+		switch a := t.Tool.Annotations; {
+		case a != nil && a.ReadOnly():
 			hint = "read-only"
-		} else if a != nil && a.DestructiveHint != nil && *a.DestructiveHint {
+		case a != nil && a.DestructiveHint != nil && *a.DestructiveHint:
 			hint = "destructive"
+		case a != nil && a.DestructiveHint != nil:
+			hint = "writes"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.Name, t.Server, hint, Clean(t.Tool.Description, 60))
 	}
 	tw.Flush()
 }
 
-// PrintModel says which model answers, and whether what the tools return
-// leaves this machine.
-func PrintModel(w io.Writer, m *agent.OpenAI) {
+// Model says which model answers, and whether what the tools return
+// leaves this machine (agent.OpenAI.Local). A query in the base URL,
+// which may hold a key, is not shown.
+func Model(w io.Writer, m *agent.OpenAI) {
 	where := "on this machine"
 	if !m.Local() {
 		where = "HOSTED: tool results are sent to this provider"
 	}
 	base, _, query := strings.Cut(m.BaseURL, "?")
 	if query {
-		base += "?…" // a query may hold a key
+		base += "?…"
 	}
 	fmt.Fprintf(w, "model: %s at %s (%s)\n", Clean(m.Model, 80), Clean(base, 200), where)
 }
 
-// Render returns an event handler for agent.Agent.RunStream that prints a
-// run to w as it goes: the answer as it streams, each tool call and its
-// outcome, and warnings. The policy's questions are printed by the
-// approver, between a call and its outcome.
-func Render(w io.Writer) func(agent.Event) {
+// Events returns an event handler for agent.Agent.RunStream that prints a
+// run to w as it goes: "(thinking…)" once for reasoning, the answer as it
+// streams, "→ tool {arguments}" for each call proposed, "← status tool:
+// output (duration)" for its outcome, and "warning: ..." for warnings. An
+// approver writing to w prints its questions between a call and its
+// outcome. The handler is for one run at a time.
+func Events(w io.Writer) func(agent.Event) {
 	midLine, thinking := false, false
 	newline := func() {
 		if midLine {
@@ -147,9 +168,4 @@ func cleanKeep(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// Indent prefixes every line of s with prefix.
-func Indent(s, prefix string) string {
-	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
