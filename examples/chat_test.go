@@ -90,13 +90,16 @@ func TestChatInTerminal(t *testing.T) {
 		llmtest.Turn{Text: "That text has 3 words."},
 		llmtest.Turn{Text: "Let me think about it", Hang: true},
 		llmtest.Turn{Text: "Back again."},
-		llmtest.Turn{Text: "Hello, stranger."})
-	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+url), "TERM=xterm"))
+		llmtest.Turn{Text: "Hello, stranger."},
+		llmtest.Turn{Text: "Back once more."})
+	dir := t.TempDir()
+	demoConfig(t, dir)
+	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+url, "XDG_CONFIG_HOME="+t.TempDir()), "TERM=xterm"))
 	// A shell records the chat's exit status, which tmux does not always
 	// collect before the pane closes; its trap keeps Ctrl-C from ending it
 	// (the chat gets the default handling back).
 	status := filepath.Join(t.TempDir(), "status")
-	tm.must("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50",
+	tm.must("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", "-c", dir,
 		"sh", "-c", `trap : INT; "$1"; echo "exit $?" > "$2"`, "sh", filepath.Join(bin, "chat"), status,
 		";", "set-option", "-t", "chat", "remain-on-exit", "on")
 
@@ -110,6 +113,8 @@ func TestChatInTerminal(t *testing.T) {
 	tm.typeLine("y")
 	s = tm.waitFor("That text has 3 words.", 1)
 	assert.Contains(t, s, "← ok text_count: 3 words, 16 characters, 1 line")
+	s = tm.waitFor("[demo-model · text, notes (7 tools) · last answer: 2 turns, ", 1)
+	assert.Contains(t, s, "mini-me chat (mini-me.yaml)")
 	tm.waitFor("you> ", 2)
 
 	tm.typeLine("/tools")
@@ -128,12 +133,17 @@ func TestChatInTerminal(t *testing.T) {
 	tm.typeLine("/servers")
 	tm.waitFor("notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools", 2)
 	tm.typeLine("/clear")
-	tm.waitFor("(conversation cleared)", 1)
+	tm.waitFor("(conversation cleared, and the approvals given for the session)", 1)
 	tm.typeLine("Hello?")
 	tm.waitFor("Hello, stranger.", 1)
 	tm.typeLine("/what")
-	tm.waitFor("commands: /tools, /servers, /clear, /quit", 1)
+	tm.waitFor("commands: /tools, /servers, /status, /history, !N, /clear, /quit", 1)
 	tm.waitFor("you> ", 9)
+	tm.typeLine("/history")
+	tm.waitFor("  4  Hello?", 1)
+	tm.typeLine("!3")
+	tm.waitFor("Back once more.", 1)
+	tm.waitFor("you> ", 12) // the prompt, !3 echoed as a question, the prompt after it
 	tm.typeLine("/quit")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -152,7 +162,7 @@ func TestChatInTerminal(t *testing.T) {
 	assert.NotContains(t, s, "goroutine ", "no stack trace")
 
 	reqs := llm.Requests()
-	require.Len(t, reqs, 5)
+	require.Len(t, reqs, 6)
 	users := func(req llmtest.Request) []string {
 		var out []string
 		for _, m := range req.Messages {
@@ -165,4 +175,5 @@ func TestChatInTerminal(t *testing.T) {
 	assert.Equal(t, []string{"How many words in: hello tmux world?", "Think about it", "Are you there?"}, users(reqs[3]),
 		"the conversation survives the stopped turn")
 	assert.Equal(t, []string{"Hello?"}, users(reqs[4]), "/clear forgets the conversation")
+	assert.Equal(t, []string{"Hello?", "Are you there?"}, users(reqs[5]), "!3 asks the third question again")
 }
