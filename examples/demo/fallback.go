@@ -1,4 +1,4 @@
-package host
+package demo
 
 import (
 	"context"
@@ -47,23 +47,23 @@ func (f Fallback) Run(ctx context.Context, w io.Writer, why error, tools *mcp.To
 	}
 	fmt.Fprintf(w, "\n%s\n\n%s", modelenv.Help(why), f.Intro)
 	for _, c := range f.Calls {
-		if err := callTool(ctx, w, tools, policy, c); err != nil {
+		if err := makeCall(ctx, w, tools, policy, c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// callTool makes c through policy, as the agent would, and prints the
+// makeCall makes c through policy, as the agent would, and prints the
 // call, the decision and the result to w.
-func callTool(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *permission.Policy, c Call) error {
+func makeCall(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *permission.Policy, c Call) error {
 	t, ok := tools.Tool(c.Tool)
 	if !ok {
-		return fmt.Errorf("host: no tool %q: %w", c.Tool, mcp.ErrUnknownTool)
+		return fmt.Errorf("demo: no tool %q: %w", c.Tool, mcp.ErrUnknownTool)
 	}
 	raw, err := json.Marshal(c.Args)
 	if err != nil {
-		return fmt.Errorf("host: arguments of %s: %w", c.Tool, err)
+		return fmt.Errorf("demo: arguments of %s: %w", c.Tool, err)
 	}
 	req := agent.PermissionRequest(t, raw)
 	fmt.Fprintf(w, "→ %s %s\n", c.Tool, req.Arguments)

@@ -1,49 +1,30 @@
-package host
+package demo
 
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
-func TestMain(m *testing.M) {
-	if name := os.Getenv(mainEnv); name != "" {
-		run, ok := runs[name]
-		if !ok {
-			fmt.Fprintf(os.Stderr, "%s: no run named %q\n", mainEnv, name)
-			os.Exit(2)
-		}
-		Main("prog", run)
-	}
-	goleak.VerifyTestMain(m)
-}
-
-func discover(t *testing.T, s *demo.Server) *mcp.Toolset {
-	url, stop, err := demo.Serve(s)
-	require.NoError(t, err)
-	t.Cleanup(stop)
+// textTools serves Text on 127.0.0.1 and discovers its tools.
+func textTools(t *testing.T) *mcp.Toolset {
 	ctx := context.Background()
-	tools, err := mcp.Discover(ctx, []config.Server{{Name: "text", URL: url}}, nil)
+	tools, err := mcp.Discover(ctx, []config.Server{{Name: "text", URL: serve(t, Text())}}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tools.Close(ctx) })
 	return tools
 }
 
-func TestCallTool(t *testing.T) {
-	tools := discover(t, demo.Text())
+func TestMakeCall(t *testing.T) {
+	tools := textTools(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name     string
@@ -62,7 +43,7 @@ func TestCallTool(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := callTool(ctx, &out, tools, permission.NewPolicy(tc.approver), tc.call)
+			err := makeCall(ctx, &out, tools, permission.NewPolicy(tc.approver), tc.call)
 			if tc.err != nil {
 				assert.ErrorIs(t, err, tc.err)
 				return
@@ -74,7 +55,7 @@ func TestCallTool(t *testing.T) {
 }
 
 func TestFallback(t *testing.T) {
-	tools := discover(t, demo.Text())
+	tools := textTools(t)
 	why := &modelenv.Unavailable{Reason: "nothing set"}
 	help := "\n" + modelenv.Help(why) + "\n\n"
 	count := Call{"text_count", map[string]any{"text": "a b"}}
@@ -110,12 +91,4 @@ func TestFallback(t *testing.T) {
 			assert.Equal(t, tc.want, out.String())
 		})
 	}
-}
-
-func TestReadLines(t *testing.T) {
-	var got []string
-	for line := range ReadLines(strings.NewReader("one\r\ntwo\n\nlast")) {
-		got = append(got, line)
-	}
-	assert.Equal(t, []string{"one", "two", "", "last"}, got)
 }
