@@ -84,6 +84,7 @@ func TestParseEveryKey(t *testing.T) {
 				Auth:               &config.Auth{Type: config.AuthBearer, TokenEnv: "GITHUB_PERSONAL_ACCESS_TOKEN"},
 				Headers:            map[string]string{"X-MCP-Toolsets": "repos,issues"},
 				Tools:              []string{"get_me", "list_repositories", "search_code"},
+				Skills:             []string{"code-review"},
 				Permissions:        config.ModeAuto,
 				ConfirmDestructive: true,
 				Timeout:            30 * time.Second,
@@ -98,27 +99,27 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        config.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
-				Line:               18,
+				Line:               19,
 			},
 			{
 				Name: "linear",
 				URL:  "https://mcp.linear.app/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "https://agent.example.com/client-metadata.json",
 					Scopes: []string{"read", "write"}, RedirectURL: "http://127.0.0.1:8976/callback"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 24,
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 25,
 			},
 			{
 				Name: "crm",
 				URL:  "https://crm.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-crm", ClientSecretEnv: "CRM_CLIENT_SECRET",
 					Issuer: "https://login.example.com", TokenEndpointAuth: config.TokenAuthPost},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 31,
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 32,
 			},
 			{
 				Name:        "docs",
 				URL:         "https://docs.example.com/mcp",
 				Auth:        &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-docs", ClientSecretFile: "/run/secrets/docs-client-secret"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 39,
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 40,
 			},
 			{
 				Name:               "finance",
@@ -129,9 +130,10 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        config.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,
-				Line:               45,
+				Line:               46,
 			},
 		},
+		Skills: []string{"./skills"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

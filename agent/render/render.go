@@ -25,10 +25,12 @@ import (
 )
 
 // Banner prints what discovery found: the servers ([Servers]), the tools
-// ([Tools]) and the warnings (mcp.Toolset.Warnings), or "warnings: none".
+// ([Tools]), the skills when there are any ([Skills]) and the warnings
+// (mcp.Toolset.Warnings), or "warnings: none".
 func Banner(w io.Writer, tools *mcp.Toolset) {
 	Servers(w, tools)
 	Tools(w, tools)
+	Skills(w, tools)
 	warnings := tools.Warnings()
 	if len(warnings) == 0 {
 		fmt.Fprintln(w, "warnings: none")
@@ -168,4 +170,19 @@ func cleanKeep(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// Skills lists the skill catalogue, when it is not empty: the name the
+// model loads, the server (or "(local)") and the start of the description.
+func Skills(w io.Writer, tools *mcp.Toolset) {
+	skills := tools.Skills()
+	if len(skills) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "skills:")
+	for _, s := range skills {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Name, s.Server, Clean(s.Skill.Description(), 60))
+	}
+	tw.Flush()
 }
