@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -107,4 +109,25 @@ func TestClean(t *testing.T) {
 		assert.Equal(t, tc.one, render.Clean(tc.in, 20), "%q", tc.in)
 		assert.Equal(t, tc.text, render.CleanText(tc.in, 20), "%q", tc.in)
 	}
+}
+
+func TestSkills(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "haiku"), 0o755))
+	md := "---\nname: haiku\ndescription: Write a haiku\u202e on a subject\n---\nThree lines.\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "haiku", "SKILL.md"), []byte(md), 0o600))
+	ctx := context.Background()
+	tools, err := mcp.Discover(ctx, nil, &mcp.ToolsetOptions{SkillFolders: []string{dir}})
+	require.NoError(t, err)
+	defer tools.Close(ctx)
+	var out bytes.Buffer
+	render.Banner(&out, tools)
+	assert.Contains(t, out.String(), "skills:\n  haiku  (local)  Write a haiku� on a subject\nwarnings: none\n")
+
+	empty, err := mcp.Discover(ctx, nil, nil)
+	require.NoError(t, err)
+	defer empty.Close(ctx)
+	out.Reset()
+	render.Skills(&out, empty)
+	assert.Empty(t, out.String(), "no skills, no heading")
 }
