@@ -91,7 +91,9 @@ func TestChatInTerminal(t *testing.T) {
 		llmtest.Turn{Text: "Let me think about it", Hang: true},
 		llmtest.Turn{Text: "Back again."},
 		llmtest.Turn{Text: "Hello, stranger."},
-		llmtest.Turn{Text: "Back once more."})
+		llmtest.Turn{Text: "Back once more."},
+		call("c2", "text_count", `{"text":"never run"}`),
+		llmtest.Turn{Text: "Still here."})
 	dir := t.TempDir()
 	demoConfig(t, dir)
 	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+url, "XDG_CONFIG_HOME="+t.TempDir()), "TERM=xterm"))
@@ -144,6 +146,17 @@ func TestChatInTerminal(t *testing.T) {
 	tm.typeLine("!3")
 	tm.waitFor("Back once more.", 1)
 	tm.waitFor("you> ", 12) // the prompt, !3 echoed as a question, the prompt after it
+
+	// Ctrl-C at an approval withdraws the question and stops the turn; the
+	// next line typed is the next question, not a lost answer.
+	tm.typeLine("Count again")
+	tm.waitFor("Allow? y: once", 2)
+	tm.must("send-keys", "-t", "chat", "C-c")
+	tm.waitFor("(stopped)", 2)
+	tm.waitFor("you> ", 13)
+	tm.typeLine("Still there?")
+	tm.waitFor("Still here.", 1)
+	tm.waitFor("you> ", 14)
 	tm.typeLine("/quit")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -162,7 +175,7 @@ func TestChatInTerminal(t *testing.T) {
 	assert.NotContains(t, s, "goroutine ", "no stack trace")
 
 	reqs := llm.Requests()
-	require.Len(t, reqs, 6)
+	require.Len(t, reqs, 8)
 	users := func(req llmtest.Request) []string {
 		var out []string
 		for _, m := range req.Messages {
@@ -176,4 +189,6 @@ func TestChatInTerminal(t *testing.T) {
 		"the conversation survives the stopped turn")
 	assert.Equal(t, []string{"Hello?"}, users(reqs[4]), "/clear forgets the conversation")
 	assert.Equal(t, []string{"Hello?", "Are you there?"}, users(reqs[5]), "!3 asks the third question again")
+	assert.Equal(t, []string{"Hello?", "Are you there?", "Count again", "Still there?"}, users(reqs[7]),
+		"the line typed after Ctrl-C at an approval is the next question")
 }
