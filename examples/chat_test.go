@@ -74,6 +74,22 @@ func (tm *tmux) waitFor(want string, n int) string {
 	}
 }
 
+// interrupt presses Ctrl-C, then waits until the pane has shown
+// "(stopped)" stopped times and the prompt prompts times.
+func (tm *tmux) interrupt(stopped, prompts int) {
+	tm.t.Helper()
+	tm.must("send-keys", "-t", "chat", "C-c")
+	tm.waitFor("(stopped)", stopped)
+	tm.waitFor("you> ", prompts)
+}
+
+// say types line, then waits until the pane has shown want n times.
+func (tm *tmux) say(line, want string, n int) string {
+	tm.t.Helper()
+	tm.typeLine(line)
+	return tm.waitFor(want, n)
+}
+
 // typeLine types text and Enter.
 func (tm *tmux) typeLine(text string) {
 	tm.must("send-keys", "-t", "chat", "-l", text)
@@ -110,52 +126,35 @@ func TestChatInTerminal(t *testing.T) {
 	assert.Contains(t, s, "text_count         text   read-only")
 	assert.Contains(t, s, "model: demo-model at "+url)
 
-	tm.typeLine("How many words in: hello tmux world?")
-	tm.waitFor("Allow? y: once", 1)
-	tm.typeLine("y")
-	s = tm.waitFor("That text has 3 words.", 1)
+	tm.say("How many words in: hello tmux world?", "Allow? y: once", 1)
+	s = tm.say("y", "That text has 3 words.", 1)
 	assert.Contains(t, s, "← ok text_count: 3 words, 16 characters, 1 line")
 	s = tm.waitFor("[demo-model · text, notes (7 tools) · last answer: 2 turns, ", 1)
 	assert.Contains(t, s, "mini-me chat (mini-me.yaml)")
 	tm.waitFor("you> ", 2)
 
-	tm.typeLine("/tools")
-	tm.waitFor("notes_delete_note  notes  destructive", 2)
+	tm.say("/tools", "notes_delete_note  notes  destructive", 2)
 	tm.waitFor("you> ", 3)
 
-	tm.typeLine("Think about it")
-	tm.waitFor("Let me think about it", 1)
-	tm.must("send-keys", "-t", "chat", "C-c")
-	tm.waitFor("(stopped)", 1)
-	tm.waitFor("you> ", 4)
+	tm.say("Think about it", "Let me think about it", 1)
+	tm.interrupt(1, 4)
 
-	tm.typeLine("Are you there?")
-	tm.waitFor("Back again.", 1)
+	tm.say("Are you there?", "Back again.", 1)
 	tm.waitFor("you> ", 5)
-	tm.typeLine("/servers")
-	tm.waitFor("notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools", 2)
-	tm.typeLine("/clear")
-	tm.waitFor("(conversation cleared, and the approvals given for the session)", 1)
-	tm.typeLine("Hello?")
-	tm.waitFor("Hello, stranger.", 1)
-	tm.typeLine("/what")
-	tm.waitFor("commands: /tools, /servers, /status, /history, !N, /clear, /quit", 1)
+	tm.say("/servers", "notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools", 2)
+	tm.say("/clear", "(conversation cleared, and the approvals given for the session)", 1)
+	tm.say("Hello?", "Hello, stranger.", 1)
+	tm.say("/what", "commands: /tools, /servers, /status, /history, !N, /clear, /quit", 1)
 	tm.waitFor("you> ", 9)
-	tm.typeLine("/history")
-	tm.waitFor("  4  Hello?", 1)
-	tm.typeLine("!3")
-	tm.waitFor("Back once more.", 1)
+	tm.say("/history", "  4  Hello?", 1)
+	tm.say("!3", "Back once more.", 1)
 	tm.waitFor("you> ", 12) // the prompt, !3 echoed as a question, the prompt after it
 
 	// Ctrl-C at an approval withdraws the question and stops the turn; the
 	// next line typed is the next question, not a lost answer.
-	tm.typeLine("Count again")
-	tm.waitFor("Allow? y: once", 2)
-	tm.must("send-keys", "-t", "chat", "C-c")
-	tm.waitFor("(stopped)", 2)
-	tm.waitFor("you> ", 13)
-	tm.typeLine("Still there?")
-	tm.waitFor("Still here.", 1)
+	tm.say("Count again", "Allow? y: once", 2)
+	tm.interrupt(2, 13)
+	tm.say("Still there?", "Still here.", 1)
 	tm.waitFor("you> ", 14)
 	tm.typeLine("/quit")
 	deadline := time.Now().Add(10 * time.Second)
