@@ -132,6 +132,17 @@ func Events(w io.Writer) func(agent.Event) {
 				out = fmt.Sprintf("%s (%s)", out, e.Duration.Round(100*time.Microsecond))
 			}
 			fmt.Fprintf(w, "← %s %s: %s\n", e.Status, Clean(e.Call.Name, 64), Clean(out, 300))
+		case *agent.SkillLoaded:
+			newline()
+			if e.Err != nil {
+				fmt.Fprintf(w, "skill %s: %s not loaded: %s\n", Clean(e.Skill, 64), Clean(e.File, 64), Clean(e.Err.Error(), 300))
+				break
+			}
+			check := "not verified: dynamic"
+			if e.Verified {
+				check = "verified"
+			}
+			fmt.Fprintf(w, "skill %s: %s, %d bytes, %s\n", Clean(e.Skill, 64), Clean(e.File, 64), e.Bytes, check)
 		case *agent.Warning:
 			newline()
 			fmt.Fprintf(w, "warning: %s\n", Clean(e.Message, 300))

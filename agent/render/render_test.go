@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,8 @@ func TestEvents(t *testing.T) {
 		&agent.ToolCallProposed{Turn: 1, Call: call},
 		&agent.ToolResult{Turn: 1, Call: call, Status: agent.StatusOK, Output: "1 word\nfine", Duration: 1500 * time.Microsecond},
 		&agent.ToolResult{Turn: 1, Call: call, Status: agent.StatusDenied, Output: "Permission denied"},
+		&agent.SkillLoaded{Turn: 1, Skill: "haiku", File: "SKILL.md", Bytes: 107, Verified: true},
+		&agent.SkillLoaded{Turn: 1, Skill: "notes_forms", File: "FORMS.md", Err: errors.New("digest\nmismatch")},
 		&agent.Warning{Turn: 2, Message: "tools withheld"},
 		&agent.TextDelta{Turn: 2, Delta: agent.Delta{Text: "One \x1b[31mword"}},
 		&agent.TextDelta{Turn: 2, Delta: agent.Delta{Text: "."}},
@@ -92,6 +95,8 @@ func TestEvents(t *testing.T) {
 		"→ text_count {\"text\":\"a\"}\n"+
 		"← ok text_count: 1 word⏎fine (1.5ms)\n"+
 		"← denied text_count: Permission denied\n"+
+		"skill haiku: SKILL.md, 107 bytes, verified\n"+
+		"skill notes_forms: FORMS.md not loaded: digest⏎mismatch\n"+
 		"warning: tools withheld\n"+
 		"One �[31mword.\n", out.String())
 }
