@@ -100,9 +100,10 @@ func Model(w io.Writer, m *agent.OpenAI) {
 // Events returns an event handler for agent.Agent.RunStream that prints a
 // run to w as it goes: "(thinking…)" once for reasoning, the answer as it
 // streams, "→ tool {arguments}" for each call proposed, "← status tool:
-// output (duration)" for its outcome, and "warning: ..." for warnings. An
-// approver writing to w prints its questions between a call and its
-// outcome. The handler is for one run at a time.
+// output (duration)" for its outcome, "skill name: file, size" for each
+// skill file loaded, and "warning: ..." for warnings. An approver writing
+// to w prints its questions between a call and its outcome. The handler is
+// for one run at a time.
 func Events(w io.Writer) func(agent.Event) {
 	midLine, thinking := false, false
 	newline := func() {
