@@ -324,7 +324,7 @@ func TestChatWithoutModel(t *testing.T) {
 	env := environ(t, "XDG_CONFIG_HOME="+home)
 	out, code := runIn(t, dir, env, "", "chat")
 	assert.Equal(t, 0, code, out)
-	assert.Contains(t, out, "mini-me chat (no mini-me.yaml found: no tools; see -help)")
+	assert.Contains(t, out, "mini-me chat (no mini-me.yaml found: no tools; see -help)\n\nservers: none\ntools: none\n")
 	assert.Contains(t, out, "No model is configured")
 
 	demoConfig(t, filepath.Join(home, "mini-me"))

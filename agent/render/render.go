@@ -45,9 +45,14 @@ func Banner(w io.Writer, tools *mcp.Toolset) {
 // Servers lists the servers, each with its protocol era and version, or
 // why it was skipped.
 func Servers(w io.Writer, tools *mcp.Toolset) {
+	servers := tools.Servers()
+	if len(servers) == 0 {
+		fmt.Fprintln(w, "servers: none")
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "servers:")
-	for _, s := range tools.Servers() {
+	for _, s := range servers {
 		if !s.Connected {
 			fmt.Fprintf(tw, "  %s\tskipped\t%s\n", s.Name, Clean(s.Err.Error(), 200))
 			continue
@@ -65,9 +70,14 @@ func Servers(w io.Writer, tools *mcp.Toolset) {
 // "destructive*": nothing declared, so destructive by the protocol's
 // default, but not declared so, and run without asking in auto mode.
 func Tools(w io.Writer, tools *mcp.Toolset) {
+	list := tools.Tools()
+	if len(list) == 0 {
+		fmt.Fprintln(w, "tools: none")
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "tools:")
-	for _, t := range tools.Tools() {
+	for _, t := range list {
 		hint := "destructive*"
 		switch a := t.Tool.Annotations; {
 		case a != nil && a.ReadOnly():

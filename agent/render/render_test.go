@@ -135,4 +135,6 @@ func TestSkills(t *testing.T) {
 	out.Reset()
 	render.Skills(&out, empty)
 	assert.Empty(t, out.String(), "no skills, no heading")
+	render.Banner(&out, empty)
+	assert.Equal(t, "servers: none\ntools: none\nwarnings: none\n", out.String())
 }
