@@ -46,12 +46,10 @@ func Banner(w io.Writer, tools *mcp.Toolset) {
 // why it was skipped.
 func Servers(w io.Writer, tools *mcp.Toolset) {
 	servers := tools.Servers()
-	if len(servers) == 0 {
-		fmt.Fprintln(w, "servers: none")
+	tw := table(w, "servers", len(servers))
+	if tw == nil {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "servers:")
 	for _, s := range servers {
 		if !s.Connected {
 			fmt.Fprintf(tw, "  %s\tskipped\t%s\n", s.Name, Clean(s.Err.Error(), 200))
@@ -71,12 +69,10 @@ func Servers(w io.Writer, tools *mcp.Toolset) {
 // default, but not declared so, and run without asking in auto mode.
 func Tools(w io.Writer, tools *mcp.Toolset) {
 	list := tools.Tools()
-	if len(list) == 0 {
-		fmt.Fprintln(w, "tools: none")
+	tw := table(w, "tools", len(list))
+	if tw == nil {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "tools:")
 	for _, t := range list {
 		hint := "destructive*"
 		switch a := t.Tool.Annotations; {
@@ -90,6 +86,18 @@ func Tools(w io.Writer, tools *mcp.Toolset) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.Name, t.Server, hint, Clean(t.Tool.Description, 60))
 	}
 	tw.Flush()
+}
+
+// table starts a listing of rows under heading: a tab writer to fill and
+// flush, or nil, having printed "heading: none", when there are no rows.
+func table(w io.Writer, heading string, rows int) *tabwriter.Writer {
+	if rows == 0 {
+		fmt.Fprintf(w, "%s: none\n", heading)
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s:\n", heading)
+	return tw
 }
 
 // Model says which model answers, and whether what the tools return
@@ -201,8 +209,7 @@ func Skills(w io.Writer, tools *mcp.Toolset) {
 	if len(skills) == 0 {
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "skills:")
+	tw := table(w, "skills", len(skills))
 	for _, s := range skills {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Name, s.Server, Clean(s.Skill.Description(), 60))
 	}
