@@ -127,7 +127,7 @@ func TestChatInTerminal(t *testing.T) {
 	assert.Contains(t, s, "model: demo-model at "+url)
 
 	tm.say("How many words in: hello tmux world?", "Allow? y: once", 1)
-	s = tm.say("y", "That text has 3 words.", 1)
+	s = tm.say("a", "That text has 3 words.", 1) // always: until /clear
 	assert.Contains(t, s, "← ok text_count: 3 words, 16 characters, 1 line")
 	s = tm.waitFor("[demo-model · text, notes (7 tools) · last answer: 2 turns, ", 1)
 	assert.Contains(t, s, "mini-me chat (mini-me.yaml)")
@@ -150,8 +150,9 @@ func TestChatInTerminal(t *testing.T) {
 	tm.say("!3", "Back once more.", 1)
 	tm.waitFor("you> ", 12) // the prompt, !3 echoed as a question, the prompt after it
 
-	// Ctrl-C at an approval withdraws the question and stops the turn; the
-	// next line typed is the next question, not a lost answer.
+	// The "always" of the first call went with /clear: the call is asked.
+	// Ctrl-C at the approval withdraws the question and stops the turn;
+	// the next line typed is the next question, not a lost answer.
 	tm.say("Count again", "Allow? y: once", 2)
 	tm.interrupt(2, 13)
 	tm.say("Still there?", "Still here.", 1)
