@@ -73,20 +73,32 @@ func Tools(w io.Writer, tools *mcp.Toolset) {
 	if tw == nil {
 		return
 	}
-	for _, t := range list {
-		hint := "destructive*"
+	hints := make([]string, len(list))
+	nameW, serverW, hintW := 0, 0, 0
+	for i, t := range list {
+		hints[i] = "destructive*"
 		switch a := t.Tool.Annotations; {
 		case a != nil && a.ReadOnly():
-			hint = "read-only"
+			hints[i] = "read-only"
 		case a != nil && a.DestructiveHint != nil && *a.DestructiveHint:
-			hint = "destructive"
+			hints[i] = "destructive"
 		case a != nil && a.DestructiveHint != nil:
-			hint = "writes"
+			hints[i] = "writes"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.Name, t.Server, hint, Clean(t.Tool.Description, 60))
+		nameW = max(nameW, utf8.RuneCountInString(t.Name))
+		serverW = max(serverW, utf8.RuneCountInString(t.Server))
+		hintW = max(hintW, len(hints[i]))
+	}
+	// The description takes what is left of 80 columns (never under 20).
+	descW := max(Width-(2+nameW+2+serverW+2+hintW+2)-1, 20)
+	for i, t := range list {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", t.Name, t.Server, hints[i], Clean(t.Tool.Description, descW))
 	}
 	tw.Flush()
 }
+
+// Width is the width of a terminal the listings fit, in columns.
+const Width = 80
 
 // table starts a listing of rows under heading: a tab writer to fill and
 // flush, or nil, having printed "heading: none", when there are no rows.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ func TestBanner(t *testing.T) {
 		tool(`{"name":"save","description":"Saves a note.","inputSchema":{"type":"object"},"annotations":{"destructiveHint":false}}`),
 		tool(`{"name":"delete","description":"Deletes a note.","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}`),
 		tool(`{"name":"run","description":"Runs a command.","inputSchema":{"type":"object"}}`),
+		tool(`{"name":"long","description":"` + strings.Repeat("A long description. ", 10) + `","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}`),
 	}}
 	url := srv.Start()
 	defer srv.Close()
@@ -42,12 +44,16 @@ func TestBanner(t *testing.T) {
 	var out bytes.Buffer
 	render.Banner(&out, tools)
 	s := out.String()
-	assert.Regexp(t, `^servers:\n  notes  modern \(2026-07-28\)  \S+ \S+, 4 tools\n`, s)
+	assert.Regexp(t, `^servers:\n  notes  modern \(2026-07-28\)  \S+ \S+, 5 tools\n`, s)
+	for _, line := range strings.Split(s, "\n") {
+		assert.LessOrEqual(t, utf8.RuneCountInString(line), render.Width, "fits the terminal: %q", line)
+	}
 	assert.Contains(t, s, "tools:\n"+
 		"  notes_count   notes  read-only     Counts⏎the words �[31mof a text.\n"+
 		"  notes_save    notes  writes        Saves a note.\n"+
 		"  notes_delete  notes  destructive   Deletes a note.\n"+
 		"  notes_run     notes  destructive*  Runs a command.\n"+
+		"  notes_long    notes  read-only     A long description. A long description. A …\n"+
 		"warnings: none\n")
 
 	skipped, err := mcp.Discover(ctx, []config.Server{{Name: "gh", URL: "https://example.com/mcp",
