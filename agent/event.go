@@ -83,7 +83,8 @@ type ToolStarted struct {
 // ToolResult reports how a proposed call ended, whether it ran or not.
 // Output is the whole output, before it was cut to fit
 // Agent.MaxToolOutput: this is where the host gets the full text. Sent is
-// what the model was shown.
+// what the model was shown. It is an event of the run; what an MCP server
+// answered is in Result, as the server sent it.
 type ToolResult struct {
 	// Turn is the number of the turn, counting from 1; Index is the call's
 	// position in it, counting from 0.
@@ -151,7 +152,10 @@ type TurnFinished struct {
 	ToolCalls int
 }
 
-// Warning reports something the agent worked around.
+// Warning reports something the agent worked around during a run. What
+// the Toolset worked around while gathering the tools (a server skipped, a
+// tool left out) is an mcp.Warning, listed by Toolset.Warnings, not an
+// event of any run.
 type Warning struct {
 	// Turn is the number of the last turn started: a warning about the tools
 	// offered to a turn carries the number before it (0 for the first).

@@ -121,8 +121,10 @@ const (
 	WarnRefreshFailed WarningKind = "refresh-failed"
 )
 
-// Warning is a problem a Toolset worked around. Tool is the server's
-// original tool name, empty for a server-wide warning.
+// Warning is a problem a Toolset worked around while gathering or
+// refreshing the tools (the agent's Warning, by contrast, is an event of
+// one run). Tool is the server's original tool name, empty for a
+// server-wide warning.
 type Warning struct {
 	// Server is the name of the server concerned.
 	Server string

@@ -7,7 +7,8 @@ import (
 )
 
 // ToolResult is the answer of a Toolset call: the server's result, whole,
-// and where it came from. It is plain data, safe for concurrent reads.
+// and where it came from. It is plain data, safe for concurrent reads. (The
+// agent's ToolResult is the event that reports a call of a run.)
 type ToolResult struct {
 	// Name is the tool's name in the Toolset, Server the server that ran
 	// it.

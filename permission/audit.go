@@ -35,6 +35,8 @@ func (s Source) String() string {
 
 // Event records one decision of a [Policy], for the host's audit trail. The
 // Policy emits exactly one Event per call of [Policy.Check]; see [WithAudit].
+// It is an audit record, not one of the agent's events (agent.Event), which
+// report the same decision as ApprovalDecided.
 type Event struct {
 	// Time is when the decision was made.
 	Time time.Time

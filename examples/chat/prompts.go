@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
@@ -56,18 +57,18 @@ func (c *chat) promptCommand(line string) bool {
 	if err == nil {
 		var msgs []agent.Message
 		if msgs, err = c.agent.PromptMessages(res); err == nil {
-			c.ended = !c.turn(msgs...)
+			c.turn(line, msgs...)
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(c.out, "(prompt %s: %v)\n", p.Name, err)
+		fmt.Fprintf(c.out, "(prompt %s: %s)\n", p.Name, render.Clean(err.Error(), 300))
 	}
 	return true
 }
 
 // promptArgs takes a prompt's arguments from the words typed after its
 // name, name=value or in the prompt's order, and asks for each required
-// one still missing; false means the input ended.
+// one still missing; false means the input ended or Ctrl-C was pressed.
 func (c *chat) promptArgs(p mcp.ServerPrompt, words []string) (map[string]string, bool) {
 	args := map[string]string{}
 	next := 0
@@ -86,9 +87,9 @@ func (c *chat) promptArgs(p mcp.ServerPrompt, words []string) (map[string]string
 			continue
 		}
 		fmt.Fprintf(c.out, "%s (%s)> ", a.Name, a.Description)
-		line, ok := <-c.lines
-		if !ok {
-			c.ended = true
+		line, err := c.next()
+		if err != nil {
+			fmt.Fprintln(c.out, "\n(prompt not run)")
 			return nil, false
 		}
 		args[a.Name] = strings.TrimSpace(line)
