@@ -222,12 +222,19 @@ func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
 // listPrompts lists every prompt and says until when the list is fresh
 // (see ToolsFreshUntil).
 func (c *Client) listPrompts(ctx context.Context) ([]Prompt, time.Time, error) {
+	return listFresh(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string, *int64) { return p.Prompts, p.NextCursor, p.TTLMs })
+}
+
+// listFresh follows every page of a listing (listAll) and says until when
+// it is fresh: the smallest ttlMs of its pages.
+func listFresh[P any, T any](ctx context.Context, c *Client, method string, items func(*P) ([]T, *string, *int64)) ([]T, time.Time, error) {
 	var life pageLife
-	prompts, err := listAll(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string) {
-		life.page(p.TTLMs)
-		return p.Prompts, p.NextCursor
+	all, err := listAll(ctx, c, method, func(p *P) ([]T, *string) {
+		list, next, ttl := items(p)
+		life.page(ttl)
+		return list, next
 	})
-	return prompts, life.until(), err
+	return all, life.until(), err
 }
 
 type promptsPage struct {
@@ -271,12 +278,9 @@ func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
 // listResources lists every resource and says until when the list is
 // fresh (see ToolsFreshUntil).
 func (c *Client) listResources(ctx context.Context) ([]Resource, time.Time, error) {
-	var life pageLife
-	res, err := listAll(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string) {
-		life.page(p.TTLMs)
-		return p.Resources, p.NextCursor
+	return listFresh(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string, *int64) {
+		return p.Resources, p.NextCursor, p.TTLMs
 	})
-	return res, life.until(), err
 }
 
 type resourcesPage struct {
