@@ -168,6 +168,9 @@ type Client struct {
 	// toolsFresh is when the last tool list expires (zero: no lifetime).
 	toolsFresh time.Time
 	initGen    int // legacy session generation
+	// resourceSubs are the 2026-07-28 resource subscriptions, each a
+	// listen stream of its own (see subscribe.go).
+	resourceSubs resourceStreams
 }
 
 // conn carries messages for one era-aware transport.
@@ -295,7 +298,9 @@ func (c *Client) Close() error {
 	c.end()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	return c.conn.close(ctx)
+	err := c.conn.close(ctx)
+	c.resourceSubs.wait()
+	return err
 }
 
 // closeTimeout bounds Close.
@@ -581,6 +586,9 @@ func (c *Client) notification(method string, params json.RawMessage) {
 			c.opts.OnPromptsChanged()
 		}
 	case "notifications/subscriptions/acknowledged":
+		if c.resourceSubs.owns(params) {
+			return // a resource subscription's stream: no list to re-fetch
+		}
 		// A listen stream (re)opened. Nothing is replayed, so the host
 		// must re-fetch what may have changed while none was open: after
 		// a reopening, or after the first opening if a listing began

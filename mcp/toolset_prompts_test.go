@@ -251,7 +251,12 @@ func TestToolsetResourceSubscriptions(t *testing.T) {
 	modern := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
 		Resources: []mcptest.Resource{testResource("file:///m.txt", "m", "m")}}}
 	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}, {Name: "new", URL: start(t, modern)}},
-		&mcp.ToolsetOptions{OnResourceUpdated: func(server, uri string) { updates <- server + " " + uri }})
+		&mcp.ToolsetOptions{OnResourceUpdated: func(server, uri string) {
+			select {
+			case updates <- server + " " + uri:
+			default: // the test reads only the first ones
+			}
+		}})
 	ctx := context.Background()
 
 	require.NoError(t, ts.SubscribeResource(ctx, "file:///notes.txt"))
@@ -266,7 +271,21 @@ func TestToolsetResourceSubscriptions(t *testing.T) {
 	require.NoError(t, ts.UnsubscribeResource(ctx, "file:///notes.txt"))
 	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///unlisted.txt"), mcp.ErrUnknownResource)
 	assert.Equal(t, []string{"+file:///notes.txt", "-file:///notes.txt"}, cat.Subscriptions(), "an unlisted URI is not sent")
-	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///m.txt"), mcp.ErrSubscriptionsUnsupported, "not yet in the 2026-07-28 era")
+
+	// The 2026-07-28 server: a listen stream of its own for the URI.
+	require.NoError(t, ts.SubscribeResource(ctx, "file:///m.txt"))
+	require.Eventually(t, func() bool { return modern.NotifyResourceUpdated("file:///m.txt") == 1 }, 5*time.Second, 5*time.Millisecond)
+	select {
+	case u := <-updates:
+		assert.Equal(t, "new file:///m.txt", u)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no update delivered on the modern stream")
+	}
+	assert.Equal(t, 1, methodCount(modern, "tools/list"), "a subscription's stream asks for no re-fetch")
+	require.NoError(t, ts.UnsubscribeResource(ctx, "file:///m.txt"))
+	require.Eventually(t, func() bool { return modern.NotifyResourceUpdated("file:///m.txt") == 0 }, 5*time.Second, 5*time.Millisecond,
+		"unsubscribing closes the stream")
+	require.NoError(t, ts.SubscribeResource(ctx, "file:///m.txt"), "Close ends this one")
 }
 
 func TestToolsetPromptsRefreshWhenTTLExpires(t *testing.T) {

@@ -627,9 +627,10 @@ func (h *httpConn) background(run func(context.Context)) bool {
 type listenParams struct {
 	Meta          json.RawMessage `json:"_meta"`
 	Notifications struct {
-		ToolsListChanged     bool `json:"toolsListChanged"`
-		ResourcesListChanged bool `json:"resourcesListChanged,omitempty"`
-		PromptsListChanged   bool `json:"promptsListChanged,omitempty"`
+		ToolsListChanged      bool     `json:"toolsListChanged"`
+		ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+		PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+		ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 	} `json:"notifications"`
 }
 
