@@ -72,6 +72,7 @@ type resourceStreams struct {
 	mu   sync.Mutex
 	stop map[string]context.CancelFunc // by URI
 	ids  map[int64]bool                // the listen requests of the streams
+	done bool                          // wait was called: no more streams
 	wg   sync.WaitGroup
 }
 
@@ -79,7 +80,7 @@ type resourceStreams struct {
 func (r *resourceStreams) start(c *Client, uri string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.stop[uri]; ok || c.life.Err() != nil {
+	if _, ok := r.stop[uri]; ok || r.done || c.life.Err() != nil {
 		return
 	}
 	if r.stop == nil {
@@ -157,8 +158,14 @@ func (r *resourceStreams) owns(params json.RawMessage) bool {
 	return r.ids[id]
 }
 
-// wait waits for the streams' goroutines, which the client's end stops.
-func (r *resourceStreams) wait() { r.wg.Wait() }
+// wait waits for the streams' goroutines, which the client's end stops;
+// no stream starts after it.
+func (r *resourceStreams) wait() {
+	r.mu.Lock()
+	r.done = true
+	r.mu.Unlock()
+	r.wg.Wait()
+}
 
 // resourceUpdated hands a notifications/resources/updated to the host.
 func (c *Client) resourceUpdated(params json.RawMessage) {
