@@ -121,6 +121,34 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 39,
 			},
 			{
+				Name: "nightly",
+				URL:  "https://reports.example.com/mcp",
+				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "nightly-agent",
+					ClientKeyFile: "/run/secrets/nightly-agent.pem", TokenEndpointAuth: config.TokenAuthPrivateKeyJWT, DPoP: true},
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 45,
+			},
+			{
+				Name: "billing",
+				URL:  "https://billing.example.com/mcp",
+				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "billing-agent",
+					ClientKeyEnv: "BILLING_AGENT_KEY"},
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 54,
+			},
+			{
+				Name:        "builds",
+				URL:         "https://ci.example.com/mcp",
+				Auth:        &config.Auth{Type: config.AuthOAuth, Grant: config.GrantJWTBearer, AssertionFile: "/var/run/secrets/tokens/mcp-token"},
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 61,
+			},
+			{
+				Name: "wiki",
+				URL:  "https://wiki.corp.example.com/mcp",
+				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantEnterpriseManaged, ClientID: "mini-me-wiki",
+					ClientSecretEnv: "WIKI_CLIENT_SECRET", AssertionCommand: []string{"corp-sso", "id-token"},
+					IDPTokenEndpoint: "https://sso.corp.example.com/oauth2/token", IDPClientID: "mini-me", IDPClientSecretEnv: "SSO_CLIENT_SECRET"},
+				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 67,
+			},
+			{
 				Name:               "finance",
 				Command:            "simpl-resultat",
 				Args:               []string{"--mcp"},
@@ -129,7 +157,7 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        config.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,
-				Line:               45,
+				Line:               78,
 			},
 		},
 	}
