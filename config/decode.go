@@ -1,9 +1,9 @@
 package config
 
 import (
-	"slices"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"

@@ -2,8 +2,12 @@ package oauth
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
+	"os/exec"
 	"strings"
 	"time"
 )
@@ -177,3 +181,63 @@ func (a *Authorizer) clientAssertion(client Registration, meta *ServerMetadata, 
 
 // assertionLifetime is how long a client assertion is valid.
 const assertionLifetime = time.Minute
+
+// maxAssertionSize bounds a JWT read from a file or a command.
+const maxAssertionSize = 64 << 10
+
+// AssertionFile returns an AssertionFunc reading path on every call, its
+// content with surrounding white space trimmed: the file a platform
+// renews (a projected service account token, say). Errors name the path,
+// never the content.
+func AssertionFile(path string) AssertionFunc {
+	return func(context.Context) (Secret, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		return readAssertion(f, path)
+	}
+}
+
+// AssertionCommand returns an AssertionFunc running argv (a program and
+// its arguments) on every call, its standard output trimmed being the
+// JWT. It is killed when ctx ends; its standard error is discarded, as it
+// might repeat the token.
+func AssertionCommand(argv []string) AssertionFunc {
+	return func(ctx context.Context) (Secret, error) {
+		if len(argv) == 0 {
+			return "", errors.New("no assertion command")
+		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return "", err
+		}
+		if err := cmd.Start(); err != nil {
+			return "", fmt.Errorf("assertion command %s: %w", argv[0], err)
+		}
+		jwt, rerr := readAssertion(out, "the output of "+argv[0])
+		_, _ = io.Copy(io.Discard, out) // let a chatty command finish
+		if err := cmd.Wait(); err != nil {
+			return "", fmt.Errorf("assertion command %s: %w", argv[0], err)
+		}
+		return jwt, rerr
+	}
+}
+
+// readAssertion reads a JWT of at most maxAssertionSize bytes from r.
+func readAssertion(r io.Reader, what string) (Secret, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxAssertionSize+1))
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", what, err)
+	}
+	if len(b) > maxAssertionSize {
+		return "", fmt.Errorf("%s is larger than %d bytes: not a JWT", what, maxAssertionSize)
+	}
+	s := strings.TrimSpace(string(b))
+	if strings.Count(s, ".") != 2 || strings.ContainsAny(s, " \t\r\n") {
+		return "", fmt.Errorf("%s is not a JWT (three base64url parts separated by dots)", what)
+	}
+	return Secret(s), nil
+}
