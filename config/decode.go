@@ -277,14 +277,7 @@ func (d *decoder) oauth(f map[string]entry, field string, a *Auth) {
 	if secret && (a.ClientID == "" || strings.HasPrefix(a.ClientID, "https:")) {
 		d.report(first(f, "clientSecretEnv", "clientSecretFile").key, field, "a client secret needs the pre-registered clientId it belongs to")
 	}
-	if e, ok := f["issuer"]; ok {
-		if v, ok := d.required(e.val, sub("issuer")); ok {
-			if msg := urlProblem(v); msg != "" {
-				d.report(e.val, sub("issuer"), "%s", msg)
-			}
-			a.Issuer = v
-		}
-	}
+	a.Issuer = d.urlKey(f, field, "issuer")
 	if e, ok := f["scopes"]; ok {
 		seen := map[string]bool{}
 		isList := d.list(e.val, sub("scopes"), func(v, at string, item *yaml.Node) {
@@ -381,14 +374,7 @@ func (d *decoder) machine(f map[string]entry, field string, a *Auth, secret bool
 			d.report(e.key, sub("assertionCommand"), "assertionFile and assertionCommand are mutually exclusive")
 		}
 	}
-	if e, ok := f["idpTokenEndpoint"]; ok {
-		if v, ok := d.required(e.val, sub("idpTokenEndpoint")); ok {
-			if msg := urlProblem(v); msg != "" {
-				d.report(e.val, sub("idpTokenEndpoint"), "%s", msg)
-			}
-			a.IDPTokenEndpoint = v
-		}
-	}
+	a.IDPTokenEndpoint = d.urlKey(f, field, "idpTokenEndpoint")
 	if e, ok := f["idpClientId"]; ok {
 		a.IDPClientID, _ = d.required(e.val, sub("idpClientId"))
 	}
@@ -416,6 +402,21 @@ func (d *decoder) machine(f map[string]entry, field string, a *Auth, secret bool
 		}
 	}
 	return key
+}
+
+// urlKey decodes the URL of key in f, "" when absent.
+func (d *decoder) urlKey(f map[string]entry, field, key string) string {
+	e, ok := f[key]
+	if !ok {
+		return ""
+	}
+	v, ok := d.required(e.val, field+"."+key)
+	if ok {
+		if msg := urlProblem(v); msg != "" {
+			d.report(e.val, field+"."+key, "%s", msg)
+		}
+	}
+	return v
 }
 
 // first returns the entry of the first of keys present in f.
