@@ -150,6 +150,11 @@ func (a *Authorizer) grantClient(meta *ServerMetadata) (Registration, error) {
 		r.AuthMethod = AuthPrivateKeyJWT
 	default:
 		r.AuthMethod = chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, r.Secret != "")
+		if r.AuthMethod == AuthNone && r.Secret != "" {
+			// A secret is for authenticating: a server listing only
+			// "none" gets the default of RFC 6749 §2.3.1.
+			r.AuthMethod = AuthBasic
+		}
 	}
 	if _, ok := a.cfg.Grant.(ClientCredentials); ok && r.ID == "" {
 		return Registration{}, fmt.Errorf("%w: the client credentials grant needs a clientId", ErrRegistration)
