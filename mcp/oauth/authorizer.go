@@ -228,11 +228,25 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	if t = a.current(); t.fresh(time.Now()) {
 		return string(t.AccessToken), nil // refreshed while we waited
 	}
-	if t == nil || t.RefreshToken == "" {
+	if t == nil {
 		return "", nil
 	}
-	if err := a.refresh(ctx, t); err != nil {
-		a.log.Debug("oauth: refresh failed", "resource", a.resource.String(), "error", err)
+	a.mu.Lock()
+	key, meta := a.key, a.meta
+	a.mu.Unlock()
+	var err error
+	switch {
+	case t.RefreshToken != "":
+		err = a.refresh(ctx, t)
+	case a.cfg.Grant != nil && meta != nil:
+		// A machine grant is simply asked again, before the server has
+		// to refuse the expired token.
+		err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
+	default:
+		return "", nil
+	}
+	if err != nil {
+		a.log.Debug("oauth: renewing the token failed", "resource", a.resource.String(), "error", err)
 		return "", nil
 	}
 	return string(a.current().AccessToken), nil
@@ -418,6 +432,9 @@ func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetad
 	}
 	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken {
 		return false // nothing, or the very token the server refused
+	}
+	if t.Type == "DPoP" && (a.dpop == nil || t.KeyThumbprint != a.dpop.jkt) {
+		return false // bound to the key of another run
 	}
 	a.mu.Lock()
 	a.key, a.meta = key, meta

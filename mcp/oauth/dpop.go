@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 type dpopKey struct {
 	key *ecdsa.PrivateKey
 	jwk map[string]any
+	jkt string // the thumbprint of jwk
 
 	mu     sync.Mutex
 	nonces map[string]string
@@ -35,7 +37,13 @@ func newDPoPKey() (*dpopKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dpopKey{key: k, jwk: jwk, nonces: map[string]string{}}, nil
+	// encoding/json writes the members sorted, as RFC 7638 hashes them.
+	b, err := json.Marshal(jwk)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: DPoP key: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return &dpopKey{key: k, jwk: jwk, jkt: b64(sum[:]), nonces: map[string]string{}}, nil
 }
 
 // maxNonce bounds a server's DPoP-Nonce.

@@ -172,3 +172,25 @@ func mustURL(t *testing.T, s string) *url.URL {
 	}
 	return u
 }
+
+// TestDPoPStoredTokenOfAnotherKey: a DPoP token in the store is bound to
+// the key of the run that got it; another run gets its own token.
+func TestDPoPStoredTokenOfAnotherKey(t *testing.T) {
+	as := newMachineAS(t, map[string]any{"dpop_signing_alg_values_supported": []string{"ES256"}})
+	as.reply = func(*http.Request) (int, map[string]any, http.Header) {
+		return 200, map[string]any{"access_token": "bound-" + randomHex(), "token_type": "DPoP", "expires_in": 3600}, nil
+	}
+	store := &oauth.MemoryStore{}
+	cfg := oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret", DPoP: true, Store: store}
+	first, err := authorizeNow(t, newAuthorizer(t, as.resource(), cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := authorizeNow(t, newAuthorizer(t, as.resource(), cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == second || len(as.got()) != 2 {
+		t.Errorf("the second run used the first run's DPoP token (%d token requests)", len(as.got()))
+	}
+}

@@ -246,6 +246,9 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 		reply.TokenType = ""
 	}
 	t := &Token{AccessToken: reply.AccessToken, Type: reply.TokenType, RefreshToken: reply.RefreshToken, Scopes: slices.Clone(requested), Client: client}
+	if t.Type == "DPoP" {
+		t.KeyThumbprint = a.dpop.jkt
+	}
 	if reply.Scope != "" {
 		t.Scopes = strings.Fields(reply.Scope)
 	}

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -382,5 +384,44 @@ func TestEnterpriseManagedRefusesOtherTokenType(t *testing.T) {
 	}
 	if n := len(as.got()); n != 1 {
 		t.Errorf("%d requests, want the exchange alone", n)
+	}
+}
+
+// TestMachineGrantRenewedOnceBeforeExpiry: a machine token about to expire
+// is obtained again by Token itself, once for all concurrent callers.
+func TestMachineGrantRenewedOnceBeforeExpiry(t *testing.T) {
+	as := newMachineAS(t, nil)
+	var n atomic.Int32
+	as.reply = func(*http.Request) (int, map[string]any, http.Header) {
+		exp := 3600
+		if n.Add(1) == 1 {
+			exp = 1 // within the expiry margin: stale at once
+		}
+		return 200, map[string]any{"access_token": fmt.Sprintf("at-%d", n.Load()), "token_type": "Bearer", "expires_in": exp}, nil
+	}
+	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret"})
+	ctx := context.Background()
+	if err := a.Challenged(ctx, 401, challenge(t, `Bearer`), ""); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	toks := make(chan string, 10)
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok, _ := a.Token(ctx)
+			toks <- tok
+		}()
+	}
+	wg.Wait()
+	close(toks)
+	for tok := range toks {
+		if tok != "at-2" {
+			t.Errorf("token %q, want the renewed at-2", tok)
+		}
+	}
+	if got := len(as.got()); got != 2 {
+		t.Errorf("%d token requests, want 2 (one renewal shared)", got)
 	}
 }

@@ -37,6 +37,9 @@ type Token struct {
 	// Type is "DPoP" for a token bound to the Authorizer's DPoP key
 	// (RFC 9449), empty for a Bearer token.
 	Type string `json:"token_type,omitempty"`
+	// KeyThumbprint is, for a DPoP token, the JWK thumbprint (RFC 7638)
+	// of the key it is bound to; a token of another key is not used.
+	KeyThumbprint string `json:"jkt,omitempty"`
 	// RefreshToken renews AccessToken; empty when none was issued.
 	RefreshToken Secret `json:"refresh_token,omitempty"`
 	// Expiry is when AccessToken expires; zero when the server did not say.
