@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"crypto"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,7 +29,7 @@ type Config struct {
 	// ClientKey, for a machine Grant, signs the client's private_key_jwt
 	// assertions (RFC 7523 §2.2) instead of sending a ClientSecret: a P-256
 	// ECDSA key (ES256) or an RSA key (RS256), see ParsePrivateKey.
-	ClientKey crypto.Signer
+	ClientKey *PrivateKey
 	// Grant, when set, obtains tokens without a browser (ClientCredentials,
 	// JWTBearer, EnterpriseManaged); nil means the authorization code flow.
 	Grant Grant
@@ -120,13 +119,8 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 		return nil, fmt.Errorf("oauth: unknown token endpoint auth method %q (want %s, %s, %s or %s)",
 			cfg.TokenEndpointAuth, AuthBasic, AuthPost, AuthNone, AuthPrivateKeyJWT)
 	}
-	if cfg.ClientKey != nil {
-		if cfg.Grant == nil {
-			return nil, errors.New("oauth: a ClientKey is for a machine Grant (the authorization code flow uses no client assertion)")
-		}
-		if _, err := signingAlg(cfg.ClientKey); err != nil {
-			return nil, err
-		}
+	if cfg.ClientKey != nil && cfg.Grant == nil {
+		return nil, errors.New("oauth: a ClientKey is for a machine Grant (the authorization code flow uses no client assertion)")
 	}
 	if cfg.RedirectURL == "" {
 		cfg.RedirectURL = DefaultRedirectURL

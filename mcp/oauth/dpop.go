@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,6 +28,10 @@ type dpopKey struct {
 	mu     sync.Mutex
 	nonces map[string]string
 }
+
+// Format prints "[redacted]": the key is never printed, even inside an
+// Authorizer.
+func (*dpopKey) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
 
 func newDPoPKey() (*dpopKey, error) {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

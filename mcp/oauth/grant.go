@@ -174,7 +174,7 @@ func (a *Authorizer) clientAssertion(client Registration, meta *ServerMetadata, 
 	if meta.TokenEndpoint != meta.Issuer {
 		aud = append(aud, meta.TokenEndpoint)
 	}
-	return signJWT(a.cfg.ClientKey, map[string]any{"typ": "JWT"}, map[string]any{
+	return signJWT(a.cfg.ClientKey.signer, map[string]any{"typ": "JWT"}, map[string]any{
 		"iss": client.ID,
 		"sub": client.ID,
 		"aud": aud,

@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -423,5 +424,25 @@ func TestMachineGrantRenewedOnceBeforeExpiry(t *testing.T) {
 	}
 	if got := len(as.got()); got != 2 {
 		t.Errorf("%d token requests, want 2 (one renewal shared)", got)
+	}
+}
+
+func TestClientKeyNeverPrinted(t *testing.T) {
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := oauth.NewPrivateKey(ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientKey: key, DPoP: true}
+	var logged strings.Builder
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "key", key, "cfg", cfg)
+	out := fmt.Sprintf("%v %+v %#v %s %x %d", key, key, key, key, key, key) + fmt.Sprintf("%v %+v %#v", cfg, cfg, &cfg) + logged.String()
+	for _, secret := range []string{ec.D.String(), ec.D.Text(16), base64.RawURLEncoding.EncodeToString(ec.D.Bytes())} {
+		if strings.Contains(out, secret) {
+			t.Fatalf("the private key was printed: %s", out)
+		}
+	}
+	if !strings.Contains(out, "[redacted]") {
+		t.Errorf("no [redacted] in %s", out)
 	}
 }

@@ -8,18 +8,55 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
 )
+
+// PrivateKey is a client's key for signing its assertions: a P-256 ECDSA
+// key (ES256) or an RSA key of at least 2048 bits (RS256). fmt (every
+// verb) and log/slog print it as "[redacted]".
+type PrivateKey struct {
+	signer crypto.Signer
+}
+
+// NewPrivateKey wraps a P-256 *ecdsa.PrivateKey or an *rsa.PrivateKey of
+// 2048 bits or more (or a crypto.Signer such as a hardware key, whose
+// Public is one of those).
+func NewPrivateKey(s crypto.Signer) (*PrivateKey, error) {
+	if _, err := signingAlg(s); err != nil {
+		return nil, err
+	}
+	return &PrivateKey{signer: s}, nil
+}
+
+// Public returns the public half, to register at the authorization
+// server.
+func (k *PrivateKey) Public() crypto.PublicKey { return k.signer.Public() }
+
+// String returns "[redacted]".
+func (*PrivateKey) String() string { return redacted }
+
+// GoString returns "[redacted]".
+func (*PrivateKey) GoString() string { return redacted }
+
+// Format prints "[redacted]" whatever the verb.
+func (*PrivateKey) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, redacted) }
+
+// LogValue logs "[redacted]".
+func (*PrivateKey) LogValue() slog.Value { return slog.StringValue(redacted) }
 
 // ParsePrivateKey reads a PEM private key (PKCS #8 "PRIVATE KEY", SEC 1
 // "EC PRIVATE KEY" or PKCS #1 "RSA PRIVATE KEY") for signing client
 // assertions: a P-256 ECDSA key (ES256) or an RSA key of at least 2048
 // bits (RS256). The error never quotes the key.
-func ParsePrivateKey(pemBytes []byte) (crypto.Signer, error) {
+func ParsePrivateKey(pemBytes []byte) (*PrivateKey, error) {
 	b, _ := pem.Decode(pemBytes)
 	if b == nil {
 		return nil, errors.New("oauth: private key: no PEM block")
@@ -43,28 +80,25 @@ func ParsePrivateKey(pemBytes []byte) (crypto.Signer, error) {
 	if !ok {
 		return nil, errors.New("oauth: private key: not a signing key")
 	}
-	if _, err := signingAlg(s); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return NewPrivateKey(s)
 }
 
 // signingAlg returns the JWS algorithm of key: ES256 for P-256, RS256 for
 // RSA of 2048 bits or more.
 func signingAlg(key crypto.Signer) (string, error) {
-	switch k := key.(type) {
-	case *ecdsa.PrivateKey:
+	switch k := key.Public().(type) {
+	case *ecdsa.PublicKey:
 		if k.Curve != elliptic.P256() {
 			return "", errors.New("oauth: private key: an ECDSA key must be on P-256 (ES256)")
 		}
 		return "ES256", nil
-	case *rsa.PrivateKey:
+	case *rsa.PublicKey:
 		if k.N.BitLen() < 2048 {
 			return "", errors.New("oauth: private key: an RSA key must have at least 2048 bits (RS256)")
 		}
 		return "RS256", nil
 	}
-	return "", fmt.Errorf("oauth: private key: %T keys are not supported (want P-256 ECDSA or RSA)", key)
+	return "", fmt.Errorf("oauth: private key: %T keys are not supported (want P-256 ECDSA or RSA)", key.Public())
 }
 
 // signJWT returns the compact JWS (RFC 7515) of claims, signed by key with
@@ -86,22 +120,36 @@ func signJWT(key crypto.Signer, header, claims map[string]any) (string, error) {
 	input := b64(h) + "." + b64(c)
 	sum := sha256.Sum256([]byte(input))
 	var sig []byte
-	switch k := key.(type) {
-	case *ecdsa.PrivateKey:
+	switch alg {
+	case "ES256":
 		// JWS wants r||s, each 32 bytes (RFC 7518 §3.4), not ASN.1.
-		r, s, err := ecdsa.Sign(rand.Reader, k, sum[:])
+		der, err := key.Sign(rand.Reader, sum[:], crypto.SHA256)
 		if err != nil {
 			return "", fmt.Errorf("oauth: signing: %w", err)
 		}
-		sig = make([]byte, 64)
-		r.FillBytes(sig[:32])
-		s.FillBytes(sig[32:])
+		if sig, err = rawECDSA(der); err != nil {
+			return "", err
+		}
 	default:
 		if sig, err = key.Sign(rand.Reader, sum[:], crypto.SHA256); err != nil {
 			return "", fmt.Errorf("oauth: signing: %w", err)
 		}
 	}
 	return input + "." + b64(sig), nil
+}
+
+// rawECDSA converts an ASN.1 ECDSA signature, what crypto.Signer returns,
+// to the 64-byte r||s of a P-256 JWS.
+func rawECDSA(der []byte) ([]byte, error) {
+	var sig struct{ R, S *big.Int }
+	rest, err := asn1.Unmarshal(der, &sig)
+	if err != nil || len(rest) != 0 || sig.R.Sign() <= 0 || sig.S.Sign() <= 0 || sig.R.BitLen() > 256 || sig.S.BitLen() > 256 {
+		return nil, errors.New("oauth: signing: malformed ECDSA signature")
+	}
+	out := make([]byte, 64)
+	sig.R.FillBytes(out[:32])
+	sig.S.FillBytes(out[32:])
+	return out, nil
 }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
