@@ -23,7 +23,11 @@
 //   - [git.rickub.com/bots-garden/mini-me/permission] lets the host decide
 //     which tool calls run, through the one-method Approver interface.
 //   - [git.rickub.com/bots-garden/mini-me/agent] runs the tool-calling loop
-//     against an OpenAI-compatible chat endpoint.
+//     against an OpenAI-compatible chat endpoint; beside it,
+//     [git.rickub.com/bots-garden/mini-me/agent/modelenv] picks the model
+//     from environment variables and
+//     [git.rickub.com/bots-garden/mini-me/agent/render] prints discovery and
+//     a run's events on a terminal.
 //
 // A host program in short (the package example has it whole):
 //
@@ -49,10 +53,11 @@
 //
 // The examples directory holds programs that run on a fresh machine with
 // go run: ./examples/quickstart (two local MCP servers, discovery, one
-// approved tool call), ./examples/chat (an interactive agent in the
-// terminal), ./examples/stdio (a local stdio server driven by the agent)
-// and ./examples/approver (a host with its own approval UI). They use a
-// model named by environment variables (MINIME_MODEL_URL, OPENAI_API_KEY,
-// OLLAMA_HOST, or Docker Model Runner when it answers), and without one
-// say how to start one.
+// approved tool call), ./examples/chat (a terminal agent on the user's own
+// mini-me.yaml, installable with go install), ./examples/stdio (a local
+// stdio server driven by the agent) and ./examples/approver (a host with
+// its own approval UI). Each folder builds when copied into another
+// module. They use a model named by environment variables (agent/modelenv:
+// MINIME_MODEL_URL, OPENAI_API_KEY, OLLAMA_HOST, or Docker Model Runner
+// when it answers), and without one say how to start one.
 package minime

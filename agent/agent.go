@@ -111,6 +111,13 @@ type Agent struct {
 	// MaxTurns bounds how many times the model is called in one run; zero
 	// or less means DefaultMaxTurns.
 	MaxTurns int
+	// ToolChoice is sent with the first model call of each run (see
+	// [ToolChoice]): ToolChoiceRequired or a tool's name makes the model
+	// start with a tool call, ToolChoiceNone with an answer. Later calls
+	// leave the choice to the model, so that a run can end with an answer.
+	// "" sends nothing; a name that is not offered stops the run with an
+	// error before the model is called.
+	ToolChoice ToolChoice
 	// FinalAnswer, when set, makes a run stopped by MaxTurns or by a
 	// repeated call ask the model once more, without tools, for an answer
 	// from what it has; Result.Answer then holds it, and Run still returns
@@ -137,6 +144,21 @@ type Agent struct {
 	ContextBudget int
 	// Logger receives diagnostics; nil means none.
 	Logger *slog.Logger
+
+	// Skills offers skills (see SkillSource); nil turns skills off. The
+	// model sees a catalogue of their names and descriptions in the
+	// description of the built-in tool SkillTool, and loads one, or reads
+	// one of its files, by calling that tool: the call goes through Policy
+	// under the skill's server (mcp.LocalServer for a local folder), and
+	// the text comes back framed as tool output, cut to MaxToolOutput.
+	Skills SkillSource
+	// PreloadSkills names skills (as the catalogue lists them) loaded
+	// before the first turn, as if the model had asked, without asking
+	// Policy: the host chose them. A skill that cannot be loaded fails
+	// the run.
+	PreloadSkills []string
+	// SkillLimits bound the catalogue and what skills bring into a run.
+	SkillLimits SkillLimits
 
 	schemas schemaCache
 	changes changeAcks

@@ -27,13 +27,15 @@ type call struct {
 	msg    Message
 	kept   *keptOutput // the output, when the tool ran
 	result ToolResult  // the event
+	skill  *skillCall  // for SkillTool
 }
 
 // runCalls takes the calls of one turn through validation, repeat
 // detection, approval and execution, and appends their tool messages in
-// the model's order. It reports whether the model repeated a call it had
-// been told not to repeat, which ends the run.
-func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall) (repeated bool) {
+// the model's order; cut says the last call was cut at the output limit
+// (see cutCall). It reports whether the model repeated a call it had been
+// told not to repeat, which ends the run.
+func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut bool) (repeated bool) {
 	calls := make([]*call, len(sent))
 	for i, s := range sent {
 		c := &call{turn: r.turn, index: i, sent: s, tool: cat.byName[s.Name]}
@@ -47,6 +49,11 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall) (repe
 			r.refuse(c, StatusUnknown, unknownTool(s.Name, cat))
 			continue
 		}
+		if cut && i == len(sent)-1 {
+			r.refuse(c, StatusInvalid, fmt.Sprintf(
+				"Error: the call to %q was not run: your reply was cut off at the output limit (finish reason length) while you were writing its arguments, so they are incomplete. Call the tool again with shorter arguments.", s.Name))
+			continue
+		}
 		clean, key, problem := c.tool.schema.checkArgs(s.Arguments)
 		if problem != "" {
 			r.refuse(c, StatusInvalid, fmt.Sprintf(
@@ -54,6 +61,11 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall) (repe
 			continue
 		}
 		c.args, c.key = clean, s.Name+"\x00"+key
+		if c.tool.skill {
+			if problem := r.checkSkill(c); problem != "" {
+				r.refuse(c, StatusInvalid, problem)
+			}
+		}
 	}
 
 	repeated = r.findRepeats(calls)
@@ -105,6 +117,9 @@ func (r *run) findRepeats(calls []*call) (again bool) {
 // approve asks the policy about c; a refusal becomes c's tool message.
 func (r *run) approve(ctx context.Context, c *call) bool {
 	req := c.tool.request(c.args)
+	if c.skill != nil {
+		req = c.skill.request(c.args)
+	}
 	if req.Changed && r.a.changes.acknowledged(&req) {
 		req.Changed = false
 	}
@@ -188,6 +203,9 @@ func (r *run) callTool(ctx context.Context, c *call) {
 
 // invoke calls c's tool: a Func or an MCP tool.
 func (r *run) invoke(ctx context.Context, c *call) (*mcp.CallToolResult, error) {
+	if c.skill != nil {
+		return r.loadSkill(ctx, c.turn, c.index, c.skill)
+	}
 	if f := c.tool.fn; f != nil {
 		res, p := f.run(ctx, c.args)
 		if p != nil && r.a.Logger != nil {
@@ -214,14 +232,18 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 	if limit <= 0 {
 		limit = DefaultMaxToolOutput
 	}
-	open, close := framing(c.tool.server, c.tool.original, status != StatusOK)
+	server, name := c.tool.server, c.tool.original
+	if c.skill != nil {
+		server, name = c.skill.skill.Server, "skill:"+c.skill.skill.Name
+	}
+	open, close := framing(server, name, status != StatusOK)
 	if status == StatusFailed {
 		open = fmt.Sprintf("Error: the call to %q failed:\n", c.sent.Name) + open
 	}
 	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
 	c.result.Result = res
 	r.finish(c, status, output, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name,
-		Server: c.tool.server, Content: c.kept.content()})
+		Server: server, Content: c.kept.content()})
 }
 
 // refuse makes the agent's explanation c's tool message: the call did not

@@ -3,6 +3,7 @@ package agent
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 
 	"git.rickub.com/bots-garden/mini-me/config"
@@ -22,6 +23,7 @@ type tool struct {
 	annotations permission.Annotations
 	changed     bool
 	fn          *Func // nil for an MCP tool
+	skill       bool  // SkillTool
 }
 
 // catalog is the tools of one turn.
@@ -40,6 +42,9 @@ func (r *run) catalog() *catalog {
 	for _, f := range r.a.Funcs {
 		c.add(&tool{name: f.name, server: FuncServer, original: f.name, description: f.description,
 			inputSchema: f.inputSchema, schema: f.schema, fn: f})
+	}
+	if t := r.skillTool(); t != nil {
+		c.add(t)
 	}
 	if r.a.Tools == nil {
 		return c
@@ -62,6 +67,11 @@ func (r *run) catalog() *catalog {
 		if ts.err != nil {
 			r.warnOnce("schema:"+st.Name, WarnSchema, fmt.Sprintf(
 				"tool %q: its input schema cannot be used for validation, arguments are only checked to be an object: %v", st.Name, ts.err))
+		}
+		if len(ts.fixes) > 0 {
+			r.warnOnce("types:"+st.Name, WarnSchema, fmt.Sprintf(
+				"tool %q: its input schema uses types that are not JSON Schema types; the model is shown, and arguments are validated against, the schema with %s",
+				st.Name, strings.Join(ts.fixes, ", ")))
 		}
 		if ts.cut {
 			r.warnOnce("cut:"+st.Name, WarnSchema, fmt.Sprintf(
@@ -95,6 +105,14 @@ func (c *catalog) add(t *tool) {
 	c.byName[t.name] = t
 	c.defs = append(c.defs, ToolDef{Name: t.name, Description: t.description, Parameters: t.schema.projected})
 	c.size += len(t.name) + len(t.description) + len(t.schema.projected) + 30 // the JSON around them
+}
+
+// checkChoice rejects a tool choice that names a tool not offered.
+func (c *catalog) checkChoice(choice ToolChoice) error {
+	if choice.named() && c.byName[string(choice)] == nil {
+		return fmt.Errorf("agent: Agent.ToolChoice names tool %q, which is not offered", string(choice))
+	}
+	return nil
 }
 
 // request builds the permission request for a call of t.

@@ -60,7 +60,15 @@
 //     cut; the host gets the whole output in the ToolResult event.
 //   - Before each model call, the conversation's estimated size is held
 //     under Agent.ContextBudget (default 16,384 tokens) by cutting the
-//     oldest tool outputs first.
+//     oldest tool outputs first. When the server still finds the request
+//     longer than the model's context ([ErrContextExceeded]), the budget
+//     is lowered from the server's figures for the rest of the run and the
+//     request sent once more; if nothing is left to shorten, or it is
+//     still too long, the run stops with that error.
+//   - A reply cut at the output limit (finish reason length) in the
+//     middle of a tool call does not run it: the model is told that its
+//     reply was cut and to call again with shorter arguments, and the host
+//     gets a WarnTruncatedAnswer warning.
 //
 // # Tool output is data
 //
@@ -82,8 +90,13 @@
 // Local servers turn tool schemas into grammars or prompt templates, and
 // reject or ignore much of JSON Schema. So the schema shown to the model is
 // a conservative projection of the tool's input schema, while arguments
-// are still validated against the tool's own schema:
+// are still validated against the tool's own schema (types corrected):
 //
+//   - types that are not JSON Schema types are mapped (float, double →
+//     number; int, long → integer; bool → boolean; str → string; any
+//     case, stray spaces) or dropped, with a warning: llama-server rejects
+//     every request that carries a tool with such a type. Arguments are
+//     validated against the corrected schema;
 //   - local references ($ref to "#/$defs/...", "#/definitions/...", or
 //     any pointer into the schema) are inlined and $defs dropped; a
 //     recursive, remote or dangling reference becomes the empty schema;

@@ -9,10 +9,11 @@ import (
 
 // Event is something that happened during a run, for the host to render.
 // It is one of *TextDelta, *ToolCallProposed, *ApprovalRequested,
-// *ApprovalDecided, *ToolStarted, *ToolResult, *TurnFinished and *Warning;
-// a host tells them apart with a type switch. Every event of a run carries
-// the number of its turn, counting from 1 (a Warning about the tools
-// offered, sent before the first model call, carries 0).
+// *ApprovalDecided, *ToolStarted, *ToolResult, *TurnFinished, *SkillLoaded
+// and *Warning; a host tells them apart with a type switch. Every event of
+// a run carries the number of its turn, counting from 1 (a Warning about
+// the tools offered, sent before the first model call, and the events of a
+// pre-loaded skill, carry 0).
 //
 // For each tool call the model proposes, the host sees, in order:
 // ToolCallProposed; then, if the call is valid, ApprovalRequested and

@@ -7,8 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // run is the state of one Agent.Run.
@@ -25,6 +29,18 @@ type run struct {
 	// prevCalls holds the calls of the previous turn, toldRepeat the
 	// calls the model was told not to repeat; both by callKey.
 	prevCalls, toldRepeat map[string]bool
+
+	// skillsOffered are the skills of this turn's catalogue; loaded the
+	// skills loaded in this run, whose files may be read; skillBytes
+	// counts the bytes of skill files loaded.
+	skillsOffered []mcp.ServerSkill
+	loadedMu      sync.Mutex
+	loaded        map[string]bool
+	skillBytes    atomic.Int64
+	// budget is the context budget, in estimated tokens: the Agent's,
+	// until the model server says a request was longer than its context;
+	// estimate is the size of the last request, estimated the same way.
+	budget, estimate int
 }
 
 // keptOutput is a tool output in the conversation, kept as head and tail
@@ -46,6 +62,11 @@ func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
 		warned:     map[string]bool{},
 		prevCalls:  map[string]bool{},
 		toldRepeat: map[string]bool{},
+		loaded:     map[string]bool{},
+		budget:     a.ContextBudget,
+	}
+	if r.budget <= 0 {
+		r.budget = DefaultContextBudget
 	}
 	if a.Tools != nil {
 		for _, st := range a.Tools.Tools() {
@@ -64,6 +85,10 @@ func (r *run) run(ctx context.Context) error {
 		r.result.Stop = StopError
 		return err
 	}
+	if err := r.preloadSkills(ctx); err != nil {
+		r.result.Stop = StopError
+		return err
+	}
 	maxTurns := r.a.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns
@@ -76,7 +101,15 @@ func (r *run) run(ctx context.Context) error {
 			return r.limit(ctx, StopMaxTurns, fmt.Errorf("%w (%d)", ErrMaxTurns, maxTurns))
 		}
 		cat := r.catalog()
-		reply, err := r.chat(ctx, cat)
+		var choice ToolChoice
+		if r.turn == 0 {
+			choice = r.a.ToolChoice
+			if err := cat.checkChoice(choice); err != nil {
+				r.result.Stop = StopError
+				return err
+			}
+		}
+		reply, err := r.chat(ctx, cat, choice)
 		if err != nil {
 			if ctx.Err() != nil {
 				return r.canceled(ctx)
@@ -85,12 +118,17 @@ func (r *run) run(ctx context.Context) error {
 			return err
 		}
 		calls := r.appendReply(reply)
+		cut := cutCall(reply, len(cat.defs) > 0)
+		if len(calls) == 0 && cut {
+			r.msgs = append(r.msgs, Message{Role: RoleUser, Content: cutCallNote})
+			continue
+		}
 		if len(calls) == 0 {
 			r.result.Answer = reply.Message.Content
 			r.result.Stop = StopAnswer
 			return nil
 		}
-		repeated := r.runCalls(ctx, cat, calls)
+		repeated := r.runCalls(ctx, cat, calls, cut)
 		if ctx.Err() != nil {
 			return r.canceled(ctx)
 		}
@@ -110,7 +148,7 @@ func (r *run) check() error {
 		if f == nil {
 			return fmt.Errorf("agent: Agent.Funcs[%d] is nil", i)
 		}
-		if names[f.name] {
+		if names[f.name] || r.a.Skills != nil && f.name == SkillTool {
 			return fmt.Errorf("agent: two Funcs are named %q", f.name)
 		}
 		names[f.name] = true
@@ -132,7 +170,7 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 	}
 	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: fmt.Sprintf(
 		"The run has reached a limit (%s) and tools are no longer available. Answer now, as well as you can, from what you already have.", stop)})
-	reply, cerr := r.chat(ctx, &catalog{})
+	reply, cerr := r.chat(ctx, &catalog{}, "")
 	if cerr != nil {
 		if ctx.Err() != nil {
 			return errors.Join(err, r.canceled(ctx))
@@ -145,13 +183,20 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 	return err
 }
 
-// chat calls the model once with the tools of cat.
-func (r *run) chat(ctx context.Context, cat *catalog) (*Reply, error) {
+// chat calls the model once with the tools of cat. A request the server
+// finds longer than the model's context is shortened and sent once more
+// (see refit).
+func (r *run) chat(ctx context.Context, cat *catalog, choice ToolChoice) (*Reply, error) {
 	r.turn++
 	r.result.Turns++
 	turn := r.turn
-	req := &ChatRequest{Messages: r.request(cat.size), Tools: cat.defs}
-	reply, err := r.a.Model.Chat(ctx, req, func(d Delta) { r.ev.emit(&TextDelta{Turn: turn, Delta: d}) })
+	onDelta := func(d Delta) { r.ev.emit(&TextDelta{Turn: turn, Delta: d}) }
+	msgs, _ := r.request(cat.size)
+	req := &ChatRequest{Messages: msgs, Tools: cat.defs, ToolChoice: choice}
+	reply, err := r.a.Model.Chat(ctx, req, onDelta)
+	if errors.Is(err, ErrContextExceeded) && ctx.Err() == nil {
+		reply, err = r.refit(ctx, cat, req, err, onDelta)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +206,10 @@ func (r *run) chat(ctx context.Context, cat *catalog) (*Reply, error) {
 	r.result.Usage.add(reply.Usage)
 	r.ev.emit(&TurnFinished{Turn: turn, Finish: reply.Finish, Usage: reply.Usage, ToolCalls: len(reply.Message.ToolCalls)})
 	switch {
+	case cutCall(reply, len(cat.defs) > 0):
+		r.warn(WarnTruncatedAnswer, "the model's reply was cut at its output limit (finish reason length) in the middle of a tool call, "+
+			"which was not run; the model is told to call again with shorter arguments. If this recurs, raise the output limit "+
+			"(OpenAI.MaxTokens, or the server's own, such as llama-server's -n)")
 	case reply.Finish == FinishLength:
 		r.warn(WarnTruncatedAnswer, "the model stopped at its output limit (finish reason length); its answer or tool calls may be cut short")
 	case reply.Message.Content == "" && len(reply.Message.ToolCalls) == 0:
@@ -169,10 +218,80 @@ func (r *run) chat(ctx context.Context, cat *catalog) (*Reply, error) {
 	return reply, nil
 }
 
+// refit answers a model server that found req longer than the model's
+// context (cause): it lowers the run's budget to what the server's figures
+// suggest, which shortens the oldest tool outputs, and sends req once more.
+// When nothing is left to shorten, or the second request is too long too,
+// the error wraps cause, so it still matches ErrContextExceeded.
+func (r *run) refit(ctx context.Context, cat *catalog, req *ChatRequest, cause error, onDelta func(Delta)) (*Reply, error) {
+	budget := r.estimate / 2
+	var apiErr *APIError
+	if errors.As(cause, &apiErr) && apiErr.PromptTokens > 0 && apiErr.ContextSize > 0 {
+		// Scale the estimate to the server's count, keeping a quarter of
+		// the context for the answer.
+		budget = int(float64(r.estimate) * float64(apiErr.ContextSize) / float64(apiErr.PromptTokens) * 0.75)
+	}
+	r.budget = max(min(r.budget, budget), 1)
+	msgs, shortened := r.request(cat.size)
+	if !shortened {
+		return nil, fmt.Errorf("agent: the conversation is longer than the model's context, with no tool output left to shorten: %w", cause)
+	}
+	r.warn(WarnContextBudget, fmt.Sprintf(
+		"the model server found the request longer than the model's context; tool outputs were shortened to an estimated %d tokens "+
+			"and the request sent again (set Agent.ContextBudget to fit the model's context)", r.budget))
+	req.Messages = msgs
+	r.result.Turns++ // a second model call, in the same turn
+	reply, err := r.a.Model.Chat(ctx, req, onDelta)
+	if errors.Is(err, ErrContextExceeded) {
+		return nil, fmt.Errorf("agent: the conversation is longer than the model's context, even with tool outputs shortened: %w", err)
+	}
+	return reply, err
+}
+
+// cutCallNote tells the model that its reply was cut before a tool call
+// in it was whole, leaving no call.
+const cutCallNote = "Your last reply was cut off at the output limit (finish reason length) before the tool call in it was complete, " +
+	"so no tool was called. Call the tool again with shorter arguments, or answer without it."
+
+// rawCallMarkers start a tool call in the text of the chat templates in
+// common use (Hermes and Qwen, Mistral, Llama 3, Functionary): a server
+// leaves them in the text when it cannot parse a call that was cut.
+var rawCallMarkers = []string{"<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<function="}
+
+// cutCall reports whether reply ended at the output limit in the middle of
+// a tool call: its last call's arguments are not a whole JSON object, or,
+// when tools were offered and no call came, its text is empty or holds the
+// start of a call. llama-server gives each: a call cut after its name has
+// partial arguments; one cut before is withheld from a stream, and left as
+// text in a whole answer.
+func cutCall(reply *Reply, offered bool) bool {
+	if reply.Finish != FinishLength {
+		return false
+	}
+	if calls := reply.Message.ToolCalls; len(calls) > 0 {
+		return !isObject(calls[len(calls)-1].Arguments)
+	}
+	if !offered {
+		return false
+	}
+	text := reply.Message.Content
+	if strings.TrimSpace(text) == "" {
+		return true
+	}
+	for _, m := range rawCallMarkers {
+		if strings.Contains(text, m) {
+			return true
+		}
+	}
+	return false
+}
+
 // request builds the messages sent to the model: one system message, then
 // the conversation, shortened to the budget, with the output of local-only
 // servers withheld from a model that is not local.
-func (r *run) request(toolsSize int) []Message {
+//
+// shortened reports whether a tool output was shortened to fit.
+func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	system := r.a.SystemPrompt
 	if system == "" {
 		system = DefaultSystemPrompt
@@ -181,7 +300,7 @@ func (r *run) request(toolsSize int) []Message {
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
 		system += "\n\n" + r.msgs[from].Content
 	}
-	r.fitBudget(from, len(system)+toolsSize)
+	shortened = r.fitBudget(from, len(system)+toolsSize)
 	out := make([]Message, 0, len(r.msgs)-from+1)
 	out = append(out, Message{Role: RoleSystem, Content: system})
 	withheld := r.withheldCalls(r.msgs[from:])
@@ -203,7 +322,7 @@ func (r *run) request(toolsSize int) []Message {
 		}
 		out = append(out, m)
 	}
-	return out
+	return out, shortened
 }
 
 // withheldCalls returns the IDs of the calls, in msgs, of local-only
@@ -226,13 +345,11 @@ func (r *run) withheldCalls(msgs []Message) map[string]bool {
 }
 
 // fitBudget shortens the oldest tool outputs, from message from on, until
-// the request's estimated size fits the context budget; fixed is the size
-// of what is sent beside the messages.
-func (r *run) fitBudget(from, fixed int) {
-	budget := r.a.ContextBudget
-	if budget <= 0 {
-		budget = DefaultContextBudget
-	}
+// the request's estimated size fits the run's budget; fixed is the size of
+// what is sent beside the messages. It reports whether it shortened any,
+// and records the estimate in r.estimate.
+func (r *run) fitBudget(from, fixed int) (shortened bool) {
+	budget := r.budget
 	total := fixed
 	for i := from; i < len(r.msgs); i++ {
 		total += messageSize(&r.msgs[i])
@@ -251,11 +368,14 @@ func (r *run) fitBudget(from, fixed int) {
 		before := len(m.Content)
 		m.Content = k.content()
 		total -= before - len(m.Content)
+		shortened = shortened || len(m.Content) < before
 	}
-	if estimateTokens(total) > budget {
+	r.estimate = estimateTokens(total)
+	if r.estimate > budget {
 		r.warn(WarnContextBudget, fmt.Sprintf(
-			"the request is estimated at %d tokens, over the budget of %d, even with every tool output shortened", estimateTokens(total), budget))
+			"the request is estimated at %d tokens, over the budget of %d, even with every tool output shortened", r.estimate, budget))
 	}
+	return shortened
 }
 
 // messageSize estimates the bytes a message takes in a request.

@@ -56,6 +56,36 @@ type ChatRequest struct {
 	// Tools are the tools the model may call; none means the model must
 	// answer in text.
 	Tools []ToolDef
+	// ToolChoice says whether the model must, may or must not call one
+	// of Tools; "" leaves it to the server (which means auto). It is not
+	// sent when Tools is empty.
+	ToolChoice ToolChoice
+}
+
+// ToolChoice says whether the model must call a tool: one of the constants
+// below, or the name of the one tool it must call.
+//
+// Servers differ. OpenAI and vLLM honour every choice. llama-server
+// honours auto, none and required, but ignores a named tool (it answers as
+// with auto, and logs a warning); with required, its grammar makes the
+// reply end with a call but lets text come before it. Ollama ignores the
+// field.
+type ToolChoice string
+
+// Tool choices that are not a tool's name. A tool named like one of them
+// cannot be chosen by name.
+const (
+	// ToolChoiceAuto lets the model answer or call tools as it sees fit.
+	ToolChoiceAuto ToolChoice = "auto"
+	// ToolChoiceNone asks for an answer in text, tools still described.
+	ToolChoiceNone ToolChoice = "none"
+	// ToolChoiceRequired asks for at least one tool call.
+	ToolChoiceRequired ToolChoice = "required"
+)
+
+// named reports whether c names a tool.
+func (c ToolChoice) named() bool {
+	return c != "" && c != ToolChoiceAuto && c != ToolChoiceNone && c != ToolChoiceRequired
 }
 
 // ToolDef describes a tool to the model.

@@ -11,10 +11,12 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -100,7 +102,12 @@ type OpenAI struct {
 
 	// MaxRetries bounds how many times a request is sent again after a
 	// transient failure: 429 with a Retry-After header, or 503. Zero means
-	// DefaultMaxRetries; negative means never.
+	// DefaultMaxRetries; negative means never. Apart from these, a request
+	// that fails because the server closed the kept-alive connection it
+	// went out on, before any answer, is sent again at once, once, on a
+	// new connection: llama-server closes its connection after each
+	// stream, though it says Keep-Alive, and the next request may be
+	// written before the client sees the close.
 	MaxRetries int
 	// MaxRetryWait bounds the wait before one retry; zero means
 	// DefaultMaxRetryWait.
@@ -138,8 +145,25 @@ type APIError struct {
 	// RetryAfter is the wait the server asked for in a Retry-After header;
 	// zero when it sent none.
 	RetryAfter time.Duration
+	// PromptTokens and ContextSize are, for a request longer than the
+	// model's context, its size and the context's, in tokens, when the
+	// server says (llama-server's n_prompt_tokens and n_ctx); zero
+	// otherwise.
+	PromptTokens, ContextSize int
 
 	hasRetryAfter bool
+}
+
+// ErrContextExceeded matches, with errors.Is, an [*APIError] that says the
+// request is longer than the model's context: llama-server's
+// exceed_context_size_error (which gives APIError.PromptTokens and
+// APIError.ContextSize) and OpenAI's context_length_exceeded.
+var ErrContextExceeded = errors.New("agent: the request exceeds the model's context")
+
+// Is reports whether target is ErrContextExceeded and e says so.
+func (e *APIError) Is(target error) bool {
+	return target == ErrContextExceeded &&
+		(e.Type == "exceed_context_size_error" || e.Code == "context_length_exceeded")
 }
 
 // Error returns the status and the server's message, as in
@@ -281,8 +305,11 @@ func (m *OpenAI) apiKey() (string, error) {
 // send posts body, retrying transient failures, and returns a 2xx
 // response.
 func (m *OpenAI) send(ctx context.Context, client *http.Client, endpoint, key string, body []byte) (*http.Response, error) {
+	redialed := false
 	for attempt := 0; ; attempt++ {
-		hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+		var reused bool
+		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
+		hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, endpoint, bytes.NewReader(body))
 		if err != nil {
 			return nil, fmt.Errorf("agent: model request: %w", err)
 		}
@@ -302,6 +329,16 @@ func (m *OpenAI) send(ctx context.Context, client *http.Client, endpoint, key st
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("agent: model request: %w", ctx.Err())
+			}
+			if reused && !redialed && connectionLost(err) {
+				// The server closed a kept-alive connection as the request
+				// went out: send it again, once, on a new connection.
+				redialed = true
+				attempt--
+				if m.Logger != nil {
+					m.Logger.LogAttrs(ctx, slog.LevelInfo, "agent: resending a model request whose connection was closed", slog.String("error", err.Error()))
+				}
+				continue
 			}
 			return nil, fmt.Errorf("agent: model request: %w", err)
 		}
@@ -325,6 +362,12 @@ func (m *OpenAI) send(ctx context.Context, client *http.Client, endpoint, key st
 		case <-t.C:
 		}
 	}
+}
+
+// connectionLost reports whether err says the connection ended before any
+// response came.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // retryWait says whether a failed request is retried, and after how long.
@@ -375,9 +418,11 @@ func readAPIError(resp *http.Response, key string) *APIError {
 // body as text.
 func fillAPIError(e *APIError, raw []byte) {
 	type fields struct {
-		Message string `json:"message"`
-		Type    string `json:"type"`
-		Code    any    `json:"code"`
+		Message       string `json:"message"`
+		Type          string `json:"type"`
+		Code          any    `json:"code"`
+		NPromptTokens int    `json:"n_prompt_tokens"`
+		NCtx          int    `json:"n_ctx"`
 	}
 	var body struct {
 		fields
@@ -399,6 +444,7 @@ func fillAPIError(e *APIError, raw []byte) {
 			if f.Code != nil {
 				e.Code = clip(printable(strings.Trim(fmt.Sprint(f.Code), `"`)), 100)
 			}
+			e.PromptTokens, e.ContextSize = max(f.NPromptTokens, 0), max(f.NCtx, 0)
 			return
 		}
 	}

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -226,18 +227,26 @@ func TestOpenAIErrorBodies(t *testing.T) {
 		name, body         string
 		status             int
 		message, typ, code string
+		// prompt and ctx are the sizes of a request longer than the
+		// context, and exceeded says it is one.
+		prompt, ctx int
+		exceeded    bool
 	}{
 		{"openai", `{"error":{"message":"Invalid 'messages': empty array.","type":"invalid_request_error","param":"messages","code":"empty_array"}}`,
-			400, "Invalid 'messages': empty array.", "invalid_request_error", "empty_array"},
-		{"llama-server", `{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}}`,
-			400, "the request exceeds the available context size", "exceed_context_size_error", "400"},
+			400, "Invalid 'messages': empty array.", "invalid_request_error", "empty_array", 0, 0, false},
+		{"llama-server", `{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (2048 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":2048}}`,
+			400, "request (9000 tokens) exceeds the available context size (2048 tokens), try increasing it", "exceed_context_size_error", "400", 9000, 2048, true},
+		{"openai context", `{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+			400, "This model's maximum context length is 128000 tokens.", "invalid_request_error", "context_length_exceeded", 0, 0, true},
+		{"llama-server schema", `{"error":{"code":400,"message":"JSON schema conversion failed:\nUnrecognized schema: {\"type\":\"float\"}","type":"invalid_request_error"}}`,
+			400, `JSON schema conversion failed: Unrecognized schema: {"type":"float"}`, "invalid_request_error", "400", 0, 0, false},
 		{"ollama native", `{"error":"model \"qwen3:4b\" not found, try pulling it first"}`,
-			404, `model "qwen3:4b" not found, try pulling it first`, "", ""},
+			404, `model "qwen3:4b" not found, try pulling it first`, "", "", 0, 0, false},
 		{"vllm", `{"object":"error","message":"max_tokens is too large","type":"BadRequestError","param":null,"code":400}`,
-			400, "max_tokens is too large", "BadRequestError", "400"},
+			400, "max_tokens is too large", "BadRequestError", "400", 0, 0, false},
 		{"echoed key", `{"error":{"message":"Incorrect API key provided: sk-test-0123456789.","type":"invalid_request_error","code":"invalid_api_key"}}`,
-			401, "Incorrect API key provided: [redacted].", "invalid_request_error", "invalid_api_key"},
-		{"plain text", "upstream connect error\x1b[0m", 502, "upstream connect error [0m", "", ""},
+			401, "Incorrect API key provided: [redacted].", "invalid_request_error", "invalid_api_key", 0, 0, false},
+		{"plain text", "upstream connect error\x1b[0m", 502, "upstream connect error [0m", "", "", 0, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,6 +263,9 @@ func TestOpenAIErrorBodies(t *testing.T) {
 			assert.Equal(t, tt.message, apiErr.Message)
 			assert.Equal(t, tt.typ, apiErr.Type)
 			assert.Equal(t, tt.code, apiErr.Code)
+			assert.Equal(t, tt.prompt, apiErr.PromptTokens)
+			assert.Equal(t, tt.ctx, apiErr.ContextSize)
+			assert.Equal(t, tt.exceeded, errors.Is(err, agent.ErrContextExceeded))
 			assert.Equal(t, fmt.Sprintf("agent: model endpoint: status %d: %s", tt.status, tt.message), err.Error())
 			assert.NotContains(t, err.Error(), "sk-test-0123456789")
 		})
@@ -510,4 +522,65 @@ func FuzzOpenAIResponse(f *testing.F) {
 			ids[c.ID] = true
 		}
 	})
+}
+
+// closingServer answers chat requests over raw TCP: on each connection
+// it answers the first request and reads, then drops, the second without
+// an answer, as a server that closes a kept-alive connection while the
+// next request is on its way. It returns the API's base URL and counts
+// the requests read.
+func closingServer(t *testing.T, answerFirst bool) (string, *atomic.Int32) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var reqs atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(conn)
+			for i := 0; ; i++ {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					break
+				}
+				_, _ = io.Copy(io.Discard, req.Body)
+				reqs.Add(1)
+				if i > 0 || !answerFirst {
+					break
+				}
+				body := `{"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nKeep-Alive: timeout=5, max=100\r\n\r\n%s", len(body), body)
+			}
+			conn.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+	})
+	return "http://" + l.Addr().String() + "/v1", &reqs
+}
+
+func TestOpenAIResendsOnClosedConnection(t *testing.T) {
+	url, reqs := closingServer(t, true)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	m := &agent.OpenAI{BaseURL: url, NoStream: true, HTTPClient: client}
+	for i := range 3 {
+		reply, err := m.Chat(context.Background(), userHello, nil)
+		require.NoError(t, err, "request %d", i)
+		assert.Equal(t, "ok", reply.Message.Content)
+	}
+	assert.Equal(t, int32(5), reqs.Load(), "requests 2 and 3 went out twice: on the closing connection, then on a new one")
+
+	// A new connection that closes is a failure, not sent again.
+	url, reqs = closingServer(t, false)
+	_, err := (&agent.OpenAI{BaseURL: url, NoStream: true, HTTPClient: client}).Chat(context.Background(), userHello, nil)
+	require.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, int32(1), reqs.Load())
 }

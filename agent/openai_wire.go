@@ -12,6 +12,7 @@ type wireRequest struct {
 	Model         string         `json:"model"`
 	Messages      []wireMessage  `json:"messages"`
 	Tools         []wireTool     `json:"tools,omitempty"`
+	ToolChoice    any            `json:"tool_choice,omitempty"`
 	Stream        bool           `json:"stream"`
 	StreamOptions *streamOptions `json:"stream_options,omitempty"`
 	Temperature   *float64       `json:"temperature,omitempty"`
@@ -99,6 +100,18 @@ func argumentsText(raw json.RawMessage) (string, error) {
 	return s, nil
 }
 
+// wireToolChoice is c as OpenAI takes it, and the servers that follow it:
+// a string for a mode, an object for a named tool; nil for "".
+func wireToolChoice(c ToolChoice) any {
+	switch {
+	case c == "":
+		return nil
+	case c.named():
+		return map[string]any{"type": "function", "function": map[string]string{"name": string(c)}}
+	}
+	return string(c)
+}
+
 // requestBody encodes req for the endpoint.
 func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 	w := wireRequest{
@@ -130,6 +143,9 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 		w.Tools = append(w.Tools, wireTool{Type: "function",
 			Function: wireToolFunction(t)})
 	}
+	if len(req.Tools) > 0 {
+		w.ToolChoice = wireToolChoice(req.ToolChoice)
+	}
 	body, err := marshal(w)
 	if err != nil {
 		return nil, fmt.Errorf("agent: encoding model request: %w", err)
@@ -142,7 +158,7 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 		return nil, fmt.Errorf("agent: encoding model request: %w", err)
 	}
 	for k, v := range m.Extra {
-		if _, taken := fields[k]; taken || k == "stream_options" || k == "tools" {
+		if _, taken := fields[k]; taken || k == "stream_options" || k == "tools" || k == "tool_choice" {
 			return nil, fmt.Errorf("agent: OpenAI.Extra sets %q, which the client sets itself", k)
 		}
 		raw, err := json.Marshal(v)

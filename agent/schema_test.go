@@ -182,3 +182,41 @@ func FuzzProjectSchema(f *testing.F) {
 		}
 	})
 }
+
+func TestCompileSchemaFixesTypes(t *testing.T) {
+	ts := compileSchema(json.RawMessage(`{"type":"object","properties":{
+		"x":{"type":"float"},"n":{"type":"integer "},"ok":{"type":"Bool"},
+		"tags":{"type":"array","items":{"type":["str","null"]}},
+		"any":{"type":"whatever","description":"d"},
+		"p":{"type":"object","properties":{"type":{"type":"double"}}},
+		"alt":{"anyOf":[{"type":"int"},{"type":["number","float"]}]}},
+		"required":["x"]}`))
+	require.NoError(t, ts.err)
+	assert.Equal(t, []string{`"float" → "number"`, `"integer " → "integer"`, `"Bool" → "boolean"`, `"str" → "string"`,
+		`"whatever" dropped`, `"double" → "number"`, `"int" → "integer"`}, ts.fixes)
+	assert.Equal(t, compactString(t, `{"type":"object","properties":{
+		"x":{"type":"number"},"n":{"type":"integer"},"ok":{"type":"boolean"},
+		"tags":{"type":"array","items":{"type":"string"}},
+		"any":{"description":"d"},
+		"p":{"type":"object","properties":{"type":{"type":"number"}}},
+		"alt":{"anyOf":[{"type":"integer"},{"type":"number"}]}},
+		"required":["x"]}`), string(ts.projected))
+
+	// Validation uses the fixed schema.
+	for args, valid := range map[string]bool{
+		`{"x":1.5,"n":2,"ok":true,"tags":["a",null],"any":[1],"p":{"type":3.5}}`: true,
+		`{"x":"1.5"}`:          false,
+		`{"x":1,"n":2.5}`:      false,
+		`{"x":1,"tags":[1]}`:   false,
+		`{"x":1,"alt":"no"}`:   false,
+		`{"x":1,"alt":3}`:      true,
+		`{"x":1,"ok":"true"}`:  false,
+		`{"x":1,"any":"free"}`: true,
+	} {
+		_, _, problem := ts.checkArgs(args)
+		assert.Equal(t, valid, problem == "", "%s: %s", args, problem)
+	}
+
+	clean := compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"type":["integer","null"]}}}`))
+	assert.Empty(t, clean.fixes)
+}

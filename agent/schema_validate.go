@@ -14,6 +14,10 @@ import (
 type toolSchema struct {
 	projected json.RawMessage
 	cut       bool // the projection left parts out (see projectSchema)
+	// fixes lists the types that were not JSON Schema types, and what
+	// became of them (see fixTypes); both the projection and validation
+	// use the fixed schema.
+	fixes []string
 	// resolved validates arguments; nil when the schema cannot be used,
 	// and err says why.
 	resolved *jsonschema.Resolved
@@ -33,6 +37,11 @@ var supportedDrafts = map[string]bool{
 
 func compileSchema(raw json.RawMessage) *toolSchema {
 	ts := &toolSchema{}
+	if root, err := decodeJSON(raw); err == nil {
+		if ts.fixes = fixTypes(root); len(ts.fixes) > 0 {
+			raw = encodeJSON(root)
+		}
+	}
 	ts.projected, ts.cut = projectSchema(raw)
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {

@@ -2,7 +2,10 @@ package config
 
 import "time"
 
-// Mode says whether a tool call waits for the host's approval.
+// Mode says whether a tool call waits for the host's approval: the word
+// the file holds. permission.Mode is the same setting as the policy knows
+// it (the permission package imports nothing of ours); agent.NewPolicy
+// and agent.PolicyOptions map one onto the other.
 type Mode string
 
 const (
@@ -99,6 +102,11 @@ type Config struct {
 	// Servers lists the servers in file order. It is empty when the file
 	// declares none.
 	Servers []Server
+	// Skills lists the local skill folders (the top-level skills key), in
+	// file order: each is a skill (a folder holding SKILL.md) or a folder
+	// of skills. Paths are as written, relative ones to the working
+	// directory.
+	Skills []string
 }
 
 // Server is one MCP server of the configuration. Exactly one of URL and
@@ -135,6 +143,10 @@ type Server struct {
 	// means every tool the server lists. It is never an empty, non-nil
 	// slice.
 	Tools []string
+	// Skills is the allowlist of the server's skill names, in file order;
+	// nil means every skill the server lists. It is never an empty,
+	// non-nil slice.
+	Skills []string
 	// Permissions is the server's mode: its own permissions key, or else
 	// the global [Config.Permissions].
 	Permissions Mode

@@ -11,10 +11,10 @@ import (
 
 // The keys of each mapping, in the order doc.go documents them.
 var (
-	rootKeys   = []string{"mcp"}
+	rootKeys   = []string{"mcp", "skills"}
 	mcpKeys    = []string{"permissions", "confirmDestructive", "servers"}
 	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "headers",
-		"tools", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
+		"tools", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
 	authKeys = []string{"type", "tokenEnv", "header", "grant", "clientId", "clientSecretEnv", "clientSecretFile",
 		"clientKeyEnv", "clientKeyFile", "assertionFile", "assertionCommand", "idpTokenEndpoint", "idpClientId",
 		"idpClientSecretEnv", "issuer", "scopes", "redirectUrl", "tokenEndpointAuth", "dpop"}
@@ -36,6 +36,9 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	top, ok := d.fields(root, "", rootKeys)
 	if !ok {
 		return cfg
+	}
+	if e, ok := top["skills"]; ok {
+		cfg.Skills = d.skillFolders(e.val, "skills")
 	}
 	e, ok := top["mcp"]
 	if !ok || isNull(e.val) {
@@ -153,6 +156,9 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	}
 	if e, ok := f["tools"]; ok {
 		s.Tools = d.tools(e.val, sub("tools"))
+	}
+	if e, ok := f["skills"]; ok {
+		s.Skills = d.skillAllowlist(e.val, sub("skills"))
 	}
 	if e, ok := f["permissions"]; ok {
 		s.Permissions = oneOf(d, e.val, sub("permissions"), "permission mode", ModeAsk, ModeAuto)
@@ -486,22 +492,7 @@ func (d *decoder) headers(n *yaml.Node, field string, auth *Auth) map[string]str
 }
 
 func (d *decoder) tools(n *yaml.Node, field string) []string {
-	var tools []string
-	first := make(map[string]int, len(n.Content))
-	ok := d.list(n, field, func(t, at string, item *yaml.Node) {
-		if t == "" {
-			d.report(item, at, "must not be empty")
-		} else if line, dup := first[t]; dup {
-			d.report(item, at, "duplicate tool %s (first listed at line %d)", quote(t), line)
-		} else {
-			first[t] = item.Line
-		}
-		tools = append(tools, t)
-	})
-	if ok && len(n.Content) == 0 {
-		// An empty allowlist reads as "no tools" but nil means "all tools";
-		// refuse the ambiguity.
-		d.report(n, field, "empty allowlist; remove tools to allow every tool, or remove the server")
-	}
-	return tools
+	// An empty allowlist reads as "no tools" but nil means "all tools";
+	// uniqueNames refuses the ambiguity.
+	return d.uniqueNames(n, field, "tool", "empty allowlist; remove tools to allow every tool, or remove the server")
 }

@@ -28,6 +28,7 @@
 //	      headers:
 //	        X-MCP-Toolsets: repos,issues
 //	      tools: [get_me, list_repositories, search_code]
+//	      skills: [code-review]
 //	      permissions: auto
 //	      confirmDestructive: true
 //	      timeout: 30s
@@ -100,11 +101,17 @@
 //	        LEDGER: ${HOME}/ledger.db
 //	      dir: /srv/finance
 //	      egress: local
+//	skills:
+//	  - ./skills
 //
-// The top level holds one key:
+// The top level holds two keys:
 //
 //   - mcp: the settings below. An empty file, an empty mcp or an empty
 //     servers is a valid configuration with no servers.
+//   - skills: local skill folders, a non-empty list of paths without
+//     duplicates. Each is a skill (a folder holding SKILL.md, named after
+//     the skill) or a folder of such skill folders. Relative paths are
+//     relative to the host's working directory.
 //
 // Keys under mcp:
 //
@@ -138,6 +145,8 @@
 //     Mcp-Protocol-Version, ...) are refused: secrets go in auth.
 //   - tools: an allowlist of tool names, non-empty and without duplicates.
 //     Absent means every tool; an empty list is an error.
+//   - skills: an allowlist of the server's skill names (SEP-2640), strict
+//     like tools. Absent means every skill the server lists.
 //   - permissions: ask or auto, overriding mcp.permissions.
 //   - confirmDestructive: true or false, overriding mcp.confirmDestructive.
 //   - timeout: a Go duration such as 30s, bounding each tool call (default

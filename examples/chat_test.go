@@ -74,6 +74,22 @@ func (tm *tmux) waitFor(want string, n int) string {
 	}
 }
 
+// interrupt presses Ctrl-C, then waits until the pane has shown
+// "(stopped)" stopped times and the prompt prompts times.
+func (tm *tmux) interrupt(stopped, prompts int) {
+	tm.t.Helper()
+	tm.must("send-keys", "-t", "chat", "C-c")
+	tm.waitFor("(stopped)", stopped)
+	tm.waitFor("you> ", prompts)
+}
+
+// say types line, then waits until the pane has shown want n times.
+func (tm *tmux) say(line, want string, n int) string {
+	tm.t.Helper()
+	tm.typeLine(line)
+	return tm.waitFor(want, n)
+}
+
 // typeLine types text and Enter.
 func (tm *tmux) typeLine(text string) {
 	tm.must("send-keys", "-t", "chat", "-l", text)
@@ -90,13 +106,18 @@ func TestChatInTerminal(t *testing.T) {
 		llmtest.Turn{Text: "That text has 3 words."},
 		llmtest.Turn{Text: "Let me think about it", Hang: true},
 		llmtest.Turn{Text: "Back again."},
-		llmtest.Turn{Text: "Hello, stranger."})
-	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+url), "TERM=xterm"))
+		llmtest.Turn{Text: "Hello, stranger."},
+		llmtest.Turn{Text: "Back once more."},
+		call("c2", "text_count", `{"text":"never run"}`),
+		llmtest.Turn{Text: "Still here."})
+	dir := t.TempDir()
+	demoConfig(t, dir)
+	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+url, "XDG_CONFIG_HOME="+t.TempDir()), "TERM=xterm"))
 	// A shell records the chat's exit status, which tmux does not always
 	// collect before the pane closes; its trap keeps Ctrl-C from ending it
 	// (the chat gets the default handling back).
 	status := filepath.Join(t.TempDir(), "status")
-	tm.must("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50",
+	tm.must("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", "-c", dir,
 		"sh", "-c", `trap : INT; "$1"; echo "exit $?" > "$2"`, "sh", filepath.Join(bin, "chat"), status,
 		";", "set-option", "-t", "chat", "remain-on-exit", "on")
 
@@ -105,35 +126,37 @@ func TestChatInTerminal(t *testing.T) {
 	assert.Contains(t, s, "text_count         text   read-only")
 	assert.Contains(t, s, "model: demo-model at "+url)
 
-	tm.typeLine("How many words in: hello tmux world?")
-	tm.waitFor("Allow? y: once", 1)
-	tm.typeLine("y")
-	s = tm.waitFor("That text has 3 words.", 1)
+	tm.say("How many words in: hello tmux world?", "Allow? y: once", 1)
+	s = tm.say("a", "That text has 3 words.", 1) // always: until /clear
 	assert.Contains(t, s, "← ok text_count: 3 words, 16 characters, 1 line")
+	s = tm.waitFor("[demo-model · text, notes (7 tools) · last answer: 2 turns, ", 1)
+	assert.Contains(t, s, "mini-me chat (mini-me.yaml)")
 	tm.waitFor("you> ", 2)
 
-	tm.typeLine("/tools")
-	tm.waitFor("notes_delete_note  notes  destructive", 2)
+	tm.say("/tools", "notes_delete_note  notes  destructive", 2)
 	tm.waitFor("you> ", 3)
 
-	tm.typeLine("Think about it")
-	tm.waitFor("Let me think about it", 1)
-	tm.must("send-keys", "-t", "chat", "C-c")
-	tm.waitFor("(stopped)", 1)
-	tm.waitFor("you> ", 4)
+	tm.say("Think about it", "Let me think about it", 1)
+	tm.interrupt(1, 4)
 
-	tm.typeLine("Are you there?")
-	tm.waitFor("Back again.", 1)
+	tm.say("Are you there?", "Back again.", 1)
 	tm.waitFor("you> ", 5)
-	tm.typeLine("/servers")
-	tm.waitFor("notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools", 2)
-	tm.typeLine("/clear")
-	tm.waitFor("(conversation cleared)", 1)
-	tm.typeLine("Hello?")
-	tm.waitFor("Hello, stranger.", 1)
-	tm.typeLine("/what")
-	tm.waitFor("commands: /tools, /servers, /clear, /quit", 1)
+	tm.say("/servers", "notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools", 2)
+	tm.say("/clear", "(conversation cleared, and the approvals given for the session)", 1)
+	tm.say("Hello?", "Hello, stranger.", 1)
+	tm.say("/what", "commands: /tools, /servers, /status, /history, !N, /clear, /quit", 1)
 	tm.waitFor("you> ", 9)
+	tm.say("/history", "  4  Hello?", 1)
+	tm.say("!3", "Back once more.", 1)
+	tm.waitFor("you> ", 12) // the prompt, !3 echoed as a question, the prompt after it
+
+	// The "always" of the first call went with /clear: the call is asked.
+	// Ctrl-C at the approval withdraws the question and stops the turn;
+	// the next line typed is the next question, not a lost answer.
+	tm.say("Count again", "Allow? y: once", 2)
+	tm.interrupt(2, 13)
+	tm.say("Still there?", "Still here.", 1)
+	tm.waitFor("you> ", 14)
 	tm.typeLine("/quit")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -152,7 +175,7 @@ func TestChatInTerminal(t *testing.T) {
 	assert.NotContains(t, s, "goroutine ", "no stack trace")
 
 	reqs := llm.Requests()
-	require.Len(t, reqs, 5)
+	require.Len(t, reqs, 8)
 	users := func(req llmtest.Request) []string {
 		var out []string
 		for _, m := range req.Messages {
@@ -165,4 +188,7 @@ func TestChatInTerminal(t *testing.T) {
 	assert.Equal(t, []string{"How many words in: hello tmux world?", "Think about it", "Are you there?"}, users(reqs[3]),
 		"the conversation survives the stopped turn")
 	assert.Equal(t, []string{"Hello?"}, users(reqs[4]), "/clear forgets the conversation")
+	assert.Equal(t, []string{"Hello?", "Are you there?"}, users(reqs[5]), "!3 asks the third question again")
+	assert.Equal(t, []string{"Hello?", "Are you there?", "Count again", "Still there?"}, users(reqs[7]),
+		"the line typed after Ctrl-C at an approval is the next question")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"git.rickub.com/bots-garden/mini-me/examples/demo"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 )
 
@@ -88,10 +89,16 @@ func contains(list []string, s string) bool {
 // example does not end within 30 s.
 func run(t *testing.T, env []string, stdin, name string, args ...string) (string, int) {
 	t.Helper()
+	return runIn(t, "", env, stdin, name, args...)
+}
+
+// runIn is run in the directory dir ("": the test's).
+func runIn(t *testing.T, dir string, env []string, stdin, name string, args ...string) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, name), args...)
-	cmd.Env = env
+	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -310,12 +317,42 @@ func TestApprover(t *testing.T) {
 	})
 }
 
+// Without -config the chat reads ./mini-me.yaml, else the one in the
+// user's configuration directory, else runs without tools.
 func TestChatWithoutModel(t *testing.T) {
-	out, code := run(t, environ(t), "", "chat")
+	dir, home := t.TempDir(), t.TempDir()
+	env := environ(t, "XDG_CONFIG_HOME="+home)
+	out, code := runIn(t, dir, env, "", "chat")
 	assert.Equal(t, 0, code, out)
-	assert.Contains(t, out, "mini-me chat (the demo's servers)")
-	assert.Contains(t, out, "notes_save_note    notes  writes")
+	assert.Contains(t, out, "mini-me chat (no mini-me.yaml found: no tools; see -help)\n\nservers: none\ntools: none\n")
 	assert.Contains(t, out, "No model is configured")
+
+	demoConfig(t, filepath.Join(home, "mini-me"))
+	out, code = runIn(t, dir, env, "", "chat")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "mini-me chat ("+filepath.Join(home, "mini-me", "mini-me.yaml")+")")
+	assert.Contains(t, out, "notes_save_note    notes  writes")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mini-me.yaml"), []byte("mcp:\n  servers: []\n"), 0o600))
+	out, code = runIn(t, dir, env, "", "chat")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "mini-me chat (mini-me.yaml)")
+	assert.NotContains(t, out, "notes_save_note", "./mini-me.yaml comes first")
+}
+
+// demoConfig serves the demo's text and notes servers on 127.0.0.1 for the
+// test, and writes dir/mini-me.yaml listing them.
+func demoConfig(t *testing.T, dir string) {
+	t.Helper()
+	yaml := "mcp:\n  permissions: ask\n  servers:\n"
+	for _, s := range []*demo.Server{demo.Text(), demo.Notes()} {
+		url, stop, err := demo.Serve(s)
+		require.NoError(t, err)
+		t.Cleanup(stop)
+		yaml += fmt.Sprintf("    - name: %s\n      url: %s\n", strings.TrimPrefix(s.Name, "demo-"), url)
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mini-me.yaml"), []byte(yaml), 0o600))
 }
 
 func TestChatBadConfig(t *testing.T) {

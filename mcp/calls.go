@@ -16,22 +16,15 @@ import (
 // calling it.
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 	c.toolLists.Add(1)
-	var fresh time.Time
-	stale := false
+	var life pageLife
 	tools, err := listAll(ctx, c, "tools/list", func(p *toolsPage) ([]Tool, *string) {
-		if p.TTLMs == nil || *p.TTLMs <= 0 {
-			stale = true
-		} else if until := time.Now().Add(time.Duration(min(*p.TTLMs, maxTTL.Milliseconds())) * time.Millisecond); fresh.IsZero() || until.Before(fresh) {
-			fresh = until
-		}
+		life.page(p.TTLMs)
 		return p.Tools, p.NextCursor
 	})
 	if err != nil {
 		return nil, err
 	}
-	if stale {
-		fresh = time.Time{}
-	}
+	fresh := life.until()
 	headers := make(map[string][]headerParam)
 	hints := make(map[string]*ToolAnnotations, len(tools))
 	kept := tools[:0]
@@ -77,6 +70,29 @@ func (c *Client) ToolsFreshUntil() time.Time {
 
 // maxTTL caps a server's ttlMs.
 const maxTTL = 24 * time.Hour
+
+// pageLife is the lifetime of a listing: the smallest ttlMs of its pages,
+// counted from when each arrived; none if a page gave none.
+type pageLife struct {
+	fresh time.Time
+	stale bool
+}
+
+func (l *pageLife) page(ttlMs *int64) {
+	if ttlMs == nil || *ttlMs <= 0 {
+		l.stale = true
+	} else if until := time.Now().Add(time.Duration(min(*ttlMs, maxTTL.Milliseconds())) * time.Millisecond); l.fresh.IsZero() || until.Before(l.fresh) {
+		l.fresh = until
+	}
+}
+
+// until is when the listing expires; zero for no lifetime.
+func (l *pageLife) until() time.Time {
+	if l.stale {
+		return time.Time{}
+	}
+	return l.fresh
+}
 
 type toolsPage struct {
 	complete
@@ -165,12 +181,14 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	var raw json.RawMessage
+	given := true // the host's JSON, not json.Marshal's
 	switch a := args.(type) {
 	case json.RawMessage:
 		raw = a
 	case []byte:
 		raw = a
 	default:
+		given = false
 		b, err := json.Marshal(args)
 		if err != nil {
 			return nil, fmt.Errorf("arguments: %w", err)
@@ -180,9 +198,17 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
-	// Invalid JSON is refused when the request is encoded.
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("arguments must be a JSON object")
+	}
+	if given {
+		// The host's JSON: checked and compacted here, once, since the
+		// request encoder sends it as is (and stdio needs it on one line).
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+		raw = b.Bytes()
 	}
 	return raw, nil
 }

@@ -44,7 +44,10 @@ type Options struct {
 	ClientInfo Implementation
 	// ProtocolVersion pins a version (and so an era) instead of detecting
 	// it: Version20260728 speaks only the stateless revision, a legacy
-	// version skips the server/discover probe.
+	// version skips the server/discover probe. To reconnect to a server
+	// whose version is known, pass the ProtocolVersion of the earlier
+	// Client: the connection then costs no round trip beyond the era's own
+	// handshake (server/discover, or initialize).
 	ProtocolVersion string
 	// ConnectTimeout bounds Connect: era detection and the handshake.
 	ConnectTimeout time.Duration
@@ -75,6 +78,16 @@ type Options struct {
 	// OnInvalidTool is told of each tool ListTools leaves out because its
 	// definition is invalid (a bad x-mcp-header annotation).
 	OnInvalidTool func(tool string, reason error)
+	// OnResourcesChanged is called when the server says its resources
+	// changed (notifications/resources/list_changed), which is how a
+	// skills server says its skills changed.
+	OnResourcesChanged func()
+
+	// Skills declares the skills extension (SkillsExtension) in the
+	// client capabilities, in both eras. The skills methods work whenever
+	// the server declares the extension; this only tells the server the
+	// host uses skills.
+	Skills bool
 
 	// TrustToolHints takes the server's readOnlyHint and idempotentHint
 	// as facts: a call of such a tool that may have run (its response
@@ -310,7 +323,7 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
-	if c.era() == EraModern {
+	if err != nil && c.era() == EraModern {
 		// A version refused says the server did not run the request.
 		if versionRetry(err) {
 			// The server rejected the version yet lists ours as
@@ -496,6 +509,9 @@ func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 			caps["roots"] = struct{}{}
 		}
 	}
+	if c.opts.Skills {
+		caps["extensions"] = map[string]any{SkillsExtension: struct{}{}}
+	}
 	b, _ := json.Marshal(caps) // cannot fail: maps of empty structs
 	return b
 }
@@ -548,13 +564,20 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		if c.opts.OnToolsChanged != nil {
 			c.opts.OnToolsChanged()
 		}
+	case "notifications/resources/list_changed":
+		if c.opts.OnResourcesChanged != nil {
+			c.opts.OnResourcesChanged()
+		}
 	case "notifications/subscriptions/acknowledged":
 		// A listen stream (re)opened. Nothing is replayed, so the host
 		// must re-fetch what may have changed while none was open: after
 		// a reopening, or after the first opening if a listing began
 		// before it (a change in between would go unnoticed).
-		if (c.listens.Add(1) > 1 || c.listStale.Load()) && c.opts.OnToolsChanged != nil {
+		if again := c.listens.Add(1) > 1 || c.listStale.Load(); again && c.opts.OnToolsChanged != nil {
 			c.opts.OnToolsChanged()
+		}
+		if c.listens.Load() > 1 && c.opts.OnResourcesChanged != nil {
+			c.opts.OnResourcesChanged()
 		}
 	default:
 		c.log.Debug("mcp: notification ignored", "method", method)

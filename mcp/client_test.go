@@ -922,3 +922,39 @@ func TestNotificationAnswered200(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok", res.Text())
 }
+
+// A reconnect that passes the version the first connection found skips
+// detection: against a legacy server, no server/discover probe, just the
+// handshake; against a modern one, discover stays the only request.
+func TestReconnectWithKnownVersion(t *testing.T) {
+	for _, version := range []string{mcptest.Legacy, mcptest.Modern} {
+		t.Run(version, func(t *testing.T) {
+			s := &mcptest.Server{Versions: []string{version}, Tools: []mcptest.Tool{echoTool()}}
+			url := s.Start()
+			defer s.Close()
+			first, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)
+			require.NoError(t, err)
+			known := first.ProtocolVersion()
+			require.Equal(t, version, known)
+			require.NoError(t, first.Close())
+			before := len(s.Requests())
+			assert.Equal(t, "server/discover", s.Requests()[0].Method, "the first connection detects")
+
+			again, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, &mcp.Options{ProtocolVersion: known})
+			require.NoError(t, err)
+			defer again.Close()
+			var methods []string
+			for _, r := range s.Requests()[before:] {
+				methods = append(methods, r.Method)
+			}
+			if version == mcptest.Legacy {
+				assert.Equal(t, []string{"initialize", "notifications/initialized"}, methods)
+			} else {
+				assert.Equal(t, []string{"server/discover"}, methods)
+			}
+			assert.Equal(t, version, again.ProtocolVersion())
+			_, err = again.CallTool(context.Background(), "echo", map[string]string{"text": "hi"})
+			require.NoError(t, err)
+		})
+	}
+}

@@ -6,18 +6,17 @@ import (
 	"fmt"
 )
 
-// ElicitRequest is a server's request for input from the user.
+// ElicitRequest is a server's request for input from the user, in form
+// mode: the client offers only that mode, and answers a request in any
+// other mode with an error without calling the handler.
 type ElicitRequest struct {
-	// Mode is "form" (the default) or "url".
+	// Mode is "form" (or empty, which means form) in every request a
+	// handler receives.
 	Mode string `json:"mode,omitempty"`
 	// Message tells the user what is asked and why.
 	Message string `json:"message"`
 	// RequestedSchema is the flat object schema of a form, raw.
 	RequestedSchema json.RawMessage `json:"requestedSchema,omitempty"`
-	// URL and ElicitationID are set in url mode.
-	URL string `json:"url,omitempty"`
-	// ElicitationID is the server's opaque id of the elicitation.
-	ElicitationID string `json:"elicitationId,omitempty"`
 }
 
 // ElicitResult is the user's answer: Action is "accept", "decline" or

@@ -127,8 +127,8 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 			}
 			c.proto.Store(&protoState{era: EraModern, version: Version20260728, serverInfo: info,
 				capabilities: res.Capabilities, instructions: res.Instructions})
-			if s, ok := c.conn.(interface{ subscribe(json.RawMessage) }); ok && c.opts.OnToolsChanged != nil &&
-				res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged {
+			if s, ok := c.conn.(interface{ subscribe(json.RawMessage) }); ok && (c.opts.OnToolsChanged != nil &&
+				res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged || c.watchesResources(res.Capabilities)) {
 				s.subscribe(c.meta)
 			}
 			return true, "", nil

@@ -60,8 +60,9 @@ type Icon struct {
 	Theme string `json:"theme,omitempty"`
 }
 
-// ServerCapabilities are what a server offers. Each field is the raw JSON
-// object the server sent, nil when the capability is absent.
+// ServerCapabilities are what a server offers. Each field is nil when the
+// server does not declare the capability; Tools, Prompts and Resources are
+// decoded, the others are the raw JSON object the server sent.
 type ServerCapabilities struct {
 	// Tools is set when the server offers tools.
 	Tools *ListChangedCapability `json:"tools,omitempty"`

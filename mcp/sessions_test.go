@@ -194,10 +194,15 @@ func TestToolChangeBeforeListenAcknowledged(t *testing.T) {
 		case "tools/list":
 			select {
 			case <-listed:
+				return false
 			default:
-				defer close(listed) // the listing is answered first
 			}
-			return false
+			// The first listing is answered with the tools before the
+			// change, and only then is the change made.
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}`, msg.ID, echoTool().Def)
+			close(listed)
+			return true
 		case "subscriptions/listen":
 			select {
 			case <-listed:

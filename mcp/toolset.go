@@ -46,6 +46,10 @@ type ToolsetOptions struct {
 	// not anything changed and whether or not it succeeded. Calls are never
 	// concurrent; OnChange may call every Toolset method but Close.
 	OnChange func(ToolsChange)
+	// SkillFolders are local skill folders (config.Config.Skills), whose
+	// skills join the catalogue beside the servers' (see Skills). A
+	// server's skills are listed only when Client.Skills is set.
+	SkillFolders []string
 }
 
 // ToolsChange describes one refresh of a server's tools. Names are the
@@ -147,6 +151,8 @@ type ServerStatus struct {
 	ServerInfo Implementation
 	// Tools counts the server's tools in the Toolset.
 	Tools int
+	// Skills counts the server's skills in the Toolset.
+	Skills int
 	// Err is why the server was skipped, nil when it is connected.
 	Err error
 }
@@ -171,6 +177,7 @@ type Toolset struct {
 	tools  []ServerTool       // every server's tools, in order
 	index  map[string]route   // Toolset name → server and original
 	taken  map[string]toolKey // every name ever given, never reused
+	sk     toolsetSkills
 }
 
 type route struct {
@@ -200,6 +207,8 @@ type tsServer struct {
 	names    map[string]assignedName
 	first    map[string]fingerprint
 	last     map[string]fingerprint
+
+	sk serverSkills
 }
 
 // assignedName is the name a tool got and, when its natural name was
@@ -286,6 +295,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 		}
 	}
 	t.mu.Unlock()
+	t.startSkills()
 	for _, s := range t.servers {
 		if s.client != nil {
 			t.loops.Add(1)
@@ -304,6 +314,7 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		names:          map[string]assignedName{},
 		first:          map[string]fingerprint{},
 		last:           map[string]fingerprint{},
+		sk:             serverSkills{kick: make(chan struct{}, 1)},
 	}
 	if s.connectTimeout <= 0 {
 		s.connectTimeout = t.opts.Client.ConnectTimeout
@@ -342,6 +353,7 @@ func (t *Toolset) connect(ctx context.Context, s *tsServer) listing {
 		l := s.list(cctx, c)
 		if l.err == nil {
 			s.client = c
+			s.sk.first = t.listSkills(cctx, s)
 			return l
 		}
 		_ = c.Close()
@@ -408,6 +420,9 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
 	}
 	o.OnToolsChanged = s.due
+	if o.Skills {
+		o.OnResourcesChanged = s.skillsDue
+	}
 	if onProgress := o.OnProgress; onProgress != nil {
 		o.OnProgress = func(p Progress) {
 			p.Server = s.cfg.Name
@@ -675,7 +690,7 @@ func (t *Toolset) Warnings() []Warning {
 			out = append(out, *s.failed)
 		}
 	}
-	return out
+	return append(out, t.skillWarnings()...)
 }
 
 // Servers returns the status of every configured server, in configuration

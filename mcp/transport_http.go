@@ -132,7 +132,7 @@ func (h *httpConn) roundTrip(ctx context.Context, r *outgoing, result any) error
 var errReissue = errors.New("mcp: stream ended, re-issue")
 
 func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
-	body, err := json.Marshal(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.Int(r.id), Method: r.method, Params: r.params})
+	body, err := encodeRequest(r.id, r.method, r.params)
 	if err != nil {
 		return fmt.Errorf("mcp: %s: encode request: %w", r.method, err)
 	}
@@ -216,8 +216,8 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 	for k, v := range h.static {
 		hd[k] = v
 	}
-	hd["Content-Type"] = []string{"application/json"}
-	hd["Accept"] = []string{"application/json, text/event-stream"}
+	hd["Content-Type"] = postContentType
+	hd["Accept"] = postAccept
 	h.mu.Lock()
 	session, modern, version := h.session, h.modern, h.version
 	h.mu.Unlock()
@@ -225,7 +225,7 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 		session, version = "", "" // a new session starts bare
 	}
 	if version != "" {
-		hd["Mcp-Protocol-Version"] = []string{version}
+		hd["Mcp-Protocol-Version"] = versionHeader(version)
 	}
 	if modern {
 		hd["Mcp-Method"] = []string{r.method}
@@ -241,6 +241,22 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 	}
 	req.Header = hd
 	return session, modern
+}
+
+// The values of the headers every POST carries, shared: neither net/http
+// nor this package changes a header value in place.
+var (
+	postContentType = []string{"application/json"}
+	postAccept      = []string{"application/json, text/event-stream"}
+	versionHeaders  = map[string][]string{Version20260728: {Version20260728}, Version20251125: {Version20251125}}
+)
+
+// versionHeader returns the Mcp-Protocol-Version value for version.
+func versionHeader(version string) []string {
+	if v, ok := versionHeaders[version]; ok {
+		return v
+	}
+	return []string{version}
 }
 
 // readJSON decodes a single JSON-RPC response body, in one pass, straight
@@ -397,6 +413,8 @@ func (h *httpConn) reply(method string, msg *jsonrpc.Message) error {
 // events consumes a decoder's events; done says the response arrived (or a
 // final error happened).
 func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, want jsonrpc.ID, result any, modern bool) (done bool, err error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer func() { buf.Reset(); bufPool.Put(buf) }()
 	for ev, err := range dec.Events(ctx) {
 		if err != nil {
 			return false, err
@@ -405,7 +423,10 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			continue // a priming event: only its id and retry matter
 		}
 		msg := jsonrpc.Message{Result: result}
-		if err := json.Unmarshal([]byte(ev.Data), &msg); err != nil || msg.Check() != nil {
+		// Decoded from a reused buffer: what msg keeps of it is copied.
+		buf.Reset()
+		buf.WriteString(ev.Data)
+		if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
 			if err == nil {
 				err = msg.Check()
 			}
@@ -606,7 +627,8 @@ func (h *httpConn) background(run func(context.Context)) bool {
 type listenParams struct {
 	Meta          json.RawMessage `json:"_meta"`
 	Notifications struct {
-		ToolsListChanged bool `json:"toolsListChanged"`
+		ToolsListChanged     bool `json:"toolsListChanged"`
+		ResourcesListChanged bool `json:"resourcesListChanged,omitempty"`
 	} `json:"notifications"`
 }
 
@@ -616,6 +638,7 @@ func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage, ende
 	defer ended()
 	p := listenParams{Meta: meta}
 	p.Notifications.ToolsListChanged = true
+	p.Notifications.ResourcesListChanged = h.c.watchesResources(h.c.Capabilities())
 	var b backoff
 	for {
 		if sleep(ctx, b.wait) != nil {

@@ -188,7 +188,11 @@ func (p *proc) send(ctx context.Context, r *outgoing) (chan *jsonrpc.Message, er
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
-	if err := p.write(ctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.Int(r.id), Method: r.method, Params: r.params}); err != nil {
+	b, err := encodeRequest(r.id, r.method, r.params)
+	if err == nil {
+		err = p.writeLine(ctx, b)
+	}
+	if err != nil {
 		p.mux.forget(r.id)
 		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
@@ -213,6 +217,12 @@ func (p *proc) write(ctx context.Context, msg any) error {
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
+	return p.writeLine(ctx, b)
+}
+
+// writeLine writes b, JSON without a raw newline, and the newline that
+// ends the line.
+func (p *proc) writeLine(ctx context.Context, b []byte) error {
 	b = append(b, '\n')
 	select {
 	case p.wsem <- struct{}{}:

@@ -7,6 +7,8 @@ import (
 
 // Mode says whether a [Policy] asks its [Approver] before a server's tools
 // run. Its zero value is [ModeAsk]; any value other than [ModeAuto] asks.
+// A configuration file's config.Mode says the same in words;
+// agent.NewPolicy maps it onto this one.
 type Mode int
 
 const (

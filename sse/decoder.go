@@ -40,9 +40,11 @@ type Options struct {
 	// their line endings, and any comment or blank lines right before it.
 	// A larger event ends the stream with an error matching
 	// ErrEventTooLarge, before the decoder buffers more than MaxEventSize
-	// bytes; go-sse's scanner grows its buffer by doubling, so refusing
-	// such an event allocates up to about twice MaxEventSize in all.
-	// Zero means DefaultMaxEventSize; negative values are invalid.
+	// bytes: the bytes of an event over 64 KiB are
+	// kept back until the event is complete, so that go-sse's scanner,
+	// which grows its buffer by doubling, never grows it for an event that
+	// is refused. Zero means DefaultMaxEventSize; negative values are
+	// invalid.
 	MaxEventSize int
 
 	// IdleTimeout, if positive, bounds how long the decoder waits for the
@@ -94,6 +96,10 @@ func NewDecoder(r io.Reader, opts *Options) *Decoder {
 			d.maxSize = opts.MaxEventSize
 		}
 		d.lines.wd.idle = opts.IdleTimeout
+	}
+	if d.err == nil {
+		d.lines.hold = newHoldReader(r, d.maxSize)
+		d.lines.r = d.lines.hold
 	}
 	return d
 }

@@ -23,8 +23,9 @@ import (
 // and its own state is a few fields plus the dispatch queue. Go-sse's Read
 // runs in the same goroutine, so no locking is needed.
 type lineReader struct {
-	r  io.Reader
-	wd watchdog
+	r    io.Reader
+	hold *holdReader // r, when it is one: it may answer 0 bytes while it holds
+	wd   watchdog
 
 	state     lineState
 	start     startPhase
@@ -111,7 +112,8 @@ func (l *lineReader) Read(p []byte) (int, error) {
 	for {
 		m, err := l.readOnce(p[n:])
 		n += m
-		if err != nil || m == 0 || n == len(p) || len(l.queue) > 0 {
+		holding := m == 0 && err == nil && l.hold != nil && l.hold.Holding()
+		if !holding && (err != nil || m == 0 || n == len(p) || len(l.queue) > 0) {
 			return n, err
 		}
 	}
@@ -144,6 +146,9 @@ func (l *lineReader) readOnce(p []byte) (int, error) {
 			return n, l.fail
 		}
 		return n, io.EOF
+	case errors.Is(err, ErrEventTooLarge): // from the holdReader
+		l.fail = err
+		return n, l.fail
 	default:
 		l.fail = fmt.Errorf("sse: read: %w", err)
 		return n, l.fail

@@ -15,7 +15,7 @@
 // It runs on the demo's MCP servers (text tools, all read-only, and a
 // notepad with a write and a destructive tool), started in-process on
 // 127.0.0.1. The model comes from the environment, as for the quickstart
-// (see examples/quickstart). Without one, the program says how to start
+// (agent/modelenv). Without one, the program says how to start
 // one, then makes three calls itself through the same policy: one
 // read-only, approved without asking, and two that the UI asks about. It
 // exits with status 0 in both cases.
@@ -25,15 +25,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
+	"git.rickub.com/bots-garden/mini-me/examples/demo"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -75,7 +77,7 @@ func (a uiApprover) Approve(ctx context.Context, req permission.Request) (permis
 // serveUI answers the questions, one at a time, until ctx is done: it
 // shows each one and reads the user's answer from lines. When lines end,
 // every call is denied.
-func serveUI(ctx context.Context, questions <-chan question, lines <-chan string, out io.Writer) {
+func serveUI(ctx context.Context, questions <-chan question, lines *permission.Lines, out io.Writer) {
 	for {
 		var q question
 		select {
@@ -84,37 +86,46 @@ func serveUI(ctx context.Context, questions <-chan question, lines <-chan string
 			return
 		}
 		fmt.Fprintf(out, "[ui] Run %s with %s? It %s. [y/N] ",
-			host.Clean(q.req.PrefixedName, 64), host.Clean(string(q.req.Arguments), 300), q.req.Annotations)
+			render.Clean(q.req.PrefixedName, 64), render.Clean(string(q.req.Arguments), 300), q.req.Annotations)
 		d := permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				fmt.Fprintln(out)
-				d.Reason = "no one is there to approve it"
-			} else if a := strings.ToLower(strings.TrimSpace(line)); a == "y" || a == "yes" {
-				d = permission.Decision{Verdict: permission.AllowOnce}
-			}
-		case <-ctx.Done():
+		line, err := lines.Next(ctx)
+		switch {
+		case ctx.Err() != nil:
 			return
+		case err != nil:
+			fmt.Fprintln(out)
+			d.Reason = "no one is there to approve it"
+		case strings.EqualFold(strings.TrimSpace(line), "y"), strings.EqualFold(strings.TrimSpace(line), "yes"):
+			d = permission.Decision{Verdict: permission.AllowOnce}
 		}
 		q.answer <- d
 	}
 }
 
 // withoutModel is what the program does when there is no model.
-var withoutModel = host.Fallback{
+var withoutModel = demo.Fallback{
 	Intro: "Without a model, here are three calls made directly, through the same\npolicy: the read-only one is approved by the host, the others asked.\n\n",
-	Calls: []host.Call{
+	Calls: []demo.Call{
 		{Tool: "text_count", Args: map[string]any{"text": "to be or not to be"}},
 		{Tool: "notes_save_note", Args: map[string]any{"title": "hamlet", "text": "6 words"}},
 		{Tool: "notes_delete_note", Args: map[string]any{"title": "shopping"}},
 	},
 }
 
-func main() { host.Main("approver", run) }
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	prompt := `Count the words of "to be or not to be", then save the count in a note titled "hamlet".`
+	if len(os.Args) > 1 {
+		prompt = strings.Join(os.Args[1:], " ")
+	}
+	if err := run(ctx, prompt, os.Stdin, os.Stdout); err != nil {
+		log.SetFlags(0)
+		log.Fatal("approver: ", err)
+	}
+}
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	prompt := host.Question(args, `Count the words of "to be or not to be", then save the count in a note titled "hamlet".`)
+func run(ctx context.Context, prompt string, stdin io.Reader, stdout io.Writer) error {
 	servers, err := demo.Discover(ctx)
 	if err != nil {
 		return err
@@ -123,7 +134,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	cfg, tools := servers.Config, servers.Tools
 	fmt.Fprintln(stdout, "mini-me approver: a host with its own approval UI")
 	fmt.Fprintln(stdout)
-	host.PrintBanner(stdout, tools)
+	render.Banner(stdout, tools)
 
 	// The UI runs beside the agent, for as long as run does.
 	uiCtx, stopUI := context.WithCancel(ctx)
@@ -132,24 +143,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	ui.Add(1)
 	go func() {
 		defer ui.Done()
-		serveUI(uiCtx, questions, host.ReadLines(stdin), stdout)
+		serveUI(uiCtx, questions, permission.NewLines(stdin), stdout)
 	}()
 	defer func() {
 		stopUI()
 		ui.Wait()
 	}()
 
-	policy := permission.NewPolicy(uiApprover{questions: questions},
-		append(agent.PolicyOptions(cfg),
-			permission.WithTimeout(2*time.Minute), // a question nobody answers is denied
-			permission.WithAudit(func(e permission.Event) {
-				fmt.Fprintf(stdout, "[audit] %s: %s (%s)\n", host.Clean(e.PrefixedName, 64), host.Clean(e.Verdict.String(), 20), e.Source)
-			}))...)
+	policy := agent.NewPolicy(cfg, uiApprover{questions: questions},
+		permission.WithTimeout(2*time.Minute), // a question nobody answers is denied
+		permission.WithAudit(func(e permission.Event) {
+			fmt.Fprintf(stdout, "[audit] %s: %s (%s)\n", render.Clean(e.PrefixedName, 64), render.Clean(e.Verdict.String(), 20), e.Source)
+		}))
 
 	model, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {
 		return withoutModel.Run(ctx, stdout, err, tools, policy)
 	}
-	_, err = host.Ask(ctx, stdout, &agent.Agent{Model: model, Tools: tools, Policy: policy}, prompt)
+	render.Model(stdout, model)
+	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
+	_, err = a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: prompt}}, render.Events(stdout))
 	return err
 }

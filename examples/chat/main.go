@@ -1,58 +1,68 @@
-// Chat is an interactive agent in the terminal: you type, the model
-// answers as it streams, and you approve its tool calls as they come.
+// Chat is an agent in the terminal, on your own MCP servers: you type, the
+// model answers as it streams, and you approve its tool calls as they come.
 //
-//	go run ./examples/chat                        # the demo's MCP servers
-//	go run ./examples/chat -config mini-me.yaml   # your own servers
+//	go install git.rickub.com/bots-garden/mini-me/examples/chat@latest
+//	chat                        # ./mini-me.yaml, else mini-me/mini-me.yaml in your configuration directory
+//	chat -config servers.yaml   # another file
 //
-// Without -config it starts the same two demo servers as the quickstart,
-// in-process on 127.0.0.1. It prints every tool with its server, then reads
-// your questions. Commands: /tools, /servers, /clear (forget the
-// conversation), /quit. Ctrl-C stops the answer being written, or the
-// question being asked, and keeps the session; Ctrl-D or /quit leaves.
+// The configuration is the file -config names; without it, mini-me.yaml in
+// the current directory, else mini-me/mini-me.yaml under the user's
+// configuration directory (os.UserConfigDir: ~/.config on Linux). With
+// none of them, the chat has no tools, and says so. It prints the servers
+// and their tools, then reads your questions. After each answer a status
+// line shows the model, the servers and the tokens used.
 //
-// The model comes from the environment, as for the quickstart (see
-// examples/quickstart): MINIME_MODEL_URL and MINIME_MODEL, OPENAI_API_KEY,
-// OLLAMA_HOST or Docker Model Runner. Without one, it says how to start
-// one and exits with status 0.
+// Commands: /tools, /servers, /status, /history (the questions asked),
+// !N (ask question N again), /clear (forget the conversation and the
+// approvals given for the session), /quit. Ctrl-C stops the answer being
+// written, or the question being asked, and keeps the session; Ctrl-D or
+// /quit leaves.
+//
+// The model comes from the environment (agent/modelenv): MINIME_MODEL_URL
+// and MINIME_MODEL, OPENAI_API_KEY, OLLAMA_HOST or Docker Model Runner.
+// Without one, the chat says how to start one and exits with status 0.
 //
 // A server configured with auth.type oauth is signed in to on first use:
 // the chat prints the authorization URL, you open it in a browser, and the
 // redirect comes back to a loopback port the chat listens on
-// (oauth.Terminal). Tokens are kept in tokens.json under the user's
-// configuration directory (mini-me/, mode 0600), so the next run signs in
-// only when they can no longer be refreshed.
+// (oauth.Terminal). Tokens are kept in tokens.json beside the user's
+// mini-me.yaml (mode 0600), so the next run signs in only when they can no
+// longer be refreshed.
 //
-// The chat and the approval questions both read the terminal. One
-// goroutine reads its lines, and the chat hands a line to the approver
-// (permission.Terminal, reading from a channel) only while a question is
-// waiting for it, so the two never compete for the same line.
+// The chat and the approval questions read the same terminal, taking turns
+// (permission.NewLines and permission.NewSharedTerminal), so a question
+// withdrawn by Ctrl-C never swallows the next line.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
+// configName is the configuration file looked for.
+const configName = "mini-me.yaml"
+
 func main() {
-	configPath := flag.String("config", "", "configuration file listing the MCP servers (default: the demo's servers)")
+	configPath := flag.String("config", "", "the configuration file listing the MCP servers (default: ./"+configName+", else mini-me/"+configName+" in your configuration directory)")
 	flag.Parse()
 	if err := run(*configPath, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "chat:", err)
@@ -61,28 +71,40 @@ func main() {
 }
 
 func run(configPath string, stdin io.Reader, out io.Writer) error {
-	cfg, tools, stop, err := discover(configPath)
+	cfg, err := findConfig(configPath)
 	if err != nil {
 		return err
 	}
-	defer stop()
-	fmt.Fprintf(out, "mini-me chat (%s)\n\n", cfg.File)
-	host.PrintBanner(out, tools)
+	tools, err := discover(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tools.Close(ctx)
+	}()
+	if cfg.File == "" {
+		fmt.Fprintf(out, "mini-me chat (no %s found: no tools; see -help)\n\n", configName)
+	} else {
+		fmt.Fprintf(out, "mini-me chat (%s)\n\n", cfg.File)
+	}
+	render.Banner(out, tools)
 
 	model, err := modelenv.Find(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(out, "\n%s\n", modelenv.Help(err))
 		return nil
 	}
-	host.PrintModel(out, model)
-	fmt.Fprintln(out, "\nType a question. /tools, /servers, /clear, /quit; Ctrl-C stops an answer.")
+	fmt.Fprintln(out)
+	render.Model(out, model)
+	fmt.Fprintln(out, "\nType a question. /tools, /servers, /status, /history, !N, /clear, /quit; Ctrl-C stops an answer.")
 
-	c := &chat{out: out, lines: host.ReadLines(stdin), feed: make(chan string), tools: tools}
-	c.agent = &agent.Agent{
-		Model:  model,
-		Tools:  tools,
-		Policy: permission.NewPolicy(c.approver(), agent.PolicyOptions(cfg)...),
-	}
+	lines := permission.NewLines(stdin)
+	defer lines.Close()
+	c := &chat{out: out, lines: lines, cfg: cfg, tools: tools, model: model,
+		approver: permission.NewSharedTerminal(lines, out)}
+	c.agent = &agent.Agent{Model: model, Tools: tools, Policy: agent.NewPolicy(cfg, c.approver)}
 	c.interrupts = make(chan os.Signal, 1)
 	signal.Notify(c.interrupts, os.Interrupt)
 	defer signal.Stop(c.interrupts)
@@ -90,45 +112,44 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	return nil
 }
 
-// discover reads the configuration at path (config.Load) and discovers its
-// servers' tools (mcp.Discover), giving them a minute. When path is empty,
-// it starts the demo's servers instead and discovers theirs. stop closes
-// the tools, and ends the demo's servers.
-func discover(path string) (*config.Config, *mcp.Toolset, func(), error) {
-	if path == "" {
-		servers, err := demo.Discover(context.Background())
-		if err != nil {
-			return nil, nil, nil, err
+// findConfig reads the configuration at path, or, when path is empty, the
+// first of ./mini-me.yaml and mini-me/mini-me.yaml under the user's
+// configuration directory that exists. With none, it is an empty
+// configuration whose File is "".
+func findConfig(path string) (*config.Config, error) {
+	if path != "" {
+		return config.Load(path)
+	}
+	candidates := []string{configName}
+	if dir, err := os.UserConfigDir(); err == nil {
+		candidates = append(candidates, filepath.Join(dir, "mini-me", configName))
+	}
+	for _, p := range candidates {
+		cfg, err := config.Load(p)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return cfg, err
 		}
-		return servers.Config, servers.Tools, servers.Close, nil
 	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	return &config.Config{}, nil
+}
+
+// discover discovers the servers' tools (mcp.Discover), giving them a
+// minute, or the time a person takes to sign in when a server uses OAuth.
+func discover(cfg *config.Config) (*mcp.Toolset, error) {
 	opts := &mcp.ToolsetOptions{Browser: oauth.Terminal{Out: os.Stderr}}
 	limit := time.Minute
-	if usesOAuth(cfg) {
-		// A sign-in takes a person: give it the terminal helper's time.
+	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute
 		opts.Client.ConnectTimeout = oauth.DefaultTerminalTimeout + 30*time.Second
 		store, err := tokenStore()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		opts.TokenStore = store
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	tools, err := mcp.Discover(ctx, cfg.Servers, opts)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return cfg, tools, func() { host.CloseTools(tools) }, nil
-}
-
-func usesOAuth(cfg *config.Config) bool {
-	return slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth })
+	return mcp.Discover(ctx, cfg.Servers, opts)
 }
 
 // tokenStore keeps OAuth tokens in the user's configuration directory.
@@ -147,42 +168,42 @@ func tokenStore() (*oauth.FileStore, error) {
 // chat is one session: the conversation so far and the terminal.
 type chat struct {
 	out        io.Writer
-	lines      <-chan string // the terminal's lines; closed at its end
-	feed       chan string   // lines handed to the approver; closed at the terminal's end
-	asking     atomic.Int32  // approval questions waiting for an answer
+	lines      *permission.Lines // the terminal, shared with the approver
+	approver   permission.Approver
 	interrupts chan os.Signal
 
-	agent        *agent.Agent
+	cfg          *config.Config
 	tools        *mcp.Toolset
+	model        *agent.OpenAI
+	agent        *agent.Agent
 	conversation []agent.Message
-}
-
-// approver asks at the terminal, through a permission.Terminal that reads
-// the lines the chat hands it.
-func (c *chat) approver() permission.Approver {
-	term := permission.NewTerminal(&lineReader{lines: c.feed}, c.out)
-	return permission.ApproverFunc(func(ctx context.Context, req permission.Request) (permission.Decision, error) {
-		c.asking.Add(1)
-		defer c.asking.Add(-1)
-		return term.Approve(ctx, req)
-	})
+	history      []string      // the questions asked, in order
+	tokens       int           // used by the session
+	last         *agent.Result // the last run's
 }
 
 // loop reads questions and commands until /quit or the end of the input.
 func (c *chat) loop() {
 	for {
 		fmt.Fprint(c.out, "\nyou> ")
-		var line string
-		select {
-		case l, ok := <-c.lines:
-			if !ok {
-				fmt.Fprintln(c.out, "\nbye")
-				return
-			}
-			line = strings.TrimSpace(l)
-		case <-c.interrupts:
+		line, err := c.next()
+		switch {
+		case errors.Is(err, context.Canceled):
 			fmt.Fprint(c.out, "\n(nothing to stop: /quit or Ctrl-D leaves)")
 			continue
+		case err != nil:
+			fmt.Fprintln(c.out, "\nbye")
+			return
+		}
+		line = strings.TrimSpace(line)
+		if n, ok := strings.CutPrefix(line, "!"); ok {
+			i, err := strconv.Atoi(n)
+			if err != nil || i < 1 || i > len(c.history) {
+				fmt.Fprintf(c.out, "(no question %s: /history lists them)\n", render.Clean(n, 20))
+				continue
+			}
+			line = c.history[i-1]
+			fmt.Fprintf(c.out, "you> %s\n", render.Clean(line, 200))
 		}
 		switch {
 		case line == "":
@@ -192,31 +213,81 @@ func (c *chat) loop() {
 		case strings.HasPrefix(line, "/"):
 			c.command(line)
 		default:
-			if !c.turn(line) {
-				fmt.Fprintln(c.out, "\nbye")
-				return
-			}
+			c.turn(line)
 		}
 	}
+}
+
+// next returns the next line the user types, or context.Canceled when
+// Ctrl-C is pressed first.
+func (c *chat) next() (string, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.interrupts:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return c.lines.Next(ctx)
 }
 
 func (c *chat) command(line string) {
 	switch line {
 	case "/tools":
-		host.PrintTools(c.out, c.tools)
+		render.Tools(c.out, c.tools)
 	case "/servers":
-		host.PrintServers(c.out, c.tools)
+		render.Servers(c.out, c.tools)
+	case "/status":
+		c.status()
+	case "/history":
+		if len(c.history) == 0 {
+			fmt.Fprintln(c.out, "(no question yet)")
+		}
+		for i, q := range c.history {
+			fmt.Fprintf(c.out, "%3d  %s\n", i+1, render.Clean(q, 200))
+		}
 	case "/clear":
 		c.conversation = nil
-		fmt.Fprintln(c.out, "(conversation cleared)")
+		c.agent.Policy = agent.NewPolicy(c.cfg, c.approver)
+		fmt.Fprintln(c.out, "(conversation cleared, and the approvals given for the session)")
 	default:
-		fmt.Fprintln(c.out, "commands: /tools, /servers, /clear, /quit")
+		fmt.Fprintln(c.out, "commands: /tools, /servers, /status, /history, !N, /clear, /quit")
 	}
 }
 
+// status prints one line: the model, the servers connected and the
+// tokens used.
+func (c *chat) status() {
+	var up []string
+	for _, s := range c.tools.Servers() {
+		if s.Connected {
+			up = append(up, s.Name)
+		}
+	}
+	servers := "no server"
+	if len(up) > 0 {
+		servers = fmt.Sprintf("%s (%d tools)", strings.Join(up, ", "), len(c.tools.Tools()))
+	}
+	run := ""
+	if c.last != nil {
+		run = fmt.Sprintf(" · last answer: %s, %d tokens", plural(c.last.Turns, "turn"), c.last.Usage.TotalTokens)
+	}
+	fmt.Fprintf(c.out, "[%s · %s%s · session: %d tokens]\n", render.Clean(c.model.Model, 60), servers, run, c.tokens)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // turn runs the agent on one question, streaming its answer, until it
-// answers or Ctrl-C stops it. It reports false when the input ended.
-func (c *chat) turn(question string) (inputOpen bool) {
+// answers or Ctrl-C stops it.
+func (c *chat) turn(question string) {
+	c.history = append(c.history, question)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	msgs := append(slices.Clip(c.conversation), agent.Message{Role: agent.RoleUser, Content: question})
@@ -226,64 +297,24 @@ func (c *chat) turn(question string) (inputOpen bool) {
 	fmt.Fprintln(c.out)
 	go func() {
 		defer close(done)
-		res, err = c.agent.RunStream(ctx, msgs, host.Render(c.out))
+		res, err = c.agent.RunStream(ctx, msgs, render.Events(c.out))
 	}()
-	lines := c.lines
 	for running := true; running; {
 		select {
 		case <-done:
 			running = false
 		case <-c.interrupts:
 			cancel()
-		case line, ok := <-lines:
-			if !ok {
-				lines = nil
-				close(c.feed) // questions asked from now on are denied
-				continue
-			}
-			c.answer(line)
 		}
 	}
 	c.conversation = res.Messages // whatever happened, it is consistent
+	c.last = &res
+	c.tokens += res.Usage.TotalTokens
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(c.out, "\n(stopped)")
 	case err != nil:
-		fmt.Fprintf(c.out, "\n(the run stopped: %s)\n", host.Clean(err.Error(), 300))
+		fmt.Fprintf(c.out, "\n(the run stopped: %s)\n", render.Clean(err.Error(), 300))
 	}
-	return lines != nil
-}
-
-// answer hands a line typed during a turn to the question waiting for it.
-// A line typed while no question waits is dropped: it would otherwise
-// answer a question not yet asked.
-func (c *chat) answer(line string) {
-	if c.asking.Load() > 0 {
-		select {
-		case c.feed <- line + "\n":
-			return
-		case <-time.After(time.Second):
-		}
-	}
-	fmt.Fprintln(c.out, "(busy: that line was not used; wait for the answer, or press Ctrl-C to stop it)")
-}
-
-// lineReader is an io.Reader of the lines sent on a channel; the channel's
-// closing is the end of the input.
-type lineReader struct {
-	lines <-chan string
-	rest  string
-}
-
-func (r *lineReader) Read(p []byte) (int, error) {
-	if r.rest == "" {
-		line, ok := <-r.lines
-		if !ok {
-			return 0, io.EOF
-		}
-		r.rest = line
-	}
-	n := copy(p, r.rest)
-	r.rest = r.rest[n:]
-	return n, nil
+	c.status()
 }

@@ -8,6 +8,9 @@
 //	go build -o bin/conformance-client ./examples/conformance-client
 //	../shared/conformance/run.sh --spec-version 2026-07-28 -- ./bin/conformance-client
 //
+// The skills scenarios (sep-2640-client-*) are extension scenarios, which
+// --spec-version skips; run them by name (--scenario).
+//
 // The client detects the server's protocol era by itself, so it ignores
 // MCP_CONFORMANCE_PROTOCOL_VERSION.
 //
@@ -56,6 +59,9 @@ func main() {
 }
 
 func run(ctx context.Context, scenario, url string, log *slog.Logger) error {
+	if use, ok := skillScenarios[scenario]; ok {
+		return runSkills(ctx, url, use, log)
+	}
 	run, ok := scenarios[scenario]
 	if !ok && !strings.HasPrefix(scenario, "auth/") {
 		return fmt.Errorf("unknown scenario %q", scenario)

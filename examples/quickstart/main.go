@@ -8,11 +8,12 @@
 // speak the stateless 2026-07-28 revision, and a notepad that speaks only
 // the initialize-based 2025-11-25 one), reads a configuration that points
 // at them (config.Decode), discovers their tools (mcp.Discover), all three
-// in demo.Discover, and prints what it found. Then it puts a question to a model, which calls the tools;
-// you approve each call at the terminal (permission.NewTerminal).
+// in demo.Discover, and prints what it found (render.Banner). Then it puts
+// a question to a model, which calls the tools; you approve each call at
+// the terminal (permission.NewTerminal).
 //
 // The model is any OpenAI-compatible endpoint, named by environment
-// variables, the first that is set winning:
+// variables (agent/modelenv), the first that is set winning:
 //
 //	MINIME_MODEL_URL   base URL ending in /v1, with MINIME_MODEL (model name)
 //	                   and MINIME_API_KEY (its key, if it needs one)
@@ -35,26 +36,47 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
+	"git.rickub.com/bots-garden/mini-me/examples/demo"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 const sample = "The quick brown fox jumps over the lazy dog"
 
 // withoutModel is what the program does when there is no model.
-var withoutModel = host.Fallback{
+var withoutModel = demo.Fallback{
 	Intro: "Without a model, here is one tool call made directly, through the same\npermission policy (answer y to run it):\n",
-	Calls: []host.Call{{Tool: "text_count", Args: map[string]any{"text": sample}}},
+	Calls: []demo.Call{{Tool: "text_count", Args: map[string]any{"text": sample}}},
 }
 
-func main() { host.Main("quickstart", run) }
+// main runs until done, or until Ctrl-C (or SIGTERM) ends ctx; it exits
+// with status 0, 1 after an error, or 130 when interrupted.
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout)
+	interrupted := ctx.Err() != nil
+	stop()
+	switch {
+	case interrupted:
+		fmt.Fprintln(os.Stderr, "quickstart: interrupted")
+		os.Exit(130)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	question := host.Question(args, fmt.Sprintf("How many words are there in %q?", sample))
+	question := fmt.Sprintf("How many words are there in %q?", sample)
+	if len(args) > 0 {
+		question = strings.Join(args, " ")
+	}
 
 	// MCP servers on 127.0.0.1, the configuration that lists them
 	// (config.Decode) and their tools (mcp.Discover: every server at once,
@@ -68,22 +90,31 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	defer servers.Close()
 	cfg, tools := servers.Config, servers.Tools
 	fmt.Fprintf(stdout, "mini-me quickstart: %d MCP servers started on 127.0.0.1\n\n", len(cfg.Servers))
-	host.PrintBanner(stdout, tools)
+	render.Banner(stdout, tools)
 
 	// The permission policy applies the configuration's modes ("ask" here)
 	// and asks the person at the terminal.
-	policy := permission.NewPolicy(permission.NewTerminal(stdin, stdout), agent.PolicyOptions(cfg)...)
+	policy := agent.NewPolicy(cfg, permission.NewTerminal(stdin, stdout))
 
 	model, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {
 		return withoutModel.Run(ctx, stdout, err, tools, policy)
 	}
 
-	// The agent: the model answers, calling the tools through the policy.
-	res, err := host.Ask(ctx, stdout, &agent.Agent{Model: model, Tools: tools, Policy: policy}, question)
+	// The agent: the model answers, calling the tools through the policy;
+	// every step is printed as it comes (render.Events).
+	fmt.Fprintln(stdout)
+	render.Model(stdout, model)
+	fmt.Fprintf(stdout, "\nyou: %s\n\n", question)
+	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
+	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: question}}, render.Events(stdout))
 	if err != nil {
-		return err
+		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
 	}
-	fmt.Fprintf(stdout, "\n(%d model turns, %d tokens)\n", res.Turns, res.Usage.TotalTokens)
+	turns := fmt.Sprintf("%d model turns", res.Turns)
+	if res.Turns == 1 {
+		turns = "1 model turn"
+	}
+	fmt.Fprintf(stdout, "\n(%s, %d tokens)\n", turns, res.Usage.TotalTokens)
 	return nil
 }

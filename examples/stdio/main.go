@@ -11,13 +11,15 @@
 // flag, so nothing needs building first. The configuration puts the
 // server in auto mode, so its reads run without asking, while its
 // destructive tool (recategorize, which overwrites a category) is still
-// asked at the terminal (confirmDestructive, on by default). It also
+// asked at the terminal (confirmDestructive, on by default). A tool
+// without annotations would run without asking too: it is not declared
+// destructive (the banner shows it as destructive*). It also
 // marks the server "egress: local": personal finances stay on this
 // machine, and with a hosted model the agent withholds the ledger's tools
 // and says so.
 //
-// The model comes from the environment, as for the quickstart (see
-// examples/quickstart). Without one, the program says how to start one,
+// The model comes from the environment, as for the quickstart
+// (agent/modelenv). Without one, the program says how to start one,
 // then makes the calls itself, through the same permission policy: it
 // selects a profile, sums its spending, and asks you before it changes a
 // transaction. It exits with status 0 in both cases.
@@ -27,14 +29,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"os"
+	"os/signal"
+	"strings"
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
+	"git.rickub.com/bots-garden/mini-me/examples/demo"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -55,9 +60,9 @@ mcp:
 `
 
 // withoutModel is what the program does when there is no model.
-var withoutModel = host.Fallback{
-	Intro: "Without a model, here are the calls made directly, through the same\npermission policy: the reads run by themselves (auto mode), the write is\nasked (answer y to run it).\n\n",
-	Calls: []host.Call{
+var withoutModel = demo.Fallback{
+	Intro: "Without a model, here are the calls made directly, through the same\npermission policy: the reads run by themselves (auto mode), the destructive\nrecategorize is asked (answer y to run it).\n\n",
+	Calls: []demo.Call{
 		{Tool: "finance_select_profile", Args: map[string]any{"profile": "perso"}},
 		{Tool: "finance_spending_summary", Args: map[string]any{}},
 		{Tool: "finance_recategorize", Args: map[string]any{"id": "t6", "category": "groceries"}},
@@ -75,12 +80,20 @@ func main() {
 		}
 		return
 	}
-	host.Main("stdio", run)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	question := "Select my personal profile and tell me what I spent on groceries. " +
+		"Transaction t6, at the Fromagerie, was cheese: file it under groceries first."
+	if len(os.Args) > 1 {
+		question = strings.Join(os.Args[1:], " ")
+	}
+	if err := run(ctx, question, os.Stdin, os.Stdout); err != nil {
+		log.SetFlags(0)
+		log.Fatal("stdio: ", err) // an interrupt, too: the run's error says so
+	}
 }
 
-func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
-	question := host.Question(args, "Select my personal profile and tell me what I spent on groceries. "+
-		"Transaction t6, at the Fromagerie, was cheese: file it under groceries first.")
+func run(ctx context.Context, question string, stdin io.Reader, stdout io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding this program, to run it as the server: %w", err)
@@ -98,16 +111,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	defer host.CloseTools(tools)
+	defer tools.Close(context.WithoutCancel(ctx)) // Close bounds each server's ending itself
 	fmt.Fprintf(stdout, "mini-me stdio: the finance server runs as a subprocess (%s %s)\n\n", self, serveFlag)
-	host.PrintBanner(stdout, tools)
+	render.Banner(stdout, tools)
 
-	policy := permission.NewPolicy(permission.NewTerminal(stdin, stdout), agent.PolicyOptions(cfg)...)
+	policy := agent.NewPolicy(cfg, permission.NewTerminal(stdin, stdout))
 
 	model, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {
 		return withoutModel.Run(ctx, stdout, err, tools, policy)
 	}
-	_, err = host.Ask(ctx, stdout, &agent.Agent{Model: model, Tools: tools, Policy: policy}, question)
+	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
+	fmt.Fprintln(stdout)
+	render.Model(stdout, model)
+	fmt.Fprintf(stdout, "\nyou: %s\n\n", question)
+	_, err = a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: question}}, render.Events(stdout))
 	return err
 }

@@ -1,10 +1,15 @@
 // Package interop tests the mini-me MCP client against MCP servers written
 // by others: the official Go SDK's server (github.com/modelcontextprotocol/go-sdk)
 // in both of its HTTP modes, and the reference TypeScript server
-// @modelcontextprotocol/server-everything, run as a subprocess.
+// @modelcontextprotocol/server-everything, run as a subprocess; and the
+// agent's OpenAI-compatible client against llama.cpp's llama-server (the
+// server of Docker Model Runner and LM Studio too), built from source by
+// the shared script ../shared/llamacpp/start.sh and serving a tiny
+// generated model: the wire format, its errors, and whole agent runs.
 //
 // It is a nested module, so that these third-party dependencies never reach
 // the SDK's users, and it has no code outside its tests. Run it with run.sh
-// (which calls setup.sh to install the pinned npm packages first); see the
-// README-style comments at the top of both scripts.
+// (which calls setup.sh to install the pinned npm packages and builds
+// llama-server first); see the README-style comments at the top of both
+// scripts.
 package interop

@@ -119,10 +119,18 @@ func run(t *testing.T, c *mcp.Client, log *feed[mcp.Progress], s scenario) {
 	t.Run("progress", func(t *testing.T) {
 		log.take()
 		checkCall(t, c, s.progress)
-		events := log.take()
 		if s.progressSteps == 0 {
 			return
 		}
+		// Progress reaches the callback off the reader, maybe after the
+		// call returned: wait for the last step.
+		ctx, cancel := stepContext()
+		defer cancel()
+		_, err := log.waitFor(ctx, nil, func(p mcp.Progress) bool {
+			return p.Name == s.progress.name && p.Progress == float64(s.progressSteps)
+		})
+		require.NoError(t, err, "the last progress notification")
+		events := log.take()
 		require.Len(t, events, s.progressSteps, "progress notifications received: %+v", events)
 		for i, e := range events {
 			assert.Equal(t, mcp.Progress{Method: "tools/call", Name: s.progress.name, Progress: float64(i + 1), Total: float64(s.progressSteps)},

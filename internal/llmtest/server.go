@@ -41,6 +41,10 @@ type Turn struct {
 	// Error is the error message. With Status 0, it is sent inside the
 	// stream, after the text, instead of finishing the turn.
 	Error string
+	// ErrorBody, if set with Status, is sent as the error answer's body
+	// instead of the one made from Error: a server's own error shape,
+	// such as llama-server's exceed_context_size_error.
+	ErrorBody string
 	// RetryAfter is the Retry-After header of an error answer.
 	RetryAfter string
 	// Hang holds the response open, after the text in a stream, until the
@@ -81,6 +85,8 @@ type Request struct {
 	Messages []Message
 	// Tools are the tools offered to the model.
 	Tools []Tool
+	// ToolChoice is the tool_choice member, raw; nil when absent.
+	ToolChoice json.RawMessage
 }
 
 // Message is a message of a request.
@@ -172,6 +178,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if turn.RetryAfter != "" {
 			w.Header().Set("Retry-After", turn.RetryAfter)
 		}
+		if turn.ErrorBody != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(turn.Status)
+			_, _ = io.WriteString(w, turn.ErrorBody)
+			return
+		}
 		writeError(w, turn.Status, turn.Error)
 		return
 	}
@@ -199,7 +211,8 @@ func decodeRequest(body []byte) (Request, error) {
 			ToolCalls  []wireCall `json:"tool_calls"`
 			ToolCallID string     `json:"tool_call_id"`
 		} `json:"messages"`
-		Tools []struct {
+		ToolChoice json.RawMessage `json:"tool_choice"`
+		Tools      []struct {
 			Type     string `json:"type"`
 			Function struct {
 				Name        string          `json:"name"`
@@ -214,7 +227,7 @@ func decodeRequest(body []byte) (Request, error) {
 	if len(wire.Messages) == 0 {
 		return Request{}, fmt.Errorf("messages is empty")
 	}
-	req := Request{Body: body, Model: wire.Model, Stream: wire.Stream,
+	req := Request{Body: body, Model: wire.Model, Stream: wire.Stream, ToolChoice: wire.ToolChoice,
 		IncludeUsage: wire.StreamOptions != nil && wire.StreamOptions.IncludeUsage}
 	for i, m := range wire.Messages {
 		if m.Content == nil && len(m.ToolCalls) == 0 {

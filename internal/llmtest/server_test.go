@@ -85,16 +85,17 @@ func TestWholeAndErrors(t *testing.T) {
 	s := &llmtest.Server{Turns: []llmtest.Turn{
 		{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{}`}}},
 		{Status: 429, Error: "slow down", RetryAfter: "2"},
+		{Status: 400, ErrorBody: `{"error":{"code":400,"type":"exceed_context_size_error","n_ctx":8}}`},
 	}}
 	url := s.Start()
 	defer s.Close()
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 
-	_, body := post(t, url, `{"model":"m",`+msgs+`}`)
+	_, body := post(t, url, `{"model":"m","tool_choice":"required",`+msgs+`}`)
 	assert.JSONEq(t, `{"id":"chatcmpl-llmtest-1","object":"chat.completion","created":1700000000,"model":"m",
 		"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
 		"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}}],
-		"usage":{"prompt_tokens":14,"completion_tokens":1,"total_tokens":15}}`, body) // 57 request bytes / 4
+		"usage":{"prompt_tokens":20,"completion_tokens":1,"total_tokens":21}}`, body) // 81 request bytes / 4
 
 	resp, body := post(t, url, `{`+msgs+`}`)
 	assert.Equal(t, 429, resp.StatusCode)
@@ -102,8 +103,12 @@ func TestWholeAndErrors(t *testing.T) {
 	assert.JSONEq(t, `{"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":429}}`, body)
 
 	resp, body = post(t, url, `{`+msgs+`}`)
+	assert.Equal(t, 400, resp.StatusCode)
+	assert.Equal(t, `{"error":{"code":400,"type":"exceed_context_size_error","n_ctx":8}}`, body)
+
+	resp, body = post(t, url, `{`+msgs+`}`)
 	assert.Equal(t, 500, resp.StatusCode)
-	assert.Contains(t, body, "no scripted turn left for request 3")
+	assert.Contains(t, body, "no scripted turn left for request 4")
 
 	for _, bad := range []string{`{`, `{"messages":[]}`, `{"messages":[{"role":"user"}]}`,
 		`{"messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f","arguments":"{bad"}}]}]}`} {
@@ -111,5 +116,8 @@ func TestWholeAndErrors(t *testing.T) {
 		assert.Equal(t, 400, resp.StatusCode, bad)
 		assert.Contains(t, body, "invalid_request_error")
 	}
-	assert.Len(t, s.Requests(), 3, "malformed requests are not recorded")
+	reqs := s.Requests()
+	assert.Len(t, reqs, 4, "malformed requests are not recorded")
+	assert.Equal(t, `"required"`, string(reqs[0].ToolChoice))
+	assert.Nil(t, reqs[1].ToolChoice)
 }

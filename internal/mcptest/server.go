@@ -61,6 +61,8 @@ type Server struct {
 	PageSize int
 	// TTL is the lifetime (ttlMs) given with tools/list; 0 gives none.
 	TTL time.Duration
+	// Skills, when set, serves skills (SEP-2640) beside the tools.
+	Skills *Skills
 	// Intercept, when set, sees every POST first (with its decoded
 	// message) and may answer it itself by returning true.
 	Intercept func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool
@@ -74,7 +76,7 @@ type Server struct {
 	// faultHits counts the requests Fault hit.
 	faultHits int
 	// listeners are the open subscriptions/listen streams.
-	listeners []chan struct{}
+	listeners []chan string
 	srv       *httptest.Server
 }
 
@@ -187,8 +189,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) NotifyToolsChanged() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.notifyListeners("notifications/tools/list_changed")
+}
+
+// notifyListeners sends a notification on every open listen stream. s.mu
+// is held.
+func (s *Server) notifyListeners(method string) int {
 	for _, ch := range s.listeners {
-		ch <- struct{}{}
+		ch <- method
 	}
 	return len(s.listeners)
 }
@@ -202,13 +210,13 @@ func (s *Server) Listeners() int {
 
 // listen serves a subscriptions/listen stream until the client leaves.
 func (s *Server) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
-	ch := make(chan struct{}, 8)
+	ch := make(chan string, 8)
 	s.mu.Lock()
 	s.listeners = append(s.listeners, ch)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.listeners = slices.DeleteFunc(s.listeners, func(c chan struct{}) bool { return c == ch })
+		s.listeners = slices.DeleteFunc(s.listeners, func(c chan string) bool { return c == ch })
 		s.mu.Unlock()
 	}()
 	out := newSSE(w)
@@ -216,8 +224,8 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 	out.send("notifications/subscriptions/acknowledged", map[string]any{"_meta": meta, "notifications": map[string]any{"toolsListChanged": true}})
 	for {
 		select {
-		case <-ch:
-			out.send("notifications/tools/list_changed", map[string]any{"_meta": meta})
+		case method := <-ch:
+			out.send(method, map[string]any{"_meta": meta})
 		case <-r.Context().Done():
 			return
 		}
@@ -259,7 +267,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 		}
 		return map[string]any{
 			"supportedVersions": s.Versions,
-			"capabilities":      map[string]any{"tools": map[string]any{"listChanged": true}},
+			"capabilities":      s.capabilities(),
 			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mcptest", "version": "1.0.0"}},
 			"ttlMs":             0, "cacheScope": "public",
 		}, nil
@@ -269,7 +277,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 		}
 		return map[string]any{
 			"protocolVersion": Legacy,
-			"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
+			"capabilities":    s.capabilities(),
 			"serverInfo":      map[string]any{"name": "mcptest", "version": "1.0.0"},
 		}, nil
 	case "ping":
@@ -294,6 +302,11 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 			}
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown tool " + p.Name}
+	}
+	if s.Skills != nil {
+		if res, err, ok := s.Skills.handle(msg.Method, msg.Params); ok {
+			return res, err
+		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + msg.Method}
 }

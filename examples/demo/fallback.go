@@ -1,13 +1,15 @@
-package host
+package demo
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -45,29 +47,29 @@ func (f Fallback) Run(ctx context.Context, w io.Writer, why error, tools *mcp.To
 	}
 	fmt.Fprintf(w, "\n%s\n\n%s", modelenv.Help(why), f.Intro)
 	for _, c := range f.Calls {
-		if err := callTool(ctx, w, tools, policy, c); err != nil {
+		if err := makeCall(ctx, w, tools, policy, c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// callTool makes c through policy, as the agent would, and prints the
+// makeCall makes c through policy, as the agent would, and prints the
 // call, the decision and the result to w.
-func callTool(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *permission.Policy, c Call) error {
+func makeCall(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *permission.Policy, c Call) error {
 	t, ok := tools.Tool(c.Tool)
 	if !ok {
-		return fmt.Errorf("host: no tool %q: %w", c.Tool, mcp.ErrUnknownTool)
+		return fmt.Errorf("demo: no tool %q: %w", c.Tool, mcp.ErrUnknownTool)
 	}
 	raw, err := json.Marshal(c.Args)
 	if err != nil {
-		return fmt.Errorf("host: arguments of %s: %w", c.Tool, err)
+		return fmt.Errorf("demo: arguments of %s: %w", c.Tool, err)
 	}
 	req := agent.PermissionRequest(t, raw)
 	fmt.Fprintf(w, "→ %s %s\n", c.Tool, req.Arguments)
 	d, _ := policy.Check(ctx, req) // an error denies, with a reason that says why
 	if !d.Allowed() {
-		fmt.Fprintf(w, "← not run (%s)\n", Clean(d.String(), 300))
+		fmt.Fprintf(w, "← not run (%s)\n", render.Clean(d.String(), 300))
 		return nil
 	}
 	res, err := tools.Call(ctx, c.Tool, c.Args)
@@ -78,6 +80,6 @@ func callTool(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *perm
 	if res.IsError() {
 		status = "the tool reported an error"
 	}
-	fmt.Fprintf(w, "← %s:\n%s\n", status, Indent(CleanText(res.Text(), 2000), "  "))
+	fmt.Fprintf(w, "← %s:\n%s\n", status, "  "+strings.ReplaceAll(render.CleanText(res.Text(), 2000), "\n", "\n  "))
 	return nil
 }

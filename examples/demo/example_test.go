@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	"git.rickub.com/bots-garden/mini-me/examples/internal/demo"
+	"git.rickub.com/bots-garden/mini-me/examples/demo"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 

@@ -3,7 +3,7 @@ package modelenv_test
 import (
 	"fmt"
 
-	"git.rickub.com/bots-garden/mini-me/examples/internal/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 )
 
 // Ollama's own variable names the endpoint; its OpenAI-compatible API is

@@ -1,5 +1,6 @@
-// Package modelenv finds the chat model the examples use, from
-// environment variables, and checks that it answers.
+// Package modelenv finds the chat model a host uses, named by
+// environment variables, and checks that it answers: the selection the
+// examples make, for a host that wants the same.
 //
 // The variables, first match wins:
 //
@@ -18,6 +19,11 @@
 //
 // MINIME_MODEL names the model on any of them; without it (and without
 // OPENAI_MODEL), the first model the endpoint lists is used.
+//
+// [Find] returns the model, an *agent.OpenAI, once it answered; [Help]
+// turns its error into a paragraph telling the user how to start one.
+// Nothing here is needed to use the agent: a host that knows its model
+// fills in an agent.OpenAI itself.
 package modelenv
 
 import (

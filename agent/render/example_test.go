@@ -1,4 +1,4 @@
-package host_test
+package render_test
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 	"os"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/examples/internal/host"
+	"git.rickub.com/bots-garden/mini-me/agent/render"
 )
 
 // Text from a server or a model cannot move the cursor or reorder what
 // the terminal shows.
 func ExampleClean() {
-	fmt.Println(host.Clean("invoice\x1b[2J paid\u202e\nnext line", 40))
+	fmt.Println(render.Clean("invoice\x1b[2J paid\u202e\nnext line", 40))
 	// Output: invoice�[2J paid�⏎next line
 }
 
@@ -26,16 +26,12 @@ func (parrot) Chat(_ context.Context, req *agent.ChatRequest, onDelta func(agent
 	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: text}, Finish: agent.FinishStop}, nil
 }
 
-// Ask prints the question, then the run as it streams.
-func ExampleAsk() {
-	res, err := host.Ask(context.Background(), os.Stdout, &agent.Agent{Model: parrot{}}, "Is anyone there?")
-	if err != nil {
+// A run printed as it streams.
+func ExampleEvents() {
+	a := &agent.Agent{Model: parrot{}}
+	msgs := []agent.Message{{Role: agent.RoleUser, Content: "Is anyone there?"}}
+	if _, err := a.RunStream(context.Background(), msgs, render.Events(os.Stdout)); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("(%s after %d turn)\n", res.Stop, res.Turns)
-	// Output:
-	// you: Is anyone there?
-	//
-	// Is anyone there?
-	// (answer after 1 turn)
+	// Output: Is anyone there?
 }

@@ -1,0 +1,189 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// LocalServer is the Server of the skills found in local folders, in a
+// Toolset's skill catalogue: no configured server can have that name.
+const LocalServer = "(local)"
+
+// localSkill is a skill found in a local folder: its entry, built as a
+// server would build it, and the folder on disk.
+type localSkill struct {
+	skill Skill
+	dir   string // absolute, symlinks resolved
+}
+
+// scanSkillFolders finds the skills of each folder: a folder holding
+// SKILL.md is a skill, any other folder is searched one level down for
+// skills. What cannot be used is reported as warnings.
+func scanSkillFolders(folders []string) ([]localSkill, []Warning) {
+	var out []localSkill
+	var warns []Warning
+	warn := func(msg string, args ...any) {
+		warns = append(warns, Warning{Server: LocalServer, Kind: WarnInvalidSkill, Message: fmt.Sprintf(msg, args...)})
+	}
+	for _, folder := range folders {
+		dirs := []string{folder}
+		if _, err := os.Lstat(filepath.Join(folder, "SKILL.md")); errors.Is(err, fs.ErrNotExist) {
+			entries, err := os.ReadDir(folder)
+			if err != nil {
+				warn("skill folder %q: %v", folder, err)
+				continue
+			}
+			dirs = dirs[:0]
+			for _, e := range entries {
+				if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+					if _, err := os.Lstat(filepath.Join(folder, e.Name(), "SKILL.md")); err == nil {
+						dirs = append(dirs, filepath.Join(folder, e.Name()))
+					}
+				}
+			}
+		}
+		for _, dir := range dirs {
+			ls, err := scanSkill(dir)
+			if err != nil {
+				warn("skill %q left out: %v", dir, err)
+				continue
+			}
+			out = append(out, ls)
+		}
+	}
+	return out, warns
+}
+
+// scanSkill builds the entry of the skill in dir: its frontmatter and the
+// manifest of every regular file in it, with digests. Symlinks are
+// followed only when they stay inside dir; others are refused.
+func scanSkill(dir string) (localSkill, error) {
+	root, err := filepath.Abs(dir)
+	if err == nil {
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return localSkill{}, err
+	}
+	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(root)}).String()
+	ls := localSkill{dir: root, skill: Skill{URI: base + "/SKILL.md"}}
+	var total int64
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != root && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir // .git and the like
+			}
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		data, err := readInside(root, filepath.ToSlash(rel), MaxSkillSize-total)
+		if errors.Is(err, errNotRegular) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(ls.skill.Files) == MaxSkillFiles {
+			return fmt.Errorf("more than %d files", MaxSkillFiles)
+		}
+		total += int64(len(data))
+		ls.skill.Files = append(ls.skill.Files, SkillFile{URI: base + "/" + (&url.URL{Path: filepath.ToSlash(rel)}).EscapedPath(),
+			Digest: fileDigest(data), Size: int64(len(data))})
+		if rel == "SKILL.md" {
+			if ls.skill.Frontmatter, err = ParseFrontmatter(data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return localSkill{}, err
+	}
+	if ls.skill.Frontmatter == nil {
+		return localSkill{}, errors.New("no SKILL.md")
+	}
+	if err := ls.skill.check(); err != nil {
+		return localSkill{}, err
+	}
+	return ls, nil
+}
+
+var (
+	errNotRegular = errors.New("not a regular file")
+	errOverLimit  = errors.New("over the size limit")
+)
+
+// readInside reads the file rel of folder root, at most limit bytes. The
+// path must stay inside root once every symlink is resolved; what is not
+// a regular file is errNotRegular.
+func readInside(root, rel string, limit int64) ([]byte, error) {
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, err
+	}
+	if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
+		return nil, fmt.Errorf("%s: leaves the skill's folder", rel)
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: %w", rel, errOverLimit)
+	}
+	return data, nil
+}
+
+// read reads a file of the skill from disk, fresh, and verifies it
+// against the entry made when the folder was scanned: a file changed
+// since fails verification rather than being trusted.
+func (ls *localSkill) read(ref string) (*SkillContent, error) {
+	uri, want, err := ls.skill.resolve(ref)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := relativeRef(ls.skill.Root(), uri)
+	if err != nil {
+		return nil, err
+	}
+	data, err := readInside(ls.dir, rel, want.Size)
+	if err != nil {
+		if errors.Is(err, errOverLimit) {
+			return nil, &SkillVerificationError{URI: uri, Reason: SkillSize}
+		}
+		return nil, fmt.Errorf("mcp: local skill %q: %w", ls.skill.name, err)
+	}
+	if err := ls.skill.verify(uri, want, data); err != nil {
+		return nil, err
+	}
+	return &SkillContent{URI: uri, MIMEType: mimeOf(rel), Data: data, Verified: true}, nil
+}
+
+func mimeOf(name string) string {
+	if strings.HasSuffix(name, ".md") {
+		return "text/markdown"
+	}
+	return ""
+}
