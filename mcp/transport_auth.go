@@ -236,6 +236,7 @@ func (h *httpConn) checkRedirect(next func(*http.Request, []*http.Request) error
 				req.Header.Del(h.authName)
 			}
 			req.Header.Del("Authorization")
+			req.Header.Del("DPoP")
 		}
 		if next != nil {
 			return next(req, via)

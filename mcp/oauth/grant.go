@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -207,28 +208,41 @@ func AssertionFile(path string) AssertionFunc {
 
 // AssertionCommand returns an AssertionFunc running argv (a program and
 // its arguments) on every call, its standard output trimmed being the
-// JWT. It is killed when ctx ends; its standard error is discarded, as it
-// might repeat the token.
+// JWT. It is killed when ctx ends (its pipes closed a second later, should
+// a child of it hold them); its standard error is discarded, as it might
+// repeat the token.
 func AssertionCommand(argv []string) AssertionFunc {
 	return func(ctx context.Context) (Secret, error) {
 		if len(argv) == 0 {
 			return "", errors.New("no assertion command")
 		}
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return "", err
-		}
-		if err := cmd.Start(); err != nil {
+		var out capped
+		cmd.Stdout, cmd.WaitDelay = &out, time.Second
+		if err := cmd.Run(); err != nil {
 			return "", fmt.Errorf("assertion command %s: %w", argv[0], err)
 		}
-		jwt, rerr := readAssertion(out, "the output of "+argv[0])
-		_, _ = io.Copy(io.Discard, out) // let a chatty command finish
-		if err := cmd.Wait(); err != nil {
-			return "", fmt.Errorf("assertion command %s: %w", argv[0], err)
+		if out.over {
+			return "", fmt.Errorf("the output of %s is larger than %d bytes: not a JWT", argv[0], maxAssertionSize)
 		}
-		return jwt, rerr
+		return readAssertion(&out.buf, "the output of "+argv[0])
 	}
+}
+
+// capped keeps the first maxAssertionSize bytes written to it, and notes
+// whether more came.
+type capped struct {
+	buf  bytes.Buffer
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := maxAssertionSize - c.buf.Len(); len(p) > room {
+		c.buf.Write(p[:max(room, 0)])
+		c.over = true
+		return len(p), nil
+	}
+	return c.buf.Write(p)
 }
 
 // readAssertion reads a JWT of at most maxAssertionSize bytes from r.
