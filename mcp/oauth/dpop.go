@@ -92,8 +92,8 @@ func (k *dpopKey) proof(method string, u *url.URL, token string, now time.Time) 
 // dpopTokenRequest is a token request with a DPoP proof, sent once more
 // with a fresh proof when the server asks for its nonce (use_dpop_nonce,
 // RFC 9449 §8).
-func (a *Authorizer) dpopTokenRequest(ctx context.Context, endpoint string, client Registration, form url.Values, step string, v any, scrub ...string) error {
-	u, err := url.Parse(endpoint)
+func (a *Authorizer) dpopTokenRequest(ctx context.Context, meta *ServerMetadata, client Registration, form url.Values, step string, v any, scrub ...string) error {
+	u, err := url.Parse(meta.TokenEndpoint)
 	if err != nil {
 		return fmt.Errorf("%w: token endpoint: %v", ErrMetadata, err)
 	}
@@ -105,7 +105,7 @@ func (a *Authorizer) dpopTokenRequest(ctx context.Context, endpoint string, clie
 		}
 		h := http.Header{}
 		h.Set("DPoP", p)
-		err = a.tokenRequest(ctx, endpoint, client, form, h, step, v, scrub...)
+		err = a.tokenRequest(ctx, meta, client, form, h, step, v, scrub...)
 		var oe *OAuthError
 		if attempt == 0 && errors.As(err, &oe) && oe.Code == "use_dpop_nonce" && a.dpop.nonce(u) != before {
 			a.log.Debug("oauth: token endpoint wants a DPoP nonce; sending again", "step", step)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -192,5 +193,32 @@ func TestDPoPStoredTokenOfAnotherKey(t *testing.T) {
 	}
 	if first == second || len(as.got()) != 2 {
 		t.Errorf("the second run used the first run's DPoP token (%d token requests)", len(as.got()))
+	}
+}
+
+// TestDPoPNonceRetryNewAssertion: a token request sent again for the
+// server's nonce carries a new client assertion too (a jti is used once).
+func TestDPoPNonceRetryNewAssertion(t *testing.T) {
+	as := newMachineAS(t, map[string]any{"dpop_signing_alg_values_supported": []string{"ES256"}})
+	as.reply = func(r *http.Request) (int, map[string]any, http.Header) {
+		if len(as.requests) == 1 {
+			return 400, map[string]any{"error": "use_dpop_nonce"}, http.Header{"Dpop-Nonce": {"n"}}
+		}
+		return 200, map[string]any{"access_token": "bound", "token_type": "DPoP"}, nil
+	}
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, _ := oauth.NewPrivateKey(ec)
+	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientKey: key, DPoP: true})
+	if _, err := authorizeNow(t, a); err != nil {
+		t.Fatal(err)
+	}
+	reqs := as.got()
+	if len(reqs) != 2 {
+		t.Fatalf("%d token requests, want 2", len(reqs))
+	}
+	_, c1 := verifyJWS(t, reqs[0].PostForm.Get("client_assertion"), ec.Public())
+	_, c2 := verifyJWS(t, reqs[1].PostForm.Get("client_assertion"), ec.Public())
+	if c1["jti"] == c2["jti"] {
+		t.Error("the retried request reused the client assertion")
 	}
 }

@@ -209,14 +209,6 @@ func checkResponse(q url.Values, state string, meta *ServerMetadata) (string, er
 // and returns the token it grants; requested are the scopes asked for,
 // assumed granted when the answer names none.
 func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client Registration, form url.Values, requested []string, step string) (*Token, error) {
-	if client.AuthMethod == AuthPrivateKeyJWT {
-		jwt, err := a.clientAssertion(client, meta, time.Now())
-		if err != nil {
-			return nil, err
-		}
-		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-		form.Set("client_assertion", jwt)
-	}
 	dpop := a.dpop != nil && slices.Contains(meta.DPoPSigningAlgValuesSupported, "ES256")
 	var reply struct {
 		AccessToken  Secret  `json:"access_token"`
@@ -228,9 +220,9 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 	scrub := []string{form.Get("refresh_token"), form.Get("code"), form.Get("code_verifier"), form.Get("assertion"), string(client.Secret)}
 	var err error
 	if dpop {
-		err = a.dpopTokenRequest(ctx, meta.TokenEndpoint, client, form, step, &reply, scrub...)
+		err = a.dpopTokenRequest(ctx, meta, client, form, step, &reply, scrub...)
 	} else {
-		err = a.tokenRequest(ctx, meta.TokenEndpoint, client, form, nil, step, &reply, scrub...)
+		err = a.tokenRequest(ctx, meta, client, form, nil, step, &reply, scrub...)
 	}
 	if err != nil {
 		return nil, err
@@ -259,16 +251,24 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 	return t, nil
 }
 
-// tokenRequest posts form to a token endpoint as client and decodes the
-// answer into v; header adds headers (a DPoP proof). scrub are the
-// request's secrets, kept out of an error's text.
-func (a *Authorizer) tokenRequest(ctx context.Context, endpoint string, client Registration, form url.Values, header http.Header, step string, v any, scrub ...string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, nil)
+// tokenRequest posts form to the token endpoint of meta as client (with
+// a new assertion for private_key_jwt) and decodes the answer into v;
+// header adds headers (a DPoP proof). scrub are the request's secrets,
+// kept out of an error's text.
+func (a *Authorizer) tokenRequest(ctx context.Context, meta *ServerMetadata, client Registration, form url.Values, header http.Header, step string, v any, scrub ...string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, meta.TokenEndpoint, nil)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrToken, err)
 	}
 	form = cloneValues(form)
 	switch client.AuthMethod {
+	case AuthPrivateKeyJWT:
+		jwt, err := a.clientAssertion(client, meta, time.Now())
+		if err != nil {
+			return err
+		}
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", jwt)
 	case AuthBasic:
 		req.SetBasicAuth(url.QueryEscape(client.ID), url.QueryEscape(string(client.Secret)))
 	case AuthPost:

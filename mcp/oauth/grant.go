@@ -120,7 +120,8 @@ func (g EnterpriseManaged) form(ctx context.Context, a *Authorizer, meta *Server
 		AccessToken     Secret `json:"access_token"`
 		IssuedTokenType string `json:"issued_token_type"`
 	}
-	if err := a.tokenRequest(ctx, g.TokenEndpoint, idp, form, nil, "token exchange", &reply, string(idt)); err != nil {
+	at := &ServerMetadata{TokenEndpoint: g.TokenEndpoint}
+	if err := a.tokenRequest(ctx, at, idp, form, nil, "token exchange", &reply, string(idt)); err != nil {
 		return nil, err
 	}
 	if reply.AccessToken == "" || reply.IssuedTokenType != tokenTypeIDJAG {
