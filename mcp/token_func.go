@@ -11,7 +11,7 @@ import (
 // grants of package oauth do not cover: it returns the current access
 // token, sent as "Authorization: Bearer" ("" sends none). It is called for
 // every request, so it should answer from a cache, and renew the token
-// itself before it expires. On a 401 or 403 it is called once more: a
+// itself before it expires; it must return when ctx ends. On a 401 or 403 it is called once more: a
 // token other than the refused one is sent; the same one (or "") ends the
 // request with an *AuthError.
 type TokenFunc func(ctx context.Context) (string, error)

@@ -45,7 +45,8 @@ func (ClientCredentials) form(context.Context, *Authorizer, *ServerMetadata, str
 
 // AssertionFunc returns a JWT the platform issued: read again for every
 // token request, since such tokens are short-lived and renewed outside
-// the program.
+// the program. It runs on the goroutine of the request that needs the
+// token, and must return when ctx ends.
 type AssertionFunc func(ctx context.Context) (Secret, error)
 
 // JWTBearer is the JWT bearer grant (RFC 7523 §2.1) of workload identity
