@@ -2,28 +2,22 @@ package oauth_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"net/http"
 
-	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/internal/oauthtest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
 // A program without a user authenticates as itself: the client
 // credentials grant, no browser. JWTBearer and EnterpriseManaged are set
-// the same way, as Config.Grant.
+// the same way, as Config.Grant; the Authorizer then goes, as in
+// ExampleNew, into an HTTPTransport's Credentials.
 func ExampleClientCredentials() {
 	as := &oauthtest.Server{ClientID: "nightly-agent", ClientSecret: "from-a-secret-store"} // for the example
 	as.Start()
 	defer as.Close()
-	mcpServer := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{{
-		Def: json.RawMessage(`{"name":"report","inputSchema":{"type":"object"}}`),
-	}}}
-	mcpServer.Start()
-	defer mcpServer.Close()
-	rs := oauthtest.Resource(mcpServer, as, "")
+	rs := oauthtest.Resource(http.NotFoundHandler(), as, "") // a protected resource
 	defer rs.Close()
 
 	a, err := oauth.New(rs.URL+"/mcp", oauth.Config{
@@ -39,18 +33,17 @@ func ExampleClientCredentials() {
 		return
 	}
 	defer a.CloseIdleConnections()
+	// What the transport does on the server's first 401:
 	ctx := context.Background()
-	c, err := mcp.Connect(ctx, &mcp.HTTPTransport{URL: rs.URL + "/mcp", Credentials: a}, nil)
-	if err != nil {
+	if err := a.Challenged(ctx, http.StatusUnauthorized, nil, ""); err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer c.Close()
-	tools, err := c.ListTools(ctx)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(tools[0].Name, "listed after", as.MachineGrants.Load(), "token request")
-	// Output: report listed after 1 token request
+	tok, err := a.Token(ctx)
+	_, valid := as.Valid(tok)
+	fmt.Println("token valid:", valid, err)
+	fmt.Println("token requests:", as.MachineGrants.Load())
+	// Output:
+	// token valid: true <nil>
+	// token requests: 1
 }
