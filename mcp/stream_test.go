@@ -164,3 +164,22 @@ func testStreamCancel(t *testing.T, bin string, deadlines bool) {
 	require.Eventually(t, func() bool { h = history(t, c); return len(h.Cancelled) > 0 }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, h.Slow, h.Cancelled, "notifications/cancelled names the slow call")
 }
+
+// TestShutdown shows Shutdown's ctx cutting a stubborn server's stop short:
+// Close would wait 2 s after stdin and 2 s after SIGTERM.
+func TestShutdown(t *testing.T) {
+	bin := buildFinance(t)
+	c, err := mcp.Connect(context.Background(), finance(bin, "-era", "modern", "-ignore-stdin-eof", "-ignore-sigterm"), nil)
+	require.NoError(t, err)
+	pid := serverPID(t, c).PID
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, c.Shutdown(ctx))
+	assert.Less(t, time.Since(start), 2*time.Second, "killed when ctx ended, not after the graces")
+	assert.True(t, reaped(pid), "process %d still exists", pid)
+	require.NoError(t, c.Shutdown(ctx), "idempotent")
+	require.NoError(t, c.Close())
+	_, err = c.CallTool(context.Background(), "echo", nil)
+	require.ErrorIs(t, err, mcp.ErrClosed)
+}

@@ -282,7 +282,9 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
-		_ = t.closeClients()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		_ = t.closeClients(cctx)
 		return nil, fmt.Errorf("mcp: discover: %w", err)
 	}
 
@@ -743,7 +745,9 @@ func (t *Toolset) Close(ctx context.Context) error {
 	t.stop()
 	done := make(chan error, 1)
 	go func() {
-		err := t.closeClients()
+		cctx, cancel := context.WithTimeout(ctx, closeTimeout)
+		defer cancel()
+		err := t.closeClients(cctx)
 		t.loops.Wait()
 		done <- err
 	}()
@@ -755,8 +759,8 @@ func (t *Toolset) Close(ctx context.Context) error {
 	}
 }
 
-// closeClients closes every connected client concurrently.
-func (t *Toolset) closeClients() error {
+// closeClients shuts every connected client down concurrently.
+func (t *Toolset) closeClients(ctx context.Context) error {
 	errs := make([]error, len(t.servers))
 	var wg sync.WaitGroup
 	for i, s := range t.servers {
@@ -766,7 +770,7 @@ func (t *Toolset) closeClients() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.client.Close(); err != nil {
+			if err := s.client.Shutdown(ctx); err != nil {
 				errs[i] = fmt.Errorf("mcp: server %q: %w", s.cfg.Name, err)
 			}
 		}()
