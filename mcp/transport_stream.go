@@ -64,7 +64,7 @@ func (t *StreamTransport) connect(ctx context.Context, c *Client) (conn, error) 
 	s.open = func(ctx context.Context) (*proc, error) {
 		rwc, err := t.Dial(ctx)
 		if err == nil && rwc == nil {
-			err = errors.New("Dial returned no stream")
+			err = errors.New("dial returned no stream")
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%w: server %q: %w", ErrUnreachable, name, err)
