@@ -46,6 +46,14 @@ type ToolsetOptions struct {
 	// not anything changed and whether or not it succeeded. Calls are never
 	// concurrent; OnChange may call every Toolset method but Close.
 	OnChange func(ToolsChange)
+	// OnDiscover, when set, is told of each server's progress during
+	// Discover: connecting, listing, then ready or skipped. Reports come
+	// one at a time, from the goroutines connecting the servers, and all
+	// before Discover returns; one that blocks holds up discovery only (no
+	// call runs yet). It must not call the Toolset, which does not exist
+	// yet. Every skip and warning is also logged at Warn when
+	// Client.Logger is set.
+	OnDiscover func(DiscoverProgress)
 	// SkillFolders are local skill folders (config.Config.Skills), whose
 	// skills join the catalogue beside the servers' (see Skills). A
 	// server's skills are listed only when Client.Skills is set.
@@ -266,17 +274,19 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	listings := make([]listing, len(servers))
 	names := make(map[string]bool, len(servers))
 	var wg sync.WaitGroup
+	progress := &progressReporter{on: t.opts.OnDiscover}
 	for i, cfg := range servers {
 		s := t.newServer(cfg)
 		t.servers[i] = s
 		if err := checkServer(cfg, names); err != nil {
 			listings[i].err = err
+			progress.done(s, nil, listings[i])
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			listings[i] = t.connect(ctx, s)
+			listings[i] = t.connect(ctx, s, progress)
 		}()
 	}
 	wg.Wait()
@@ -343,15 +353,23 @@ func checkServer(cfg config.Server, names map[string]bool) error {
 
 // connect connects to one server and lists its tools within the server's
 // connect timeout.
-func (t *Toolset) connect(ctx context.Context, s *tsServer) listing {
+func (t *Toolset) connect(ctx context.Context, s *tsServer, progress *progressReporter) listing {
+	l := t.connectList(ctx, s, progress)
+	progress.done(s, s.client, l)
+	return l
+}
+
+func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress *progressReporter) listing {
 	tr, err := t.transport(s.cfg)
 	if err != nil {
 		return listing{err: err}
 	}
+	progress.report(DiscoverProgress{Server: s.cfg.Name, Stage: DiscoverConnecting})
 	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
 	defer cancel()
 	c, err := Connect(cctx, tr, t.clientOptions(s))
 	if err == nil {
+		progress.connected(s, c)
 		l := s.list(cctx, c)
 		if l.err == nil {
 			s.client = c
