@@ -280,13 +280,13 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 		t.servers[i] = s
 		if err := checkServer(cfg, names); err != nil {
 			listings[i].err = err
-			progress.done(s, nil, listings[i])
+			progress.server(i, cfg.Name).done(nil, &listings[i])
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			listings[i] = t.connect(ctx, s, progress)
+			listings[i] = t.connect(ctx, s, progress.server(i, cfg.Name))
 		}()
 	}
 	wg.Wait()
@@ -353,23 +353,23 @@ func checkServer(cfg config.Server, names map[string]bool) error {
 
 // connect connects to one server and lists its tools within the server's
 // connect timeout.
-func (t *Toolset) connect(ctx context.Context, s *tsServer, progress *progressReporter) listing {
+func (t *Toolset) connect(ctx context.Context, s *tsServer, progress serverProgress) listing {
 	l := t.connectList(ctx, s, progress)
-	progress.done(s, s.client, l)
+	progress.done(s.client, &l)
 	return l
 }
 
-func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress *progressReporter) listing {
+func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverProgress) listing {
 	tr, err := t.transport(s.cfg)
 	if err != nil {
 		return listing{err: err}
 	}
-	progress.report(DiscoverProgress{Server: s.cfg.Name, Stage: DiscoverConnecting})
+	progress.report(DiscoverConnecting, nil, nil)
 	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
 	defer cancel()
 	c, err := Connect(cctx, tr, t.clientOptions(s))
 	if err == nil {
-		progress.connected(s, c)
+		progress.report(DiscoverListing, c, nil)
 		l := s.list(cctx, c)
 		if l.err == nil {
 			s.client = c

@@ -21,8 +21,11 @@ const (
 // DiscoverProgress is one step of one server's discovery, reported as it
 // happens, for a host that draws a live banner.
 type DiscoverProgress struct {
-	// Server is the server's name in the configuration.
+	// Server is the server's name in the configuration, and Index its
+	// position in the list given to Discover (two entries may share a
+	// name: the second is skipped).
 	Server string
+	Index  int
 	// Stage is the step the server has reached.
 	Stage DiscoverStage
 	// Era and ProtocolVersion are set from DiscoverListing on.
@@ -42,26 +45,38 @@ type progressReporter struct {
 	on func(DiscoverProgress)
 }
 
-func (r *progressReporter) report(p DiscoverProgress) {
-	if r.on == nil {
+// serverProgress reports the steps of the server at index in the list.
+type serverProgress struct {
+	r     *progressReporter
+	index int
+	name  string
+}
+
+func (r *progressReporter) server(index int, name string) serverProgress {
+	return serverProgress{r: r, index: index, name: name}
+}
+
+// done reports the end of the server's discovery: ready with l, listed
+// over c, or skipped for l.err.
+func (p serverProgress) done(c *Client, l *listing) { p.report(DiscoverReady, c, l) }
+
+// report reports stage, with what c and l say when set; a listing that
+// failed makes it DiscoverSkipped.
+func (p serverProgress) report(stage DiscoverStage, c *Client, l *listing) {
+	if p.r.on == nil {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.on(p)
-}
-
-// connected reports that s is connected over c, its tools being listed.
-func (r *progressReporter) connected(s *tsServer, c *Client) {
-	r.report(DiscoverProgress{Server: s.cfg.Name, Stage: DiscoverListing, Era: c.Era(), ProtocolVersion: c.ProtocolVersion()})
-}
-
-// done reports the end of s's discovery: l, listed over c, or why not.
-func (r *progressReporter) done(s *tsServer, c *Client, l listing) {
-	p := DiscoverProgress{Server: s.cfg.Name, Stage: DiscoverSkipped, Err: l.err}
-	if l.err == nil {
-		p = DiscoverProgress{Server: s.cfg.Name, Stage: DiscoverReady, Era: c.Era(), ProtocolVersion: c.ProtocolVersion(),
-			Tools: len(l.tools), Warnings: len(l.warnings)}
+	d := DiscoverProgress{Server: p.name, Index: p.index, Stage: stage}
+	if c != nil {
+		d.Era, d.ProtocolVersion = c.Era(), c.ProtocolVersion()
 	}
-	r.report(p)
+	if l != nil {
+		d.Tools, d.Warnings, d.Err = len(l.tools), len(l.warnings), l.err
+		if l.err != nil {
+			d.Stage, d.Era, d.ProtocolVersion = DiscoverSkipped, "", ""
+		}
+	}
+	p.r.mu.Lock()
+	defer p.r.mu.Unlock()
+	p.r.on(d)
 }

@@ -20,7 +20,7 @@ func TestDiscoverProgress(t *testing.T) {
 	legacy := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{plainTool("c")}}
 	var mu sync.Mutex
 	var reports []mcp.DiscoverProgress
-	byServer := map[string][]mcp.DiscoverStage{}
+	byServer := map[int][]mcp.DiscoverStage{}
 	discover(t, []config.Server{
 		{Name: "modern", URL: start(t, modern)},
 		{Name: "legacy", URL: start(t, legacy)},
@@ -30,15 +30,16 @@ func TestDiscoverProgress(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, p)
-		byServer[p.Server] = append(byServer[p.Server], p.Stage)
+		byServer[p.Index] = append(byServer[p.Index], p.Stage)
 	}})
 	// Discover has returned: every report is in.
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []mcp.DiscoverStage{mcp.DiscoverSkipped, mcp.DiscoverConnecting, mcp.DiscoverListing,
-		mcp.DiscoverReady}, byServer["modern"], "the duplicate is skipped at once, the first connects")
-	assert.Equal(t, []mcp.DiscoverStage{mcp.DiscoverConnecting, mcp.DiscoverListing, mcp.DiscoverReady}, byServer["legacy"])
-	assert.Equal(t, []mcp.DiscoverStage{mcp.DiscoverConnecting, mcp.DiscoverSkipped}, byServer["down"])
+	ready := []mcp.DiscoverStage{mcp.DiscoverConnecting, mcp.DiscoverListing, mcp.DiscoverReady}
+	assert.Equal(t, ready, byServer[0])
+	assert.Equal(t, ready, byServer[1])
+	assert.Equal(t, []mcp.DiscoverStage{mcp.DiscoverConnecting, mcp.DiscoverSkipped}, byServer[2])
+	assert.Equal(t, []mcp.DiscoverStage{mcp.DiscoverSkipped}, byServer[3], "the duplicate name")
 	for _, p := range reports {
 		switch {
 		case p.Stage == mcp.DiscoverReady && p.Server == "modern":
@@ -49,6 +50,7 @@ func TestDiscoverProgress(t *testing.T) {
 			assert.Equal(t, mcptest.Legacy, p.ProtocolVersion)
 		case p.Stage == mcp.DiscoverSkipped:
 			assert.Error(t, p.Err, p.Server)
+			assert.Empty(t, p.Era)
 		default:
 			assert.NoError(t, p.Err)
 		}
