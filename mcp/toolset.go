@@ -168,24 +168,26 @@ type ServerStatus struct {
 // Toolset is the single catalogue of tools an agent sees, gathered from
 // every configured server. Create it with Discover; Close it when done. It
 // is safe for concurrent use: Call may run while a refresh replaces a
-// server's tools and while Close runs.
+// server's tools, while Add and Remove change the servers, and while Close
+// runs.
 type Toolset struct {
-	opts    ToolsetOptions
-	log     *slog.Logger
-	servers []*tsServer // configuration order
+	opts ToolsetOptions
+	log  *slog.Logger
 
 	life  context.Context // ends with Close; bounds refreshes
 	stop  context.CancelFunc
 	loops sync.WaitGroup
 
 	changeMu sync.Mutex // serialises OnChange
+	editMu   sync.Mutex // serialises Add, Remove and Reload
 
-	mu     sync.RWMutex
-	closed bool
-	tools  []ServerTool       // every server's tools, in order
-	index  map[string]route   // Toolset name → server and original
-	taken  map[string]toolKey // every name ever given, never reused
-	sk     toolsetSkills
+	mu      sync.RWMutex
+	closed  bool
+	servers []*tsServer        // configuration order; replaced, never changed in place
+	tools   []ServerTool       // every server's tools, in order
+	index   map[string]route   // Toolset name → server and original
+	taken   map[string]toolKey // every name ever given, never reused
+	sk      toolsetSkills
 }
 
 type route struct {
@@ -201,8 +203,10 @@ type toolKey struct{ server, tool string }
 type tsServer struct {
 	cfg            config.Server
 	connectTimeout time.Duration
-	client         *Client       // nil when skipped; fixed after Discover
-	kick           chan struct{} // a refresh is due; capacity 1 coalesces bursts
+	client         *Client        // nil when skipped; fixed after Discover
+	kick           chan struct{}  // a refresh is due; capacity 1 coalesces bursts
+	gone           chan struct{}  // closed by Remove: its loops stop
+	calls          sync.WaitGroup // Toolset.Call in flight, which Remove waits for
 
 	invalidMu sync.Mutex
 	invalid   []invalidTool // reported by ListTools, drained by list
@@ -322,6 +326,7 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		cfg:            cfg,
 		connectTimeout: cfg.ConnectTimeout,
 		kick:           make(chan struct{}, 1),
+		gone:           make(chan struct{}),
 		status:         ServerStatus{Name: cfg.Name},
 		names:          map[string]assignedName{},
 		first:          map[string]fingerprint{},
@@ -543,7 +548,9 @@ func (t *Toolset) assign(s *tsServer, original string) assignedName {
 	}
 	key := toolKey{s.cfg.Name, original}
 	a := assignedName{natural: ToolName(key.server, key.tool)}
-	a.name = uniqueName(key.server, key.tool, func(n string) bool { _, ok := t.taken[n]; return ok })
+	// A name is taken unless by this very tool, whose server was removed
+	// and added again.
+	a.name = uniqueName(key.server, key.tool, func(n string) bool { k, ok := t.taken[n]; return ok && k != key })
 	if a.name != a.natural {
 		a.holder = t.taken[a.natural]
 	}
@@ -631,6 +638,8 @@ func (t *Toolset) watch(s *tsServer) {
 		select {
 		case <-t.life.Done():
 			return
+		case <-s.gone:
+			return
 		case <-s.kick:
 			t.refresh(s)
 		}
@@ -643,7 +652,7 @@ func (t *Toolset) refresh(s *tsServer) {
 	defer cancel()
 	l := s.list(ctx, s.client)
 	t.mu.Lock()
-	if t.closed {
+	if t.closed || s.removed() {
 		t.mu.Unlock()
 		return
 	}
@@ -673,7 +682,10 @@ func (t *Toolset) refresh(s *tsServer) {
 // a polling interval.
 func (t *Toolset) Tools() []ServerTool {
 	now := time.Now()
-	for _, s := range t.servers {
+	t.mu.RLock()
+	servers := t.servers
+	t.mu.RUnlock()
+	for _, s := range servers {
 		if s.client == nil {
 			continue
 		}
@@ -733,6 +745,10 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	t.mu.RLock()
 	closed := t.closed
 	r, ok := t.index[name]
+	if ok && !closed {
+		r.srv.calls.Add(1) // before Remove can wait: it takes t.mu first
+		defer r.srv.calls.Done()
+	}
 	t.mu.RUnlock()
 	switch {
 	case closed:
@@ -779,9 +795,12 @@ func (t *Toolset) Close(ctx context.Context) error {
 
 // closeClients shuts every connected client down concurrently.
 func (t *Toolset) closeClients(ctx context.Context) error {
-	errs := make([]error, len(t.servers))
+	t.mu.RLock()
+	servers := t.servers
+	t.mu.RUnlock()
+	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
-	for i, s := range t.servers {
+	for i, s := range servers {
 		if s.client == nil {
 			continue
 		}
