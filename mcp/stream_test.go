@@ -70,7 +70,7 @@ func TestStreamTransport(t *testing.T) {
 	}
 	t.Run("Oversized", func(t *testing.T) {
 		tr, _ := financeStream(t, bin, true, "-era", "modern")
-		c := streamConnect(t, tr, &mcp.Options{MaxMessageSize: 4096})
+		c := stdioConnect(t, tr, &mcp.Options{MaxMessageSize: 4096})
 		assert.Len(t, call(t, c, "big", map[string]int{"bytes": 1000}), 1000)
 		_, err := c.CallTool(context.Background(), "big", map[string]int{"bytes": 10000})
 		require.ErrorIs(t, err, mcp.ErrTooLarge)
@@ -86,7 +86,7 @@ func TestStreamTransport(t *testing.T) {
 	})
 	t.Run("PeerCloses", func(t *testing.T) {
 		tr, _ := financeStream(t, bin, true, "-era", "modern", "-crash-on", "echo")
-		c := streamConnect(t, tr, nil)
+		c := stdioConnect(t, tr, nil)
 		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
 		var exit *mcp.ExitError
 		require.ErrorAs(t, err, &exit)
@@ -96,7 +96,7 @@ func TestStreamTransport(t *testing.T) {
 	t.Run("Redial", func(t *testing.T) {
 		tr, dials := financeStream(t, bin, true, "-era", "modern", "-crash-on", "echo")
 		tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: time.Millisecond}
-		c := streamConnect(t, tr, nil)
+		c := stdioConnect(t, tr, nil)
 		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
 		require.ErrorIs(t, err, mcp.ErrStreamBroken, "the call in flight is not retried")
 		assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil))
@@ -118,14 +118,6 @@ func TestStreamTransport(t *testing.T) {
 	})
 }
 
-func streamConnect(t *testing.T, tr *mcp.StreamTransport, opts *mcp.Options) *mcp.Client {
-	t.Helper()
-	c, err := mcp.Connect(context.Background(), tr, opts)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
-
 func testStreamEras(t *testing.T, bin string, deadlines bool) {
 	for _, tc := range []struct {
 		flag    string
@@ -141,7 +133,7 @@ func testStreamEras(t *testing.T, bin string, deadlines bool) {
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			tr, dials := financeStream(t, bin, deadlines, "-era", tc.flag)
-			c := streamConnect(t, tr, nil)
+			c := stdioConnect(t, tr, nil)
 			assert.Equal(t, tc.era, c.Era())
 			assert.Equal(t, tc.version, c.ProtocolVersion())
 			assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil))
@@ -155,7 +147,7 @@ func testStreamEras(t *testing.T, bin string, deadlines bool) {
 
 func testStreamCancel(t *testing.T, bin string, deadlines bool) {
 	tr, _ := financeStream(t, bin, deadlines, "-era", "modern")
-	c := streamConnect(t, tr, nil)
+	c := stdioConnect(t, tr, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := c.CallTool(ctx, "slow", map[string]int{"ms": 60000})
