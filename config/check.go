@@ -40,12 +40,24 @@ func urlProblem(s string) string {
 	switch {
 	case u.Scheme == "":
 		return "URL has no scheme (want http or https)"
+	case u.Scheme == "unix":
+		return unixProblem(u)
 	case u.Scheme != "http" && u.Scheme != "https":
 		return fmt.Sprintf("unsupported URL scheme %s (want http or https)", quote(u.Scheme))
 	case u.User != nil:
 		return "URL must not contain user information; use auth"
 	case u.Hostname() == "":
 		return "URL has no host"
+	}
+	return ""
+}
+
+// unixProblem says what is wrong with a unix socket URL,
+// unix:///path/to.sock with an optional HTTP path after a colon
+// (unix:///run/app.sock:/mcp), or "".
+func unixProblem(u *url.URL) string {
+	if u.Host != "" || !strings.HasPrefix(u.Path, "/") || u.User != nil {
+		return "a unix socket URL is unix:///absolute/path.sock, with an optional :/http/path"
 	}
 	return ""
 }

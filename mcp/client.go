@@ -284,10 +284,21 @@ func (c *Client) Capabilities() ServerCapabilities { return c.state().capabiliti
 // Instructions returns the server's usage instructions, if any.
 func (c *Client) Instructions() string { return c.state().instructions }
 
-// Close ends the connection: a legacy HTTP session is deleted and a
-// subprocess is stopped, within a bounded time. Calls in flight fail. Close
-// is idempotent.
+// Close is Shutdown bounded by 5 s.
 func (c *Client) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	return c.Shutdown(ctx)
+}
+
+// Shutdown ends the connection: calls in flight fail with ErrClosed, a
+// legacy HTTP session is deleted and a subprocess is stopped (see
+// CommandTransport for its steps). When ctx ends first, what remains is
+// cut short: the session is left to expire, the process is killed, and
+// the host's callbacks still running are no longer waited for. Shutdown is
+// idempotent: only the first call does the work, later ones return nil at
+// once.
+func (c *Client) Shutdown(ctx context.Context) error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -296,8 +307,6 @@ func (c *Client) Close() error {
 	c.closed = true
 	c.mu.Unlock()
 	c.end()
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
 	err := c.conn.close(ctx)
 	c.resourceSubs.wait()
 	return err

@@ -74,7 +74,7 @@ func finance(bin string, flags ...string) *mcp.CommandTransport {
 	return &mcp.CommandTransport{Command: bin, Args: flags}
 }
 
-func stdioConnect(t *testing.T, tr *mcp.CommandTransport, opts *mcp.Options) *mcp.Client {
+func stdioConnect(t *testing.T, tr mcp.Transport, opts *mcp.Options) *mcp.Client {
 	t.Helper()
 	c, err := mcp.Connect(context.Background(), tr, opts)
 	require.NoError(t, err)

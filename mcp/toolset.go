@@ -51,6 +51,14 @@ type ToolsetOptions struct {
 	// to with SubscribeResource: the server and the URI. It runs as the
 	// client's notification callbacks do (see Options).
 	OnResourceUpdated func(server, uri string)
+	// OnDiscover, when set, is told of each server's progress during
+	// Discover: connecting, listing, then ready or skipped. Reports come
+	// one at a time, from the goroutines connecting the servers, and all
+	// before Discover returns; one that blocks holds up discovery only (no
+	// call runs yet). It must not call the Toolset, which does not exist
+	// yet. Every skip and warning is also logged at Warn when
+	// Client.Logger is set.
+	OnDiscover func(DiscoverProgress)
 	// SkillFolders are local skill folders (config.Config.Skills), whose
 	// skills join the catalogue beside the servers' (see Skills). A
 	// server's skills are listed only when Client.Skills is set.
@@ -170,24 +178,26 @@ type ServerStatus struct {
 // Toolset is the single catalogue of tools an agent sees, gathered from
 // every configured server. Create it with Discover; Close it when done. It
 // is safe for concurrent use: Call may run while a refresh replaces a
-// server's tools and while Close runs.
+// server's tools, while Add and Remove change the servers, and while Close
+// runs.
 type Toolset struct {
-	opts    ToolsetOptions
-	log     *slog.Logger
-	servers []*tsServer // configuration order
+	opts ToolsetOptions
+	log  *slog.Logger
 
 	life  context.Context // ends with Close; bounds refreshes
 	stop  context.CancelFunc
 	loops sync.WaitGroup
 
 	changeMu sync.Mutex // serialises OnChange
+	editMu   sync.Mutex // serialises Add, Remove and Reload
 
-	mu     sync.RWMutex
-	closed bool
-	tools  []ServerTool       // every server's tools, in order
-	index  map[string]route   // Toolset name → server and original
-	taken  map[string]toolKey // every name ever given, never reused
-	sk     toolsetSkills
+	mu      sync.RWMutex
+	closed  bool
+	servers []*tsServer        // configuration order; replaced, never changed in place
+	tools   []ServerTool       // every server's tools, in order
+	index   map[string]route   // Toolset name → server and original
+	taken   map[string]toolKey // every name ever given, never reused
+	sk      toolsetSkills
 
 	prompts   toolsetPrompts
 	resources toolsetResources
@@ -206,8 +216,10 @@ type toolKey struct{ server, tool string }
 type tsServer struct {
 	cfg            config.Server
 	connectTimeout time.Duration
-	client         *Client       // nil when skipped; fixed after Discover
-	kick           chan struct{} // a refresh is due; capacity 1 coalesces bursts
+	client         *Client        // nil when skipped; fixed after Discover
+	kick           chan struct{}  // a refresh is due; capacity 1 coalesces bursts
+	gone           chan struct{}  // closed by Remove: its loops stop
+	calls          sync.WaitGroup // Toolset.Call in flight, which Remove waits for
 
 	invalidMu sync.Mutex
 	invalid   []invalidTool // reported by ListTools, drained by list
@@ -282,23 +294,27 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	listings := make([]listing, len(servers))
 	names := make(map[string]bool, len(servers))
 	var wg sync.WaitGroup
+	progress := &progressReporter{on: t.opts.OnDiscover}
 	for i, cfg := range servers {
 		s := t.newServer(cfg)
 		t.servers[i] = s
 		if err := checkServer(cfg, names); err != nil {
 			listings[i].err = err
+			progress.server(i, cfg.Name).done(nil, &listings[i])
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			listings[i] = t.connect(ctx, s)
+			listings[i] = t.connect(ctx, s, progress.server(i, cfg.Name))
 		}()
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
-		_ = t.closeClients()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		defer cancel()
+		_ = t.closeClients(cctx)
 		return nil, fmt.Errorf("mcp: discover: %w", err)
 	}
 
@@ -328,6 +344,7 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		cfg:            cfg,
 		connectTimeout: cfg.ConnectTimeout,
 		kick:           make(chan struct{}, 1),
+		gone:           make(chan struct{}),
 		status:         ServerStatus{Name: cfg.Name},
 		names:          map[string]assignedName{},
 		first:          map[string]fingerprint{},
@@ -361,15 +378,23 @@ func checkServer(cfg config.Server, names map[string]bool) error {
 
 // connect connects to one server and lists its tools within the server's
 // connect timeout.
-func (t *Toolset) connect(ctx context.Context, s *tsServer) listing {
+func (t *Toolset) connect(ctx context.Context, s *tsServer, progress serverProgress) listing {
+	l := t.connectList(ctx, s, progress)
+	progress.done(s.client, &l)
+	return l
+}
+
+func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverProgress) listing {
 	tr, err := t.transport(s.cfg)
 	if err != nil {
 		return listing{err: err}
 	}
+	progress.report(DiscoverConnecting, nil, nil)
 	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
 	defer cancel()
 	c, err := Connect(cctx, tr, t.clientOptions(s))
 	if err == nil {
+		progress.report(DiscoverListing, c, nil)
 		l := s.list(cctx, c)
 		if l.err == nil {
 			s.client = c
@@ -553,7 +578,9 @@ func (t *Toolset) assign(s *tsServer, original string) assignedName {
 	}
 	key := toolKey{s.cfg.Name, original}
 	a := assignedName{natural: ToolName(key.server, key.tool)}
-	a.name = uniqueName(key.server, key.tool, func(n string) bool { _, ok := t.taken[n]; return ok })
+	// A name is taken unless by this very tool, whose server was removed
+	// and added again.
+	a.name = uniqueName(key.server, key.tool, func(n string) bool { k, ok := t.taken[n]; return ok && k != key })
 	if a.name != a.natural {
 		a.holder = t.taken[a.natural]
 	}
@@ -641,6 +668,8 @@ func (t *Toolset) watch(s *tsServer) {
 		select {
 		case <-t.life.Done():
 			return
+		case <-s.gone:
+			return
 		case <-s.kick:
 			t.refresh(s)
 		}
@@ -653,7 +682,7 @@ func (t *Toolset) refresh(s *tsServer) {
 	defer cancel()
 	l := s.list(ctx, s.client)
 	t.mu.Lock()
-	if t.closed {
+	if t.closed || s.removed() {
 		t.mu.Unlock()
 		return
 	}
@@ -683,7 +712,10 @@ func (t *Toolset) refresh(s *tsServer) {
 // a polling interval.
 func (t *Toolset) Tools() []ServerTool {
 	now := time.Now()
-	for _, s := range t.servers {
+	t.mu.RLock()
+	servers := t.servers
+	t.mu.RUnlock()
+	for _, s := range servers {
 		if s.client == nil {
 			continue
 		}
@@ -748,6 +780,10 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	t.mu.RLock()
 	closed := t.closed
 	r, ok := t.index[name]
+	if ok && !closed {
+		r.srv.calls.Add(1) // before Remove can wait: it takes t.mu first
+		defer r.srv.calls.Done()
+	}
 	t.mu.RUnlock()
 	switch {
 	case closed:
@@ -778,7 +814,9 @@ func (t *Toolset) Close(ctx context.Context) error {
 	t.stop()
 	done := make(chan error, 1)
 	go func() {
-		err := t.closeClients()
+		cctx, cancel := context.WithTimeout(ctx, closeTimeout)
+		defer cancel()
+		err := t.closeClients(cctx)
 		t.loops.Wait()
 		done <- err
 	}()
@@ -790,18 +828,21 @@ func (t *Toolset) Close(ctx context.Context) error {
 	}
 }
 
-// closeClients closes every connected client concurrently.
-func (t *Toolset) closeClients() error {
-	errs := make([]error, len(t.servers))
+// closeClients shuts every connected client down concurrently.
+func (t *Toolset) closeClients(ctx context.Context) error {
+	t.mu.RLock()
+	servers := t.servers
+	t.mu.RUnlock()
+	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
-	for i, s := range t.servers {
+	for i, s := range servers {
 		if s.client == nil {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.client.Close(); err != nil {
+			if err := s.client.Shutdown(ctx); err != nil {
 				errs[i] = fmt.Errorf("mcp: server %q: %w", s.cfg.Name, err)
 			}
 		}()

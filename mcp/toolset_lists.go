@@ -74,10 +74,23 @@ func (c *capability[T]) start(t *Toolset) {
 	c.rebuild(t)
 	t.mu.Unlock()
 	for _, s := range t.servers {
-		if s.client != nil && c.offered(s.client.Capabilities()) {
-			t.loops.Add(1)
-			go c.watch(t, s)
-		}
+		c.watchServer(t, s)
+	}
+}
+
+// added applies the first listing of a server added by Toolset.Add and
+// rebuilds the view. t.mu is held; watchServer follows.
+func (c *capability[T]) added(t *Toolset, s *tsServer) {
+	c.apply(t, s, c.of(s).first)
+	c.rebuild(t)
+}
+
+// watchServer starts the refresh loop of a server that offers the
+// capability.
+func (c *capability[T]) watchServer(t *Toolset, s *tsServer) {
+	if s.client != nil && c.offered(s.client.Capabilities()) {
+		t.loops.Add(1)
+		go c.watch(t, s)
 	}
 }
 
@@ -116,6 +129,8 @@ func (c *capability[T]) watch(t *Toolset, s *tsServer) {
 	for {
 		select {
 		case <-t.life.Done():
+			return
+		case <-s.gone: // removed by Toolset.Remove
 			return
 		case <-cl.kick:
 			ctx, cancel := context.WithTimeout(t.life, s.connectTimeout)

@@ -191,12 +191,14 @@ func (t *Toolset) watchSkills(s *tsServer) {
 		select {
 		case <-t.life.Done():
 			return
+		case <-s.gone:
+			return
 		case <-s.sk.kick:
 			ctx, cancel := context.WithTimeout(t.life, s.connectTimeout)
 			l := t.listSkills(ctx, s)
 			cancel()
 			t.mu.Lock()
-			if !t.closed {
+			if !t.closed && !s.removed() {
 				t.applySkills(s, l)
 				t.rebuildSkills()
 			}

@@ -23,7 +23,12 @@ var ErrMissingToken = errors.New("mcp: token environment variable is not set")
 // HTTPTransport reaches a server over Streamable HTTP (falling back to the
 // deprecated HTTP+SSE transport for old servers).
 type HTTPTransport struct {
-	// URL is the MCP endpoint.
+	// URL is the MCP endpoint: an http or https URL, or a unix domain
+	// socket, unix:///path/to.sock, with an optional HTTP path after a
+	// colon (unix:///run/app.sock:/mcp; "/" when none). Over a socket,
+	// requests go to http://localhost/path and behave as over loopback;
+	// HTTPClient's Transport must then be nil or an *http.Transport, which
+	// is copied to dial the socket.
 	URL string
 	// HTTPClient sends the requests; nil uses a client of our own whose
 	// idle connections Close releases.
@@ -56,6 +61,12 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server url: %w", err)
 	}
+	var sock string
+	if u.Scheme == "unix" {
+		if sock, u, err = unixEndpoint(u); err != nil {
+			return nil, err
+		}
+	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("mcp: server url %q: want an http or https URL", t.URL)
 	}
@@ -81,6 +92,11 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 	if base == nil {
 		h.own = http.DefaultTransport.(*http.Transport).Clone()
 		base = &http.Client{Transport: h.own}
+	}
+	if sock != "" {
+		if base, h.own, err = overUnix(base, sock); err != nil {
+			return nil, err
+		}
 	}
 	if t.TokenEnv == "" {
 		h.creds = t.Credentials

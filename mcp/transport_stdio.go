@@ -132,8 +132,9 @@ type RestartPolicy struct {
 	OnRestart func(attempt int, cause error)
 }
 
-// ExitError reports a stdio server whose process ended on its own. Calls
-// fail with it (wrapped: get it with errors.As).
+// ExitError reports a stdio server whose process ended on its own, or a
+// StreamTransport's stream that the other side ended (Code -1, State
+// "stream closed"). Calls fail with it (wrapped: get it with errors.As).
 type ExitError struct {
 	// Server is the server's name, Command the program as configured.
 	Server, Command string
@@ -165,7 +166,7 @@ func (e *ExitError) Error() string {
 	return s
 }
 
-func (t *CommandTransport) connect(_ context.Context, c *Client) (conn, error) {
+func (t *CommandTransport) connect(ctx context.Context, c *Client) (conn, error) {
 	l, err := t.launchSpec()
 	if err != nil {
 		return nil, err
@@ -173,28 +174,39 @@ func (t *CommandTransport) connect(_ context.Context, c *Client) (conn, error) {
 	if t.Restart.MaxRestarts < 0 {
 		return nil, fmt.Errorf("mcp: server %q: negative MaxRestarts", l.name)
 	}
-	s := &stdioConn{
+	s := newStdioConn(c, l.name, t.ProbeTimeout, t.Restart)
+	s.open = func(context.Context) (*proc, error) { return startProc(l, c, s.log, s.isModern, s.notice) }
+	return s, s.first(ctx)
+}
+
+// newStdioConn makes the conn of a stdio server, or of a host's stream,
+// whose open is still to be set.
+func newStdioConn(c *Client, name string, probe time.Duration, policy RestartPolicy) *stdioConn {
+	if probe <= 0 {
+		probe = DefaultProbeTimeout
+	}
+	return &stdioConn{
 		c:       c,
-		log:     c.log.With("server", l.name),
-		launch:  l,
-		probe:   t.ProbeTimeout,
-		policy:  t.Restart,
+		log:     c.log.With("server", name),
+		probe:   probe,
+		policy:  policy,
 		notes:   newNotifyQueue(c),
 		sem:     make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		swapped: make(chan struct{}),
 	}
-	if s.probe <= 0 {
-		s.probe = DefaultProbeTimeout
-	}
-	p, err := s.start()
+}
+
+// first starts the first process.
+func (s *stdioConn) first(ctx context.Context) error {
+	p, err := s.start(ctx)
 	if err != nil {
 		s.notes.close(context.Background()) // no callback runs yet
-		return nil, err
+		return err
 	}
 	close(p.ready)
 	s.cur = p
-	return s, nil
+	return nil
 }
 
 // launchSpec checks the transport and resolves what each start runs.
@@ -255,7 +267,7 @@ func (t *CommandTransport) fromCmd() (*launch, error) {
 type stdioConn struct {
 	c      *Client
 	log    *slog.Logger
-	launch *launch
+	open   func(context.Context) (*proc, error) // starts a process, or opens a stream
 	probe  time.Duration
 	policy RestartPolicy
 	notes  *notifyQueue  // notifications on their way to the host
@@ -277,8 +289,8 @@ type stdioConn struct {
 }
 
 // start runs a new process whose ready channel is still open.
-func (s *stdioConn) start() (*proc, error) {
-	p, err := startProc(s.launch, s.c, s.log, s.isModern, s.notice)
+func (s *stdioConn) start(ctx context.Context) (*proc, error) {
+	p, err := s.open(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -429,7 +441,7 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (ag
 	// requests are not waited for here (close does): a handler waiting for
 	// the user must not hold up every call.
 	_ = dead.stop(ctx)
-	p, err := s.start()
+	p, err := s.start(ctx)
 	if err != nil {
 		return false, err
 	}

@@ -61,16 +61,18 @@ type launch struct {
 }
 
 // proc is one run of a stdio server: its pipes, the goroutines that read
-// them and wait for it, and the calls in flight on it.
+// them and wait for it, and the calls in flight on it. A proc over a
+// host's stream (StreamTransport) has no cmd and no stderr: stdin and
+// stdout are the stream, and its end is the stream's.
 type proc struct {
 	l      *launch
 	log    *slog.Logger
 	maxMsg int64
-	cmd    *exec.Cmd
+	cmd    *exec.Cmd // nil over a host's stream
 	pgid   int
-	stdin  *os.File
-	stdout *os.File
-	stderr *os.File
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	stderr io.ReadCloser // nil over a host's stream
 	wsem   chan struct{} // serialises writes to stdin
 	mux    *mux
 	ctx    context.Context // for server requests; ends with the process
@@ -231,14 +233,22 @@ func (p *proc) writeLine(ctx context.Context, b []byte) error {
 	}
 	defer func() { <-p.wsem }()
 	fired := make(chan struct{})
+	dl, deadlines := p.stdin.(writeDeadliner)
 	stop := context.AfterFunc(ctx, func() {
-		_ = p.stdin.SetWriteDeadline(time.Unix(1, 0))
+		if deadlines {
+			_ = dl.SetWriteDeadline(time.Unix(1, 0))
+		} else {
+			// A stream without deadlines can only be cut.
+			p.fatal(fmt.Errorf("mcp: server %q: a write was cancelled: %w", p.l.name, ctx.Err()))
+		}
 		close(fired)
 	})
 	n, err := p.stdin.Write(b)
 	if !stop() {
 		<-fired
-		_ = p.stdin.SetWriteDeadline(time.Time{})
+		if deadlines {
+			_ = dl.SetWriteDeadline(time.Time{})
+		}
 	}
 	if err == nil {
 		return nil
@@ -260,6 +270,12 @@ func (p *proc) writeLine(ctx context.Context, b []byte) error {
 	case <-t.C:
 	}
 	return fmt.Errorf("stdin: %w", err)
+}
+
+// writeDeadliner is the part of *os.File and net.Conn that lets a blocked
+// write be cancelled without closing the stream.
+type writeDeadliner interface {
+	SetWriteDeadline(time.Time) error
 }
 
 // readStdout reads one message per line until the pipe ends. After a
@@ -394,15 +410,28 @@ func (p *proc) wait() {
 			<-done
 		}
 	}
+	st := p.cmd.ProcessState
+	p.finish(st.ExitCode(), st.String())
+}
+
+// waitStream waits for the end of a host's stream, then fails the calls
+// still in flight.
+func (p *proc) waitStream() {
+	<-p.stdoutDone
+	p.finish(-1, "stream closed")
+}
+
+// finish fails the calls in flight of a process that ended (code and
+// state say how) and releases what it held.
+func (p *proc) finish(code int, state string) {
 	if p.closing.Load() || p.broken.Load() {
 		p.mux.fail(ErrClosed) // no-op: failed already, with the reason
 	} else {
-		st := p.cmd.ProcessState
 		p.gmu.Lock()
 		sample := p.sample
 		p.gmu.Unlock()
-		p.log.Warn("mcp: server exited", "state", st.String())
-		p.mux.fail(&ExitError{Server: p.l.name, Command: p.l.command, Code: st.ExitCode(), State: st.String(),
+		p.log.Warn("mcp: server exited", "state", state)
+		p.mux.fail(&ExitError{Server: p.l.name, Command: p.l.command, Code: code, State: state,
 			Stderr: p.tail.String(), Stdout: sample})
 	}
 	p.cancel()
@@ -419,6 +448,9 @@ func (p *proc) fatal(err error) {
 	p.log.Warn("mcp: server connection broken", "error", err)
 	p.mux.fail(err)
 	_ = p.stdin.Close()
+	if p.cmd == nil {
+		return // closing a host's stream ends it
+	}
 	select {
 	case <-p.gone:
 	default:
@@ -440,6 +472,12 @@ func (p *proc) shutdown(ctx context.Context) error {
 	p.cancel()
 	p.mux.fail(ErrClosed)
 	_ = p.stdin.Close()
+	if p.cmd == nil {
+		if !p.waitGone(ctx, stdinGrace) {
+			return fmt.Errorf("mcp: server %q: the stream's reader did not return after Close", p.l.name)
+		}
+		return nil
+	}
 	if !p.waitGone(ctx, stdinGrace) {
 		p.log.Debug("mcp: server still running after stdin closed; SIGTERM")
 		p.signalGroup(true)
