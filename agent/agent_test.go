@@ -1013,3 +1013,27 @@ func TestRunSchemaTypeAliases(t *testing.T) {
 	w := rec.events[0].(*agent.Warning)
 	assert.Contains(t, w.Message, `"float" → "number", "int" → "integer"`)
 }
+
+func TestRunSchemaRootNotObject(t *testing.T) {
+	// A tool whose schema's root is a string: the model is shown, and
+	// arguments are validated against, an object schema.
+	gh, srv := startMCP(t, "notes", mcpTool(`{"name":"add","description":"adds a note","inputSchema":{"type":"string","description":"the note","minLength":3}}`,
+		func(_ context.Context, args map[string]any) (string, bool) { return "added", false }))
+	ts := discover(t, srv)
+	llm, model := startLLM(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "notes_add", Arguments: `{}`}}},
+		llmtest.Turn{Text: "done"})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+	require.NoError(t, err)
+	reqs := llm.Requests()
+	require.Len(t, reqs, 2)
+	for _, r := range reqs {
+		assert.JSONEq(t, `{"type":"object","description":"the note","properties":{}}`, string(r.Tools[0].Parameters))
+	}
+	assert.Equal(t, agent.StatusOK, rec.results()["1.0"].Status)
+	assert.Len(t, toolCalls(gh), 1)
+	require.Len(t, res.Warnings, 1, "warned once")
+	assert.Equal(t, agent.WarnSchema, res.Warnings[0].Kind)
+	assert.Contains(t, res.Warnings[0].Message, `root "string" → "object"`)
+}

@@ -70,7 +70,7 @@ func (r *run) catalog() *catalog {
 		}
 		if len(ts.fixes) > 0 {
 			r.warnOnce("types:"+st.Name, WarnSchema, fmt.Sprintf(
-				"tool %q: its input schema uses types that are not JSON Schema types; the model is shown, and arguments are validated against, the schema with %s",
+				"tool %q: its input schema uses types that are not JSON Schema types, or a root that is not an object; the model is shown, and arguments are validated against, the schema with %s",
 				st.Name, strings.Join(ts.fixes, ", ")))
 		}
 		if ts.cut {

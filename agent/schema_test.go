@@ -220,3 +220,25 @@ func TestCompileSchemaFixesTypes(t *testing.T) {
 	clean := compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"type":["integer","null"]}}}`))
 	assert.Empty(t, clean.fixes)
 }
+
+func TestCompileSchemaFixesRoot(t *testing.T) {
+	tests := []struct{ in, projected, note string }{
+		{`{"type":"string","description":"the note","minLength":3}`, `{"type":"object","description":"the note","properties":{}}`, `root "string" → "object"`},
+		{`{"type":"str"}`, `{"type":"object","properties":{}}`, `root "string" → "object"`},
+		{`{"type":["object","string"],"properties":{"a":{"type":"integer"}}}`, `{"type":"object","properties":{"a":{"type":"integer"}}}`, `root ["object","string"] → "object"`},
+		{`{"type":["object","null"]}`, `{"type":"object","properties":{}}`, ""},
+		{`{"type":"object"}`, `{"type":"object","properties":{}}`, ""},
+	}
+	for _, tt := range tests {
+		ts := compileSchema(json.RawMessage(tt.in))
+		require.NoError(t, ts.err, tt.in)
+		assert.Equal(t, tt.projected, string(ts.projected), tt.in)
+		if tt.note == "" {
+			assert.Empty(t, ts.fixes, tt.in)
+		} else {
+			assert.Contains(t, ts.fixes, tt.note, tt.in)
+		}
+		_, _, problem := ts.checkArgs(`{"a":1}`)
+		assert.Empty(t, problem, "%s: an object is valid", tt.in)
+	}
+}

@@ -15,8 +15,9 @@ type toolSchema struct {
 	projected json.RawMessage
 	cut       bool // the projection left parts out (see projectSchema)
 	// fixes lists the types that were not JSON Schema types, and what
-	// became of them (see fixTypes); both the projection and validation
-	// use the fixed schema.
+	// became of them (see fixTypes), then a root type that was not
+	// "object" (see fixRoot); both the projection and validation use the
+	// fixed schema.
 	fixes []string
 	// resolved validates arguments; nil when the schema cannot be used,
 	// and err says why.
@@ -38,7 +39,11 @@ var supportedDrafts = map[string]bool{
 func compileSchema(raw json.RawMessage) *toolSchema {
 	ts := &toolSchema{}
 	if root, err := decodeJSON(raw); err == nil {
-		if ts.fixes = fixTypes(root); len(ts.fixes) > 0 {
+		ts.fixes = fixTypes(root)
+		if note := fixRoot(root); note != "" {
+			ts.fixes = append(ts.fixes, note)
+		}
+		if len(ts.fixes) > 0 {
 			raw = encodeJSON(root)
 		}
 	}
