@@ -16,6 +16,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -1036,4 +1037,58 @@ func TestRunSchemaRootNotObject(t *testing.T) {
 	require.Len(t, res.Warnings, 1, "warned once")
 	assert.Equal(t, agent.WarnSchema, res.Warnings[0].Kind)
 	assert.Contains(t, res.Warnings[0].Message, `root "string" → "object"`)
+}
+
+func TestRunRetriedFailureIsNotARepeat(t *testing.T) {
+	var calls atomic.Int32
+	failOnce := mcptest.Tool{Def: json.RawMessage(issueDef), Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
+		if calls.Add(1) == 1 {
+			return nil, errors.New("backend unavailable")
+		}
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": "issue 7 is open"}}}, nil
+	}}
+	_, github := startMCP(t, "github", failOnce)
+	ts := discover(t, github)
+	same := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
+	_, model := startLLM(t, same, same, same, llmtest.Turn{Text: "Issue 7 is open."})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("issue 7"), rec.on)
+	require.NoError(t, err)
+	assert.Equal(t, "Issue 7 is open.", res.Answer)
+	assert.EqualValues(t, 2, calls.Load(), "the retry of the failed call ran; the repeat of the result did not")
+	results := rec.results()
+	assert.Equal(t, agent.StatusFailed, results["1.0"].Status)
+	assert.Equal(t, agent.StatusOK, results["2.0"].Status)
+	assert.Contains(t, results["2.0"].Sent, "issue 7 is open")
+	assert.Equal(t, agent.StatusRepeated, results["3.0"].Status)
+}
+
+func TestRunAlternatingRepeats(t *testing.T) {
+	turn := func(n int) llmtest.Turn {
+		return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprint("c", n), Name: "github_get_issue", Arguments: fmt.Sprintf(`{"number":%d}`, n)}}}
+	}
+	t.Run("told", func(t *testing.T) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		_, model := startLLM(t, turn(1), turn(2), turn(1), turn(2), llmtest.Turn{Text: "both are open"})
+		var rec recorder
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+		require.NoError(t, err)
+		assert.Equal(t, "both are open", res.Answer)
+		assert.Len(t, toolCalls(gh), 3, "reading 1 again is allowed; the cycle is not")
+		results := rec.results()
+		assert.Equal(t, agent.StatusOK, results["3.0"].Status)
+		assert.Equal(t, agent.StatusRepeated, results["4.0"].Status)
+		assert.Contains(t, results["4.0"].Sent, "going round in a loop")
+	})
+	t.Run("stopped", func(t *testing.T) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		llm, model := startLLM(t, turn(1), turn(2), turn(1), turn(2), turn(1), turn(2), turn(1))
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 7}).Run(context.Background(), user("x"))
+		require.ErrorIs(t, err, agent.ErrRepeatedCall)
+		assert.Equal(t, agent.StopRepeatedCall, res.Stop)
+		assert.Len(t, toolCalls(gh), 3)
+		assert.Len(t, llm.Requests(), 5, "stopped at the second round of the loop")
+	})
 }

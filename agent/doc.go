@@ -51,7 +51,9 @@
 //
 //   - Agent.MaxTurns bounds the model calls of a run (default 10); the
 //     overall deadline is the ctx given to Run.
-//   - A repeated call is refused once, then stops the run.
+//   - A repeated call, or a loop of two or three turns making the same
+//     calls again, is refused once, then stops the run. Only a call that
+//     returned a result counts: a failed call may be retried.
 //   - Whatever stops a run, Result keeps the conversation so far and says
 //     why in Result.Stop; Agent.FinalAnswer asks the model, without tools,
 //     for a last answer.

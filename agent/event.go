@@ -128,8 +128,10 @@ const (
 	StatusUnknown CallStatus = "unknown-tool"
 	// StatusDenied: the permission policy refused the call.
 	StatusDenied CallStatus = "denied"
-	// StatusRepeated: the call repeats one of the previous turn with the
-	// same arguments; it was not run again.
+	// StatusRepeated: the call repeats, with the same arguments, one of
+	// the previous turn (or of the same turn) that returned a result, or
+	// its turn repeats a cycle of two or three turns; it was not run
+	// again. A call that failed, was cancelled or refused may be retried.
 	StatusRepeated CallStatus = "repeated"
 	// StatusFailed: the call could not be made (server unreachable,
 	// protocol error, timeout); the model is told.

@@ -26,9 +26,14 @@ type run struct {
 	local  bool // the model is on this machine
 	egress map[string]config.Egress
 	warned map[string]bool
-	// prevCalls holds the calls of the previous turn, toldRepeat the
-	// calls the model was told not to repeat; both by callKey.
+	// prevCalls holds the calls of the previous turn that returned a
+	// result, toldRepeat the calls the model was told not to repeat; both
+	// by callKey. history holds, for each turn, the sorted keys of the
+	// calls that returned a result, and toldCycle says the model was told
+	// it goes round in a loop (see findRepeats).
 	prevCalls, toldRepeat map[string]bool
+	history               []string
+	toldCycle             bool
 
 	// skillsOffered are the skills of this turn's catalogue; loaded the
 	// skills loaded in this run, whose files may be read; skillBytes
