@@ -1092,3 +1092,24 @@ func TestRunAlternatingRepeats(t *testing.T) {
 		assert.Len(t, llm.Requests(), 5, "stopped at the second round of the loop")
 	})
 }
+
+func TestRunReportsEveryValidationProblem(t *testing.T) {
+	def := `{"name":"find","inputSchema":{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer","maximum":10},"sort":{"enum":["asc","desc"]}},"required":["q","n"],"additionalProperties":false}}`
+	gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
+	ts := discover(t, srv)
+	_, model := startLLM(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "db_find", Arguments: `{"n":11,"sort":"up","extra":1}`}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "db_find", Arguments: `{"q":"go","n":10,"sort":"asc"}`}}},
+		llmtest.Turn{Text: "found"})
+	var rec recorder
+	_, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+	require.NoError(t, err)
+	sent := rec.results()["1.0"].Sent
+	assert.Equal(t, agent.StatusInvalid, rec.results()["1.0"].Status)
+	assert.Contains(t, sent, "4 problems")
+	for _, want := range []string{`missing required property "q"`, "/properties/n", "maximum", "/properties/sort", "enum", "extra"} {
+		assert.Contains(t, sent, want)
+	}
+	assert.Equal(t, agent.StatusOK, rec.results()["2.0"].Status, "fixed in one round trip")
+	assert.Len(t, toolCalls(gh), 1)
+}

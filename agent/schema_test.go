@@ -242,3 +242,22 @@ func TestCompileSchemaFixesRoot(t *testing.T) {
 		assert.Empty(t, problem, "%s: an object is valid", tt.in)
 	}
 }
+
+func TestCheckArgsProblemsBounded(t *testing.T) {
+	var names []string
+	for i := range 12 {
+		names = append(names, `"p`+itoa(i)+`"`)
+	}
+	ts := compileSchema(json.RawMessage(`{"type":"object","required":[` + strings.Join(names, ",") + `]}`))
+	require.NoError(t, ts.err)
+	_, _, problem := ts.checkArgs(`{}`)
+	assert.Contains(t, problem, "(12 problems)")
+	assert.Contains(t, problem, `missing required property "p7"; and 4 more`)
+	assert.NotContains(t, problem, `"p8"`)
+
+	// A problem between members is told once.
+	ts = compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"}},"dependentRequired":{"a":["b"]}}`))
+	require.NoError(t, ts.err)
+	_, _, problem = ts.checkArgs(`{"a":1}`)
+	assert.Equal(t, `the arguments do not match the tool's input schema: dependentRequired["a"]: missing properties ["b"]`, problem)
+}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -20,10 +23,12 @@ type toolSchema struct {
 	// fixed schema.
 	fixes []string
 	// resolved validates arguments; nil when the schema cannot be used,
-	// and err says why.
-	resolved *jsonschema.Resolved
-	err      error
-	required map[string]bool // the root's required properties
+	// and err says why. loose is the same schema without the root's
+	// required list: it checks the members one at a time, to report every
+	// problem of a call (see problems).
+	resolved, loose *jsonschema.Resolved
+	err             error
+	required        []string // the root's required properties
 }
 
 // supportedDrafts are the $schema values jsonschema-go validates; a schema
@@ -61,10 +66,11 @@ func compileSchema(raw json.RawMessage) *toolSchema {
 		ts.err = fmt.Errorf("agent: input schema: %w", err)
 		return ts
 	}
-	ts.resolved = resolved
-	ts.required = make(map[string]bool, len(s.Required))
-	for _, name := range s.Required {
-		ts.required[name] = true
+	ts.resolved, ts.required = resolved, s.Required
+	var loose jsonschema.Schema
+	if json.Unmarshal(raw, &loose) == nil {
+		loose.Schema, loose.Required = s.Schema, nil
+		ts.loose, _ = loose.Resolve(nil) // left nil on an error: problems then tells err alone
 	}
 	return ts
 }
@@ -89,7 +95,7 @@ func (ts *toolSchema) checkArgs(args string) (clean json.RawMessage, key string,
 	}
 	dropped := false
 	for name, v := range members {
-		if string(v) == "null" && !ts.required[name] {
+		if string(v) == "null" && !slices.Contains(ts.required, name) {
 			delete(members, name)
 			dropped = true
 		}
@@ -104,11 +110,48 @@ func (ts *toolSchema) checkArgs(args string) (clean json.RawMessage, key string,
 	}
 	if ts.resolved != nil {
 		if err := ts.resolved.Validate(instance); err != nil {
-			return nil, "", "the arguments do not match the tool's input schema: " + clip(err.Error(), 1000)
+			return nil, "", ts.problems(instance, err)
 		}
 	}
 	canon, _ := json.Marshal(instance) // maps marshal with sorted keys
 	return compact(clean), string(canon), ""
+}
+
+// maxProblems bounds the problems of one call told to the model.
+const maxProblems = 8
+
+// problems tells every problem of the arguments instance, which failed
+// validation with err: the required members missing, then each member
+// that fails on its own, in name order, at most maxProblems. A problem no
+// single member shows (such as one between members) is told as err.
+func (ts *toolSchema) problems(instance any, err error) string {
+	members, _ := instance.(map[string]any)
+	var list []string
+	for _, name := range ts.required {
+		if _, ok := members[name]; !ok && members != nil {
+			list = append(list, fmt.Sprintf("missing required property %q", clip(name, 100)))
+		}
+	}
+	if ts.loose != nil {
+		names := slices.Sorted(maps.Keys(members))
+		for _, name := range names {
+			if err := ts.loose.Validate(map[string]any{name: members[name]}); err != nil {
+				list = append(list, clip(strings.TrimPrefix(err.Error(), "validating root: "), 300))
+			}
+		}
+	}
+	if len(list) == 0 {
+		return "the arguments do not match the tool's input schema: " + clip(err.Error(), 1000)
+	}
+	n := len(list)
+	text := strings.Join(list[:min(n, maxProblems)], "; ")
+	if n > maxProblems {
+		text += fmt.Sprintf("; and %d more", n-maxProblems)
+	}
+	if n == 1 {
+		return "the arguments do not match the tool's input schema: " + text
+	}
+	return fmt.Sprintf("the arguments do not match the tool's input schema (%d problems): %s", n, text)
 }
 
 func compact(raw json.RawMessage) json.RawMessage {
