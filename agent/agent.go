@@ -121,7 +121,9 @@ type Agent struct {
 	// FinalAnswer, when set, makes a run stopped by MaxTurns or by a
 	// repeated call ask the model once more, without tools, for an answer
 	// from what it has; Result.Answer then holds it, and Run still returns
-	// the limit's error.
+	// the limit's error. A reply that makes tool calls anyway is asked
+	// for once more, firmly; if the second makes calls too, they are not
+	// run, its text is the answer and a WarnDroppedCalls warning says so.
 	FinalAnswer bool
 	// MaxParallel bounds the tool calls of one turn that run at once;
 	// zero or less means DefaultMaxParallel.

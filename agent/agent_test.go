@@ -1113,3 +1113,38 @@ func TestRunReportsEveryValidationProblem(t *testing.T) {
 	assert.Equal(t, agent.StatusOK, rec.results()["2.0"].Status, "fixed in one round trip")
 	assert.Len(t, toolCalls(gh), 1)
 }
+
+func TestRunFinalAnswerWithToolCalls(t *testing.T) {
+	call := func(id string) llmtest.Turn {
+		return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: id, Name: "github_get_issue", Arguments: `{"number":7}`}}}
+	}
+	withText := func(text string) llmtest.Turn { tt := call("late"); tt.Text = text; return tt }
+	t.Run("retried", func(t *testing.T) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		llm, model := startLLM(t, call("c1"), withText(""), llmtest.Turn{Text: "Issue 7 is open."})
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
+		require.ErrorIs(t, err, agent.ErrMaxTurns)
+		assert.Equal(t, "Issue 7 is open.", res.Answer)
+		assert.Empty(t, res.Warnings)
+		assert.Len(t, toolCalls(gh), 1, "the calls of the final answer are not run")
+		reqs := llm.Requests()
+		require.Len(t, reqs, 3)
+		assert.Empty(t, reqs[2].Tools)
+		assert.Contains(t, reqs[2].Messages[len(reqs[2].Messages)-1].Content, "Do not call any tool")
+		requireResumable(t, res.Messages)
+	})
+	t.Run("text kept", func(t *testing.T) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		llm, model := startLLM(t, call("c1"), withText(""), withText("Issue 7 is probably open."))
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
+		require.ErrorIs(t, err, agent.ErrMaxTurns)
+		assert.Equal(t, "Issue 7 is probably open.", res.Answer)
+		require.Len(t, res.Warnings, 1)
+		assert.Equal(t, agent.WarnDroppedCalls, res.Warnings[0].Kind)
+		assert.Len(t, toolCalls(gh), 1)
+		assert.Len(t, llm.Requests(), 3, "retried once only")
+		requireResumable(t, res.Messages)
+	})
+}

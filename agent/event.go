@@ -192,6 +192,10 @@ const (
 	WarnTruncatedAnswer WarningKind = "truncated-answer"
 	// WarnEmptyAnswer: the model gave neither text nor tool calls.
 	WarnEmptyAnswer WarningKind = "empty-answer"
+	// WarnDroppedCalls: asked for a final answer without tools
+	// (Agent.FinalAnswer), the model made tool calls anyway, even when
+	// asked once more; they were dropped and its text, if any, kept.
+	WarnDroppedCalls WarningKind = "dropped-calls"
 )
 
 func (*TextDelta) isEvent()         {}

@@ -176,6 +176,16 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: fmt.Sprintf(
 		"The run has reached a limit (%s) and tools are no longer available. Answer now, as well as you can, from what you already have.", stop)})
 	reply, cerr := r.chat(ctx, &catalog{}, "")
+	if cerr == nil && len(reply.Message.ToolCalls) > 0 {
+		// Calls made without tools are dropped: ask once more, firmly.
+		note := &r.msgs[len(r.msgs)-1]
+		note.Content += " " + noToolsNote
+		reply, cerr = r.chat(ctx, &catalog{}, "")
+		if cerr == nil && len(reply.Message.ToolCalls) > 0 {
+			r.warn(WarnDroppedCalls, fmt.Sprintf(
+				"asked twice for a final answer without tools, the model made %d tool calls, which were not run; its text is the answer", len(reply.Message.ToolCalls)))
+		}
+	}
 	if cerr != nil {
 		if ctx.Err() != nil {
 			return errors.Join(err, r.canceled(ctx))
@@ -252,6 +262,10 @@ func (r *run) refit(ctx context.Context, cat *catalog, req *ChatRequest, cause e
 	}
 	return reply, err
 }
+
+// noToolsNote insists, to a model that called tools when none were
+// offered, on an answer in text.
+const noToolsNote = "Do not call any tool: none is available, and a tool call will not be run. Reply with your answer as plain text only."
 
 // cutCallNote tells the model that its reply was cut before a tool call
 // in it was whole, leaving no call.
