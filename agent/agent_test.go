@@ -1148,3 +1148,41 @@ func TestRunFinalAnswerWithToolCalls(t *testing.T) {
 		requireResumable(t, res.Messages)
 	})
 }
+
+func TestRunRepairsArguments(t *testing.T) {
+	def := `{"name":"find","inputSchema":{"type":"object","properties":{"q":{"type":"string"},"opt":{"type":"string"}},"required":["q"]}}`
+	gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
+	ts := discover(t, srv)
+	sent := []string{
+		"```json\n{\"q\":\"a\"}\n```",
+		`{"q":"b", "tags":[1,2,],}`,
+		`{'q':'c "quoted"', "opt": 'it\'s'}`,
+		`"{\"q\":\"d\"}"`,
+		`{"q":"e","opt":null}`,
+		`{'q': 5}`,
+		`{"q":"f"}`,
+	}
+	var calls []llmtest.ToolCall
+	for i, args := range sent {
+		calls = append(calls, llmtest.ToolCall{ID: fmt.Sprint("c", i), Name: "db_find", Arguments: args})
+	}
+	_, model := startLLM(t, llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Text: "found"})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{`find {"q":"a"}`, `find {"q":"b","tags":[1,2]}`, `find {"q":"c \"quoted\"","opt":"it's"}`,
+		`find {"q":"d"}`, `find {"q":"e"}`, `find {"q":"f"}`}, toolCalls(gh))
+	results := rec.results()
+	for i, want := range [][]string{
+		{"code fence removed"}, {"trailing commas removed"}, {"single quotes replaced by double quotes"},
+		{"stringified object decoded"}, {`null dropped for optional "opt"`}, nil, nil,
+	} {
+		r := results[fmt.Sprint("1.", i)]
+		assert.Equal(t, want, r.Repairs, "call %d: %s", i, sent[i])
+	}
+	assert.Equal(t, agent.StatusInvalid, results["1.5"].Status, "a repair the schema rejects is not made")
+	assert.Contains(t, results["1.5"].Sent, "the arguments are not a valid JSON object: {'q': 5}")
+	assert.Equal(t, `{"q":"c \"quoted\"","opt":"it's"}`, res.Messages[1].ToolCalls[2].Arguments, "the conversation keeps the repaired arguments")
+	assert.Equal(t, "{}", res.Messages[1].ToolCalls[5].Arguments)
+	requireResumable(t, res.Messages)
+}

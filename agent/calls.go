@@ -30,9 +30,9 @@ type call struct {
 	skill  *skillCall  // for SkillTool
 }
 
-// runCalls takes the calls of one turn through validation, repeat
-// detection, approval and execution, and appends their tool messages in
-// the model's order; cut says the last call was cut at the output limit
+// runCalls takes the calls of one turn, which the conversation's last
+// message makes, through validation, repeat detection, approval and
+// execution, and appends their tool messages in the model's order; cut says the last call was cut at the output limit
 // (see cutCall). It reports whether the model repeated a call it had been
 // told not to repeat, which ends the run.
 func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut bool) (repeated bool) {
@@ -54,13 +54,16 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut b
 				"Error: the call to %q was not run: your reply was cut off at the output limit (finish reason length) while you were writing its arguments, so they are incomplete. Call the tool again with shorter arguments.", s.Name))
 			continue
 		}
-		clean, key, problem := c.tool.schema.checkArgs(s.Arguments)
+		clean, key, repairs, problem := c.tool.schema.checkArgs(s.Arguments)
 		if problem != "" {
 			r.refuse(c, StatusInvalid, fmt.Sprintf(
 				"Error: the call to %q was not run: %s. Correct the arguments and call the tool again.", s.Name, problem))
 			continue
 		}
 		c.args, c.key = clean, s.Name+"\x00"+key
+		if c.result.Repairs = repairs; len(repairs) > 0 {
+			r.msgs[len(r.msgs)-1].ToolCalls[i].Arguments = string(clean) // the assistant message of sent
+		}
 		if c.tool.skill {
 			if problem := r.checkSkill(c); problem != "" {
 				r.refuse(c, StatusInvalid, problem)

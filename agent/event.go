@@ -91,6 +91,11 @@ type ToolResult struct {
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
+	// Repairs says what the agent repaired in the call's arguments before
+	// validating them, such as "code fence removed", "trailing commas
+	// removed" or `null dropped for optional "limit"`; nil when nothing
+	// was. A repair is only made when the schema accepts its result.
+	Repairs []string
 	// Status says how the call ended.
 	Status CallStatus
 	// Output is the tool's output in full, as text (images and other

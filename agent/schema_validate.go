@@ -76,45 +76,56 @@ func compileSchema(raw json.RawMessage) *toolSchema {
 }
 
 // checkArgs turns the arguments the model sent into those sent to the tool.
-// Empty arguments and null stand for {}; null members that the schema
-// does not require are dropped (small models send null for optional
-// fields they leave out). problem is what to tell the model when the
-// arguments are not acceptable; key identifies the call's arguments for
-// repeat detection (object keys sorted).
-func (ts *toolSchema) checkArgs(args string) (clean json.RawMessage, key string, problem string) {
+// Empty arguments and null stand for {}; what repairArgs repairs is
+// repaired; null members that the schema does not require are dropped
+// (small models send null for optional fields they leave out). repairs
+// says what was changed. problem is what to tell the model when the
+// arguments are not acceptable: arguments that only a repair would make
+// acceptable, but that the schema rejects once repaired, are told as
+// sent. key identifies the call's arguments for repeat detection (object
+// keys sorted).
+func (ts *toolSchema) checkArgs(args string) (clean json.RawMessage, key string, repairs []string, problem string) {
 	trimmed := bytes.TrimSpace([]byte(args))
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		trimmed = []byte("{}")
 	}
+	trimmed, repairs = repairArgs(trimmed)
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &members); err != nil || members == nil {
 		if json.Valid(trimmed) {
-			return nil, "", "the arguments must be a JSON object"
+			return nil, "", nil, "the arguments must be a JSON object"
 		}
-		return nil, "", "the arguments are not valid JSON: " + clip(args, 500)
+		return nil, "", nil, "the arguments are not valid JSON: " + clip(args, 500)
 	}
-	dropped := false
+	var dropped []string
 	for name, v := range members {
 		if string(v) == "null" && !slices.Contains(ts.required, name) {
 			delete(members, name)
-			dropped = true
+			dropped = append(dropped, name)
 		}
 	}
 	clean = json.RawMessage(trimmed)
-	if dropped {
+	if len(dropped) > 0 {
 		clean, _ = json.Marshal(members) // raw members re-encode as they are
+		slices.Sort(dropped)
+		for _, name := range dropped {
+			repairs = append(repairs, fmt.Sprintf("null dropped for optional %s", quote(name)))
+		}
 	}
 	var instance any
 	if err := json.Unmarshal(clean, &instance); err != nil {
-		return nil, "", "the arguments are not valid JSON: " + clip(args, 500)
+		return nil, "", nil, "the arguments are not valid JSON: " + clip(args, 500)
 	}
 	if ts.resolved != nil {
 		if err := ts.resolved.Validate(instance); err != nil {
-			return nil, "", ts.problems(instance, err)
+			if len(repairs) > 0 && !isObject(args) {
+				return nil, "", nil, "the arguments are not a valid JSON object: " + clip(args, 500)
+			}
+			return nil, "", nil, ts.problems(instance, err)
 		}
 	}
 	canon, _ := json.Marshal(instance) // maps marshal with sorted keys
-	return compact(clean), string(canon), ""
+	return compact(clean), string(canon), repairs, ""
 }
 
 // maxProblems bounds the problems of one call told to the model.
