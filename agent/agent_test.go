@@ -1186,3 +1186,114 @@ func TestRunRepairsArguments(t *testing.T) {
 	assert.Equal(t, "{}", res.Messages[1].ToolCalls[5].Arguments)
 	requireResumable(t, res.Messages)
 }
+
+// catalogueTools makes n tools of a made-up issue tracker; tool 0 creates
+// issues, the others do everything else.
+func catalogueTools(n int) []mcptest.Tool {
+	tools := []mcptest.Tool{mcpTool(`{"name":"create_issue","description":"Create a new issue in a repository.","inputSchema":{"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}},"required":["repo","title"]}}`,
+		func(_ context.Context, args map[string]any) (string, bool) {
+			return fmt.Sprint("created ", args["title"]), false
+		})}
+	for i := 1; i < n; i++ {
+		def := fmt.Sprintf(`{"name":"op_%03d","description":"Operation %d: lists, reads or updates records of kind %d in the tracker, with paging and filters.","inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"the record"},"page":{"type":"integer"},"filter":{"type":"string"}},"required":["id"]}}`, i, i, i)
+		tools = append(tools, mcpTool(def, echoTool(def)))
+	}
+	return tools
+}
+
+func toolNames(r llmtest.Request) []string {
+	var out []string
+	for _, t := range r.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestRunToolSearch(t *testing.T) {
+	gh, srv := startMCP(t, "tracker", catalogueTools(60)...)
+	ts := discover(t, srv)
+	llm, model := startLLM(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"t"}`}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":2}`}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}},
+		llmtest.Turn{Text: "created"})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), PinnedTools: []string{"tracker_op_007"}}).RunStream(context.Background(), user("file a bug"), rec.on)
+	require.NoError(t, err)
+	assert.Equal(t, "created", res.Answer)
+	reqs := llm.Requests()
+	require.Len(t, reqs, 4)
+	assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[0]), "60 tools: searched, the pinned tool offered")
+	assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[1]))
+	assert.Equal(t, []string{"tracker_create_issue", "tracker_op_001", "tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[2]), "the loaded tools, in the catalogue's order")
+	assert.Equal(t, toolNames(reqs[2]), toolNames(reqs[3]), "loaded for the rest of the run")
+
+	results := rec.results()
+	assert.Equal(t, agent.StatusUnknown, results["1.0"].Status)
+	assert.Contains(t, results["1.0"].Sent, `the tool "tracker_create_issue" is not loaded yet: call search_tools`)
+	assert.Equal(t, agent.StatusOK, results["2.0"].Status)
+	found := results["2.0"].Sent
+	assert.Contains(t, found, `<tool_output server="" tool="search_tools">`, "framed as any tool output")
+	assert.Contains(t, found, "tracker_create_issue (server tracker): Create a new issue in a repository.")
+	assert.Contains(t, found, `parameters: {"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}},"required":["repo","title"]}`)
+	assert.Equal(t, 2, strings.Count(found, "(server tracker)"), "bounded by the limit")
+	assert.Less(t, strings.Index(found, "tracker_create_issue"), strings.Index(found, "tracker_op_001"), "the best match first")
+	assert.Equal(t, agent.StatusOK, results["3.0"].Status)
+	assert.Equal(t, []string{`create_issue {"repo":"a","title":"bug"}`}, toolCalls(gh))
+	assert.Contains(t, rec.trace(2, 0), "approval search_tools", "the search goes through the policy")
+	assert.Contains(t, rec.trace(3, 0), "approval tracker_create_issue", "so does a loaded tool")
+	requireResumable(t, res.Messages)
+}
+
+func TestRunToolSearchModes(t *testing.T) {
+	for _, tt := range []struct {
+		tools   int
+		mode    agent.ToolSearchMode
+		offered int
+	}{
+		{40, agent.ToolSearchAuto, 40},
+		{41, agent.ToolSearchAuto, 1},
+		{3, agent.ToolSearchOn, 1},
+		{100, agent.ToolSearchOff, 100},
+	} {
+		t.Run(fmt.Sprint(tt.tools, tt.mode), func(t *testing.T) {
+			_, srv := startMCP(t, "tracker", catalogueTools(tt.tools)...)
+			ts := discover(t, srv)
+			llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			_, err := (&agent.Agent{Model: model, Tools: ts, ToolSearch: tt.mode}).Run(context.Background(), user("hello"))
+			require.NoError(t, err)
+			assert.Len(t, llm.Requests()[0].Tools, tt.offered)
+		})
+	}
+	t.Run("a Func may not take the search tool's name", func(t *testing.T) {
+		f, err := agent.NewFunc(agent.ToolSearchTool, "", func(context.Context, struct{}) (string, error) { return "", nil })
+		require.NoError(t, err)
+		_, model := startLLM(t)
+		_, err = (&agent.Agent{Model: model, Funcs: []*agent.Func{f}}).Run(context.Background(), user("hello"))
+		require.ErrorContains(t, err, "two Funcs are named")
+	})
+}
+
+// TestToolSearchDefinitionTokens measures the tool-definition tokens of
+// a request (estimated as the agent does, 3 bytes a token) with and
+// without search; run with -v to see the figures.
+func TestToolSearchDefinitionTokens(t *testing.T) {
+	for _, n := range []int{25, 100, 500} {
+		sizes := map[agent.ToolSearchMode]int{}
+		for _, mode := range []agent.ToolSearchMode{agent.ToolSearchOff, agent.ToolSearchOn} {
+			_, srv := startMCP(t, "tracker", catalogueTools(n)...)
+			ts := discover(t, srv)
+			llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			_, err := (&agent.Agent{Model: model, Tools: ts, ToolSearch: mode}).Run(context.Background(), user("hello"))
+			require.NoError(t, err)
+			var body struct {
+				Tools json.RawMessage `json:"tools"`
+			}
+			require.NoError(t, json.Unmarshal(llm.Requests()[0].Body, &body))
+			sizes[mode] = (len(body.Tools) + 2) / 3
+		}
+		t.Logf("%d tools: %d tokens of definitions without search, %d with", n, sizes[agent.ToolSearchOff], sizes[agent.ToolSearchOn])
+		assert.Less(t, sizes[agent.ToolSearchOn], sizes[agent.ToolSearchOff])
+		assert.Less(t, sizes[agent.ToolSearchOn], 400, "the search tool alone, whatever the catalogue")
+	}
+}

@@ -28,6 +28,7 @@ type call struct {
 	kept   *keptOutput // the output, when the tool ran
 	result ToolResult  // the event
 	skill  *skillCall  // for SkillTool
+	all    *catalog    // searched, for ToolSearchTool
 }
 
 // runCalls takes the calls of one turn, which the conversation's last
@@ -38,7 +39,7 @@ type call struct {
 func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut bool) (repeated bool) {
 	calls := make([]*call, len(sent))
 	for i, s := range sent {
-		c := &call{turn: r.turn, index: i, sent: s, tool: cat.byName[s.Name]}
+		c := &call{turn: r.turn, index: i, sent: s, tool: cat.byName[s.Name], all: cat.all}
 		calls[i] = c
 		ev := &ToolCallProposed{Turn: r.turn, Index: i, Call: s}
 		if c.tool != nil {
@@ -270,6 +271,9 @@ func (r *run) invoke(ctx context.Context, c *call) (*mcp.CallToolResult, error) 
 	if c.skill != nil {
 		return r.loadSkill(ctx, c.turn, c.index, c.skill)
 	}
+	if c.tool.search {
+		return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: r.searchTools(c.all, c.args)}}}, nil
+	}
 	if f := c.tool.fn; f != nil {
 		res, p := f.run(ctx, c.args)
 		if p != nil && r.a.Logger != nil {
@@ -330,6 +334,9 @@ func (r *run) finish(c *call, status CallStatus, output string, msg Message) {
 
 // unknownTool tells the model which tools exist.
 func unknownTool(name string, cat *catalog) string {
+	if cat.all != nil && cat.all.byName[name] != nil {
+		return fmt.Sprintf("Error: the tool %q is not loaded yet: call %s to find and load it, then call it.", name, ToolSearchTool)
+	}
 	names := make([]string, 0, len(cat.tools))
 	for _, t := range cat.tools {
 		names = append(names, t.name)

@@ -24,6 +24,7 @@ type tool struct {
 	changed     bool
 	fn          *Func // nil for an MCP tool
 	skill       bool  // SkillTool
+	search      bool  // ToolSearchTool
 }
 
 // catalog is the tools of one turn.
@@ -32,6 +33,9 @@ type catalog struct {
 	byName map[string]*tool
 	defs   []ToolDef
 	size   int // bytes of the definitions, for the context budget
+	// all is the whole catalogue, searched through ToolSearchTool, when
+	// the model is offered only part of it (see Agent.ToolSearch); else nil.
+	all *catalog
 }
 
 // catalog gathers the tools offered this turn: the Funcs, then the
@@ -78,6 +82,9 @@ func (r *run) catalog() *catalog {
 				"tool %q: its input schema is too large or too deeply nested to show in full to the model; parts are shown as the empty schema", st.Name))
 		}
 		c.add(mcpTool(st, ts))
+	}
+	if r.searching(c) {
+		return r.narrow(c)
 	}
 	return c
 }

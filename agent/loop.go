@@ -41,7 +41,10 @@ type run struct {
 	skillsOffered []mcp.ServerSkill
 	loadedMu      sync.Mutex
 	loaded        map[string]bool
-	skillBytes    atomic.Int64
+	// toolsLoaded are the tools ToolSearchTool loaded in this run, by
+	// name; guarded by loadedMu too.
+	toolsLoaded map[string]bool
+	skillBytes  atomic.Int64
 	// budget is the context budget, in estimated tokens: the Agent's,
 	// until the model server says a request was longer than its context;
 	// estimate is the size of the last request, estimated the same way.
@@ -59,16 +62,17 @@ func (k *keptOutput) content() string { return k.open + k.text.String() + k.clos
 
 func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
 	r := &run{
-		a:          a,
-		ev:         emitter{fn: onEvent},
-		msgs:       append([]Message(nil), msgs...),
-		kept:       map[int]*keptOutput{},
-		egress:     map[string]config.Egress{},
-		warned:     map[string]bool{},
-		prevCalls:  map[string]bool{},
-		toldRepeat: map[string]bool{},
-		loaded:     map[string]bool{},
-		budget:     a.ContextBudget,
+		a:           a,
+		ev:          emitter{fn: onEvent},
+		msgs:        append([]Message(nil), msgs...),
+		kept:        map[int]*keptOutput{},
+		egress:      map[string]config.Egress{},
+		warned:      map[string]bool{},
+		prevCalls:   map[string]bool{},
+		toldRepeat:  map[string]bool{},
+		loaded:      map[string]bool{},
+		toolsLoaded: map[string]bool{},
+		budget:      a.ContextBudget,
 	}
 	if r.budget <= 0 {
 		r.budget = DefaultContextBudget
@@ -153,7 +157,7 @@ func (r *run) check() error {
 		if f == nil {
 			return fmt.Errorf("agent: Agent.Funcs[%d] is nil", i)
 		}
-		if names[f.name] || r.a.Skills != nil && f.name == SkillTool {
+		if names[f.name] || r.a.Skills != nil && f.name == SkillTool || r.a.ToolSearch != ToolSearchOff && f.name == ToolSearchTool {
 			return fmt.Errorf("agent: two Funcs are named %q", f.name)
 		}
 		names[f.name] = true
