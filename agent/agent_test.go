@@ -1225,6 +1225,8 @@ func TestRunToolSearch(t *testing.T) {
 	require.Len(t, reqs, 4)
 	assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[0]), "60 tools: searched, the pinned tool offered")
 	assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[1]))
+	assert.Contains(t, reqs[0].Tools[1].Description, "among the 60 tools of the connected servers")
+	assert.Contains(t, reqs[0].Tools[1].Description, "Servers: tracker.")
 	assert.Equal(t, []string{"tracker_create_issue", "tracker_op_001", "tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[2]), "the loaded tools, in the catalogue's order")
 	assert.Equal(t, toolNames(reqs[2]), toolNames(reqs[3]), "loaded for the rest of the run")
 

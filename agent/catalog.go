@@ -111,7 +111,12 @@ func (c *catalog) add(t *tool) {
 	c.tools = append(c.tools, t)
 	c.byName[t.name] = t
 	c.defs = append(c.defs, ToolDef{Name: t.name, Description: t.description, Parameters: t.schema.projected})
-	c.size += len(t.name) + len(t.description) + len(t.schema.projected) + 30 // the JSON around them
+	c.size += t.defSize()
+}
+
+// defSize is about the bytes of t's definition in a request.
+func (t *tool) defSize() int {
+	return len(t.name) + len(t.description) + len(t.schema.projected) + 30 // the JSON around them
 }
 
 // checkChoice rejects a tool choice that names a tool not offered.

@@ -55,7 +55,7 @@ func (r *run) searching(c *catalog) bool {
 	for _, t := range c.tools {
 		if t.searchable() {
 			n++
-			size += len(t.name) + len(t.description) + len(t.schema.projected) + 30
+			size += t.defSize()
 		}
 	}
 	switch r.a.ToolSearch {
@@ -72,8 +72,12 @@ func (r *run) searching(c *catalog) bool {
 // all's order, then ToolSearchTool. all stays the catalogue searched.
 func (r *run) narrow(all *catalog) *catalog {
 	c := &catalog{byName: map[string]*tool{}, all: all}
+	n := 0
 	r.loadedMu.Lock()
 	for _, t := range all.tools {
+		if t.searchable() {
+			n++
+		}
 		if !t.searchable() || r.toolsLoaded[t.name] || slices.Contains(r.a.PinnedTools, t.name) ||
 			string(r.a.ToolChoice) == t.name {
 			c.add(t)
@@ -82,7 +86,7 @@ func (r *run) narrow(all *catalog) *catalog {
 	r.loadedMu.Unlock()
 	c.add(&tool{name: ToolSearchTool, original: ToolSearchTool, search: true,
 		description: fmt.Sprintf("Find the tools you need among the %d tools of the connected servers, by keywords, and load them: "+
-			"the tools found become callable from your next turn on. Servers: %s.", len(all.tools), strings.Join(all.servers(), ", ")),
+			"the tools found become callable from your next turn on. Servers: %s.", n, strings.Join(all.servers(), ", ")),
 		inputSchema: []byte(toolSearchSchema), schema: toolSearchToolSchema,
 		annotations: permission.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)}})
 	return c
