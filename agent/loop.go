@@ -329,6 +329,10 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	withheld := r.withheldCalls(r.msgs[from:])
 	for _, m := range r.msgs[from:] {
 		switch {
+		case m.Role != RoleTool && m.Egress == config.EgressLocal && !r.local:
+			m.Content = fmt.Sprintf("[This message is withheld: it holds content of server %q, which is local-only, and you do not run on this machine.]", m.Server)
+			r.warnOnce("content:"+m.Server, WarnToolsWithheld, fmt.Sprintf(
+				"messages holding prompts or resources of local-only server %q are not sent to the model, which is not on this machine", m.Server))
 		case m.Role == RoleTool && withheld[m.ToolCallID]:
 			m.Content = fmt.Sprintf("[The output of this call is withheld: server %q is local-only and you do not run on this machine.]", m.Server)
 			r.warnOnce("output:"+m.Server, WarnToolsWithheld, fmt.Sprintf(

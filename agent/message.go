@@ -3,6 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
+
+	"git.rickub.com/bots-garden/mini-me/config"
 )
 
 // Role says who wrote a [Message].
@@ -41,10 +43,17 @@ type Message struct {
 	Name string `json:"name,omitempty"`
 	// Server is set on a tool message: the MCP server that produced it, or
 	// FuncServer for a local Go function, or "" when no tool ran (the call
-	// was refused, invalid or unknown). It is never sent to the model; the
+	// was refused, invalid or unknown); and on a message made from a
+	// server's prompt or resource: that server. It is never sent to the model; the
 	// agent uses it to keep the output of local-only servers away from
 	// models that are not on this machine.
 	Server string `json:"server,omitempty"`
+	// Egress is set, with Server, on a message made from a server's prompt
+	// or resource (Agent.PromptMessages, Agent.AttachResource): that
+	// server's egress. Never sent to the model; the agent withholds a
+	// message of a config.EgressLocal server from a model that is not on
+	// this machine.
+	Egress config.Egress `json:"egress,omitempty"`
 }
 
 // ToolCall is one call of a tool that the model asks for.

@@ -36,6 +36,29 @@ const (
 	TokenAuthBasic = "client_secret_basic"
 	TokenAuthPost  = "client_secret_post"
 	TokenAuthNone  = "none"
+	// TokenAuthPrivateKeyJWT signs an assertion with the client key
+	// (RFC 7523 §2.2); client_credentials grant only.
+	TokenAuthPrivateKeyJWT = "private_key_jwt"
+)
+
+// Grant says how an AuthOAuth auth obtains tokens.
+type Grant string
+
+// The grants of [Auth.Grant].
+const (
+	// GrantAuthorizationCode signs the user in through a browser (the
+	// default).
+	GrantAuthorizationCode Grant = "authorization_code"
+	// GrantClientCredentials authenticates the program itself, with a
+	// client secret or a client key.
+	GrantClientCredentials Grant = "client_credentials"
+	// GrantJWTBearer exchanges a JWT the platform issues to the workload
+	// (workload identity federation, RFC 7523).
+	GrantJWTBearer Grant = "jwt_bearer"
+	// GrantEnterpriseManaged exchanges the user's ID token at the
+	// enterprise identity provider for an authorization grant (ID-JAG),
+	// then that grant for a token.
+	GrantEnterpriseManaged Grant = "enterprise_managed"
 )
 
 // DefaultAPIKeyHeader is the header an apikey auth uses when the file names
@@ -120,6 +143,15 @@ type Server struct {
 	// means every tool the server lists. It is never an empty, non-nil
 	// slice.
 	Tools []string
+	// Prompts is the allowlist of the server's prompt names, in file
+	// order; nil means every prompt the server lists. It is never an
+	// empty, non-nil slice.
+	Prompts []string
+	// Resources is the allowlist of the server's resources, in file
+	// order: resource URIs and resource template URI templates, each as
+	// the server lists it; nil means every resource and template. It is
+	// never an empty, non-nil slice.
+	Resources []string
 	// Skills is the allowlist of the server's skill names, in file order;
 	// nil means every skill the server lists. It is never an empty,
 	// non-nil slice.
@@ -167,6 +199,10 @@ type Auth struct {
 
 	// The fields below are for AuthOAuth only.
 
+	// Grant is how tokens are obtained; empty means
+	// GrantAuthorizationCode.
+	Grant Grant
+
 	// ClientID is a client id registered beforehand, or an https URL: the
 	// client's Client ID Metadata Document. Empty means Dynamic Client
 	// Registration.
@@ -177,6 +213,30 @@ type Auth struct {
 	// ClientSecretFile is the path of a file holding that secret instead
 	// (its content, surrounding white space trimmed), as written.
 	ClientSecretFile string
+	// ClientKeyEnv names the environment variable holding the client's
+	// private key (PEM, P-256 or RSA) that signs its private_key_jwt
+	// assertions; GrantClientCredentials only, instead of a secret.
+	ClientKeyEnv string
+	// ClientKeyFile is the path of a PEM file holding that key instead.
+	ClientKeyFile string
+	// AssertionFile is the path of the file holding the JWT to exchange,
+	// read again for every token request: the workload's token
+	// (GrantJWTBearer) or the user's ID token (GrantEnterpriseManaged).
+	AssertionFile string
+	// AssertionCommand is a program and its arguments that print that
+	// JWT instead, run for every token request.
+	AssertionCommand []string
+	// IDPTokenEndpoint is the enterprise identity provider's token
+	// endpoint (GrantEnterpriseManaged).
+	IDPTokenEndpoint string
+	// IDPClientID is the client's id at the identity provider.
+	IDPClientID string
+	// IDPClientSecretEnv names the environment variable holding the
+	// client's secret at the identity provider; empty sends none.
+	IDPClientSecretEnv string
+	// DPoP binds tokens to a key (RFC 9449) where the authorization
+	// server supports it.
+	DPoP bool
 	// Issuer, when set, binds ClientID to that authorization server.
 	Issuer string
 	// Scopes are requested when the server's challenge names none; nil
@@ -186,7 +246,8 @@ type Auth struct {
 	// the SDK's loopback default.
 	RedirectURL string
 	// TokenEndpointAuth forces the token endpoint authentication method:
-	// TokenAuthBasic, TokenAuthPost or TokenAuthNone; empty chooses from the
-	// authorization server's metadata.
+	// TokenAuthBasic, TokenAuthPost, TokenAuthNone or (with a client key)
+	// TokenAuthPrivateKeyJWT; empty chooses from the authorization
+	// server's metadata.
 	TokenEndpointAuth string
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -13,11 +14,12 @@ var (
 	rootKeys   = []string{"mcp", "skills"}
 	mcpKeys    = []string{"permissions", "confirmDestructive", "servers"}
 	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "headers",
-		"tools", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
-	authKeys = []string{"type", "tokenEnv", "header", "clientId", "clientSecretEnv", "clientSecretFile",
-		"issuer", "scopes", "redirectUrl", "tokenEndpointAuth"}
+		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
+	authKeys = []string{"type", "tokenEnv", "header", "grant", "clientId", "clientSecretEnv", "clientSecretFile",
+		"clientKeyEnv", "clientKeyFile", "assertionFile", "assertionCommand", "idpTokenEndpoint", "idpClientId",
+		"idpClientSecretEnv", "issuer", "scopes", "redirectUrl", "tokenEndpointAuth", "dpop"}
 	// oauthKeys are only for auth.type oauth, tokenKeys never for it.
-	oauthKeys = []string{"clientId", "clientSecretEnv", "clientSecretFile", "issuer", "scopes", "redirectUrl", "tokenEndpointAuth"}
+	oauthKeys = authKeys[3:]
 	tokenKeys = []string{"tokenEnv", "header"}
 
 	// Keys that only make sense with one transport.
@@ -155,6 +157,12 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	if e, ok := f["tools"]; ok {
 		s.Tools = d.tools(e.val, sub("tools"))
 	}
+	if e, ok := f["prompts"]; ok {
+		s.Prompts = d.uniqueNames(e.val, sub("prompts"), "prompt", "empty allowlist; remove prompts to allow every prompt of the server")
+	}
+	if e, ok := f["resources"]; ok {
+		s.Resources = d.uniqueNames(e.val, sub("resources"), "resource", "empty allowlist; remove resources to allow every resource of the server")
+	}
 	if e, ok := f["skills"]; ok {
 		s.Skills = d.skillAllowlist(e.val, sub("skills"))
 	}
@@ -276,37 +284,12 @@ func (d *decoder) oauth(f map[string]entry, field string, a *Auth) {
 			a.ClientID = v
 		}
 	}
-	envE, hasEnv := f["clientSecretEnv"]
-	fileE, hasFile := f["clientSecretFile"]
-	switch {
-	case hasEnv && hasFile:
-		d.report(fileE.key, sub("clientSecretFile"), "clientSecretEnv and clientSecretFile are mutually exclusive")
-	case hasEnv:
-		if v, ok := d.required(envE.val, sub("clientSecretEnv")); ok {
-			if !isEnvName(v) {
-				d.report(envE.val, sub("clientSecretEnv"), "not an environment variable name (want letters, digits and _, not starting with a digit): put the secret in an environment variable and write that variable's name here")
-			}
-			a.ClientSecretEnv = v
-		}
-	case hasFile:
-		a.ClientSecretFile = d.osString(fileE.val, sub("clientSecretFile"))
-	}
-	secret := hasEnv || hasFile
+	var secret bool
+	a.ClientSecretEnv, a.ClientSecretFile, secret = d.secretSource(f, field, "clientSecretEnv", "clientSecretFile", "the secret")
 	if secret && (a.ClientID == "" || strings.HasPrefix(a.ClientID, "https:")) {
-		at := fileE
-		if hasEnv {
-			at = envE
-		}
-		d.report(at.key, field, "a client secret needs the pre-registered clientId it belongs to")
+		d.report(first(f, "clientSecretEnv", "clientSecretFile").key, field, "a client secret needs the pre-registered clientId it belongs to")
 	}
-	if e, ok := f["issuer"]; ok {
-		if v, ok := d.required(e.val, sub("issuer")); ok {
-			if msg := urlProblem(v); msg != "" {
-				d.report(e.val, sub("issuer"), "%s", msg)
-			}
-			a.Issuer = v
-		}
-	}
+	a.Issuer = d.urlKey(f, field, "issuer")
 	if e, ok := f["scopes"]; ok {
 		seen := map[string]bool{}
 		isList := d.list(e.val, sub("scopes"), func(v, at string, item *yaml.Node) {
@@ -332,15 +315,152 @@ func (d *decoder) oauth(f map[string]entry, field string, a *Auth) {
 			a.RedirectURL = v
 		}
 	}
+	key := d.machine(f, field, a, secret)
 	if e, ok := f["tokenEndpointAuth"]; ok {
-		a.TokenEndpointAuth = oneOf(d, e.val, sub("tokenEndpointAuth"), "token endpoint auth method", TokenAuthBasic, TokenAuthPost, TokenAuthNone)
+		a.TokenEndpointAuth = oneOf(d, e.val, sub("tokenEndpointAuth"), "token endpoint auth method", TokenAuthBasic, TokenAuthPost, TokenAuthNone, TokenAuthPrivateKeyJWT)
 		switch {
-		case a.TokenEndpointAuth == TokenAuthNone && secret:
-			d.report(e.val, sub("tokenEndpointAuth"), "none sends no client secret, yet one is configured")
-		case a.TokenEndpointAuth != "" && a.TokenEndpointAuth != TokenAuthNone && !secret:
+		case a.TokenEndpointAuth == TokenAuthNone && (secret || key):
+			d.report(e.val, sub("tokenEndpointAuth"), "none sends no client secret or assertion, yet one is configured")
+		case a.TokenEndpointAuth == TokenAuthPrivateKeyJWT && !key:
+			d.report(e.val, sub("tokenEndpointAuth"), "%s needs a client key (clientKeyEnv or clientKeyFile)", a.TokenEndpointAuth)
+		case (a.TokenEndpointAuth == TokenAuthBasic || a.TokenEndpointAuth == TokenAuthPost) && !secret:
 			d.report(e.val, sub("tokenEndpointAuth"), "%s needs a client secret (clientSecretEnv or clientSecretFile)", a.TokenEndpointAuth)
 		}
 	}
+	if e, ok := f["dpop"]; ok {
+		a.DPoP = d.boolean(e.val, sub("dpop"))
+	}
+}
+
+// machine decodes the keys of the machine grants into a, and reports
+// whether a client key is configured; secret says a client secret is.
+func (d *decoder) machine(f map[string]entry, field string, a *Auth, secret bool) (key bool) {
+	sub := func(k string) string { return field + "." + k }
+	grantAt := f["grant"].val
+	if e, ok := f["grant"]; ok {
+		a.Grant = oneOf(d, e.val, sub("grant"), "grant", GrantAuthorizationCode, GrantClientCredentials, GrantJWTBearer, GrantEnterpriseManaged)
+	}
+	if grantAt == nil {
+		grantAt = f["type"].val
+	}
+	g := a.Grant
+	if g == "" {
+		g = GrantAuthorizationCode
+	}
+	only := func(k string, grants ...Grant) {
+		if e, ok := f[k]; ok && !slices.Contains(grants, g) {
+			names := make([]string, len(grants))
+			for i, g := range grants {
+				names[i] = string(g)
+			}
+			d.report(e.key, sub(k), "%s is only for the %s grant", k, strings.Join(names, " and "))
+		}
+	}
+	only("clientKeyEnv", GrantClientCredentials)
+	only("clientKeyFile", GrantClientCredentials)
+	only("assertionFile", GrantJWTBearer, GrantEnterpriseManaged)
+	only("assertionCommand", GrantJWTBearer, GrantEnterpriseManaged)
+	only("idpTokenEndpoint", GrantEnterpriseManaged)
+	only("idpClientId", GrantEnterpriseManaged)
+	only("idpClientSecretEnv", GrantEnterpriseManaged)
+	only("redirectUrl", GrantAuthorizationCode)
+
+	a.ClientKeyEnv, a.ClientKeyFile, key = d.secretSource(f, field, "clientKeyEnv", "clientKeyFile", "the client's private key (PEM)")
+	if key && secret {
+		d.report(first(f, "clientKeyEnv", "clientKeyFile").key, field, "a client key and a client secret are mutually exclusive (private_key_jwt or a secret)")
+	}
+	if e, ok := f["assertionFile"]; ok {
+		a.AssertionFile = d.osString(e.val, sub("assertionFile"))
+	}
+	if e, ok := f["assertionCommand"]; ok {
+		d.list(e.val, sub("assertionCommand"), func(v, at string, item *yaml.Node) {
+			if v == "" || hasNUL(v) {
+				d.report(item, at, "must not be empty or contain a NUL byte")
+			}
+			a.AssertionCommand = append(a.AssertionCommand, v)
+		})
+		if e.val.Kind == yaml.SequenceNode && len(e.val.Content) == 0 {
+			d.report(e.val, sub("assertionCommand"), "empty command (want [program, args...])")
+		}
+		if _, both := f["assertionFile"]; both {
+			d.report(e.key, sub("assertionCommand"), "assertionFile and assertionCommand are mutually exclusive")
+		}
+	}
+	a.IDPTokenEndpoint = d.urlKey(f, field, "idpTokenEndpoint")
+	if e, ok := f["idpClientId"]; ok {
+		a.IDPClientID, _ = d.required(e.val, sub("idpClientId"))
+	}
+	a.IDPClientSecretEnv, _, _ = d.secretSource(f, field, "idpClientSecretEnv", "", "the identity provider's client secret")
+
+	assertion := a.AssertionFile != "" || len(a.AssertionCommand) > 0
+	switch a.Grant {
+	case GrantClientCredentials:
+		if a.ClientID == "" || strings.HasPrefix(a.ClientID, "https:") {
+			d.report(grantAt, field, "the client_credentials grant needs a pre-registered clientId")
+		}
+		if !secret && !key {
+			d.report(grantAt, field, "the client_credentials grant needs a client secret (clientSecretEnv or clientSecretFile) or a client key (clientKeyEnv or clientKeyFile)")
+		}
+	case GrantJWTBearer:
+		if !assertion {
+			d.report(grantAt, field, "the jwt_bearer grant needs the workload's token: assertionFile or assertionCommand")
+		}
+	case GrantEnterpriseManaged:
+		if !assertion {
+			d.report(grantAt, field, "the enterprise_managed grant needs the user's ID token: assertionFile or assertionCommand")
+		}
+		if a.IDPTokenEndpoint == "" {
+			d.report(grantAt, field, "the enterprise_managed grant needs idpTokenEndpoint (the identity provider's token endpoint)")
+		}
+	}
+	return key
+}
+
+// urlKey decodes the URL of key in f, "" when absent.
+func (d *decoder) urlKey(f map[string]entry, field, key string) string {
+	e, ok := f[key]
+	if !ok {
+		return ""
+	}
+	v, ok := d.required(e.val, field+"."+key)
+	if ok {
+		if msg := urlProblem(v); msg != "" {
+			d.report(e.val, field+"."+key, "%s", msg)
+		}
+	}
+	return v
+}
+
+// first returns the entry of the first of keys present in f.
+func first(f map[string]entry, keys ...string) entry {
+	for _, k := range keys {
+		if e, ok := f[k]; ok {
+			return e
+		}
+	}
+	return entry{}
+}
+
+// secretSource decodes a pair of keys naming a secret by environment
+// variable (envKey) or by file (fileKey, "" for none), one at most, and
+// reports whether either is set; what names the secret in messages.
+func (d *decoder) secretSource(f map[string]entry, field, envKey, fileKey, what string) (env, file string, set bool) {
+	envE, hasEnv := f[envKey]
+	fileE, hasFile := f[fileKey]
+	switch {
+	case hasEnv && hasFile:
+		d.report(fileE.key, field+"."+fileKey, "%s and %s are mutually exclusive", envKey, fileKey)
+	case hasEnv:
+		if v, ok := d.required(envE.val, field+"."+envKey); ok {
+			if !isEnvName(v) {
+				d.report(envE.val, field+"."+envKey, "not an environment variable name (want letters, digits and _, not starting with a digit): put %s in an environment variable and write that variable's name here", what)
+			}
+			env = v
+		}
+	case hasFile:
+		file = d.osString(fileE.val, field+"."+fileKey)
+	}
+	return env, file, hasEnv || hasFile
 }
 
 // headers decodes the static headers; auth is the server's auth, whose

@@ -61,12 +61,47 @@
 //	        type: oauth
 //	        clientId: mini-me-docs
 //	        clientSecretFile: /run/secrets/docs-client-secret
+//	    - name: nightly
+//	      url: https://reports.example.com/mcp
+//	      auth:
+//	        type: oauth
+//	        grant: client_credentials
+//	        clientId: nightly-agent
+//	        clientKeyFile: /run/secrets/nightly-agent.pem
+//	        tokenEndpointAuth: private_key_jwt
+//	        dpop: true
+//	    - name: billing
+//	      url: https://billing.example.com/mcp
+//	      auth:
+//	        type: oauth
+//	        grant: client_credentials
+//	        clientId: billing-agent
+//	        clientKeyEnv: BILLING_AGENT_KEY
+//	    - name: builds
+//	      url: https://ci.example.com/mcp
+//	      auth:
+//	        type: oauth
+//	        grant: jwt_bearer
+//	        assertionFile: /var/run/secrets/tokens/mcp-token
+//	    - name: wiki
+//	      url: https://wiki.corp.example.com/mcp
+//	      auth:
+//	        type: oauth
+//	        grant: enterprise_managed
+//	        clientId: mini-me-wiki
+//	        clientSecretEnv: WIKI_CLIENT_SECRET
+//	        assertionCommand: [corp-sso, id-token]
+//	        idpTokenEndpoint: https://sso.corp.example.com/oauth2/token
+//	        idpClientId: mini-me
+//	        idpClientSecretEnv: SSO_CLIENT_SECRET
 //	    - name: finance
 //	      command: simpl-resultat
 //	      args: ["--mcp"]
 //	      env:
 //	        LEDGER: ${HOME}/ledger.db
 //	      dir: /srv/finance
+//	      prompts: [monthly_report]
+//	      resources: ["ledger://accounts", "ledger://accounts/{id}"]
 //	      egress: local
 //	skills:
 //	  - ./skills
@@ -112,6 +147,11 @@
 //     Mcp-Protocol-Version, ...) are refused: secrets go in auth.
 //   - tools: an allowlist of tool names, non-empty and without duplicates.
 //     Absent means every tool; an empty list is an error.
+//   - prompts: an allowlist of the server's prompt names, strict like
+//     tools. Absent means every prompt.
+//   - resources: an allowlist of the server's resource URIs and resource
+//     template URI templates, as the server lists them, strict like tools.
+//     Absent means every resource and template.
 //   - skills: an allowlist of the server's skill names (SEP-2640), strict
 //     like tools. Absent means every skill the server lists.
 //   - permissions: ask or auto, overriding mcp.permissions.
@@ -155,9 +195,38 @@
 //     scopes_supported, or none).
 //   - redirectUrl: the redirect URI, an absolute URL (default a loopback
 //     URL the host's sign-in helper listens on).
-//   - tokenEndpointAuth: client_secret_basic, client_secret_post or none,
-//     forcing how the client authenticates at the token endpoint (default:
-//     chosen from the server's metadata); the first two need a secret.
+//   - tokenEndpointAuth: client_secret_basic, client_secret_post, none or
+//     private_key_jwt, forcing how the client authenticates at the token
+//     endpoint (default: chosen from the server's metadata, private_key_jwt
+//     with a client key); the first two need a secret, the last a key.
+//   - grant: how tokens are obtained. authorization_code (the default)
+//     signs the user in through a browser. The machine grants need no user:
+//     client_credentials authenticates the program itself (a pre-registered
+//     clientId with a secret or a key); jwt_bearer exchanges a JWT the
+//     platform issues to the workload (workload identity federation, for
+//     example a Kubernetes service account token); enterprise_managed
+//     exchanges the user's ID token at the enterprise identity provider for
+//     an authorization grant (ID-JAG), then that grant for a token.
+//     redirectUrl is for authorization_code only.
+//   - clientKeyEnv: client_credentials only, the NAME of the environment
+//     variable holding the client's private key (PEM: P-256 ECDSA for
+//     ES256, or RSA of 2048 bits or more for RS256), which signs its
+//     private_key_jwt assertions; instead of a client secret.
+//   - clientKeyFile: the path of a PEM file holding that key instead.
+//   - assertionFile: jwt_bearer and enterprise_managed, required for them
+//     unless assertionCommand is given: the path of the file holding the
+//     JWT to exchange (the workload's token, or the user's ID token), read
+//     again for every token request, so the platform may renew it.
+//   - assertionCommand: a program and its arguments, [program, args...],
+//     run for every token request, whose standard output is that JWT.
+//   - idpTokenEndpoint: enterprise_managed only, required: the identity
+//     provider's token endpoint, where the ID token is exchanged.
+//   - idpClientId: the client's id at the identity provider.
+//   - idpClientSecretEnv: the NAME of the environment variable holding the
+//     client's secret at the identity provider (default: none sent).
+//   - dpop: true binds tokens to a key pair made per run (DPoP, RFC 9449)
+//     where the authorization server supports it: every request carries a
+//     fresh proof, and a stolen token is useless without the key.
 //
 // # Strictness and limits
 //

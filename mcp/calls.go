@@ -215,13 +215,33 @@ func marshalArgs(args any) (json.RawMessage, error) {
 
 // ListPrompts lists every prompt of the server.
 func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
-	return listAll(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string) { return p.Prompts, p.NextCursor })
+	prompts, _, err := c.listPrompts(ctx)
+	return prompts, err
+}
+
+// listPrompts lists every prompt and says until when the list is fresh
+// (see ToolsFreshUntil).
+func (c *Client) listPrompts(ctx context.Context) ([]Prompt, time.Time, error) {
+	return listFresh(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string, *int64) { return p.Prompts, p.NextCursor, p.TTLMs })
+}
+
+// listFresh follows every page of a listing (listAll) and says until when
+// it is fresh: the smallest ttlMs of its pages.
+func listFresh[P any, T any](ctx context.Context, c *Client, method string, items func(*P) ([]T, *string, *int64)) ([]T, time.Time, error) {
+	var life pageLife
+	all, err := listAll(ctx, c, method, func(p *P) ([]T, *string) {
+		list, next, ttl := items(p)
+		life.page(ttl)
+		return list, next
+	})
+	return all, life.until(), err
 }
 
 type promptsPage struct {
 	complete
 	Prompts    []Prompt `json:"prompts"`
 	NextCursor *string  `json:"nextCursor"`
+	TTLMs      *int64   `json:"ttlMs"`
 }
 
 // GetPrompt renders a prompt with its arguments.
@@ -251,13 +271,23 @@ type getPromptWire struct {
 
 // ListResources lists every resource of the server.
 func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
-	return listAll(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string) { return p.Resources, p.NextCursor })
+	res, _, err := c.listResources(ctx)
+	return res, err
+}
+
+// listResources lists every resource and says until when the list is
+// fresh (see ToolsFreshUntil).
+func (c *Client) listResources(ctx context.Context) ([]Resource, time.Time, error) {
+	return listFresh(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string, *int64) {
+		return p.Resources, p.NextCursor, p.TTLMs
+	})
 }
 
 type resourcesPage struct {
 	complete
 	Resources  []Resource `json:"resources"`
 	NextCursor *string    `json:"nextCursor"`
+	TTLMs      *int64     `json:"ttlMs"`
 }
 
 // ReadResource reads a resource. Not found is an *RPCError with

@@ -82,6 +82,12 @@ type Options struct {
 	// changed (notifications/resources/list_changed), which is how a
 	// skills server says its skills changed.
 	OnResourcesChanged func()
+	// OnPromptsChanged is called when the server says its prompt list
+	// changed (notifications/prompts/list_changed).
+	OnPromptsChanged func()
+	// OnResourceUpdated is called when a resource the client subscribed
+	// to (SubscribeResource) changed (notifications/resources/updated).
+	OnResourceUpdated func(uri string)
 
 	// Skills declares the skills extension (SkillsExtension) in the
 	// client capabilities, in both eras. The skills methods work whenever
@@ -162,6 +168,9 @@ type Client struct {
 	// toolsFresh is when the last tool list expires (zero: no lifetime).
 	toolsFresh time.Time
 	initGen    int // legacy session generation
+	// resourceSubs are the 2026-07-28 resource subscriptions, each a
+	// listen stream of its own (see subscribe.go).
+	resourceSubs resourceStreams
 }
 
 // conn carries messages for one era-aware transport.
@@ -289,7 +298,9 @@ func (c *Client) Close() error {
 	c.end()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	return c.conn.close(ctx)
+	err := c.conn.close(ctx)
+	c.resourceSubs.wait()
+	return err
 }
 
 // closeTimeout bounds Close.
@@ -568,7 +579,16 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		if c.opts.OnResourcesChanged != nil {
 			c.opts.OnResourcesChanged()
 		}
+	case "notifications/resources/updated":
+		c.resourceUpdated(params)
+	case "notifications/prompts/list_changed":
+		if c.opts.OnPromptsChanged != nil {
+			c.opts.OnPromptsChanged()
+		}
 	case "notifications/subscriptions/acknowledged":
+		if c.resourceSubs.owns(params) {
+			return // a resource subscription's stream: no list to re-fetch
+		}
 		// A listen stream (re)opened. Nothing is replayed, so the host
 		// must re-fetch what may have changed while none was open: after
 		// a reopening, or after the first opening if a listing began
@@ -578,6 +598,9 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		}
 		if c.listens.Load() > 1 && c.opts.OnResourcesChanged != nil {
 			c.opts.OnResourcesChanged()
+		}
+		if c.listens.Load() > 1 && c.opts.OnPromptsChanged != nil {
+			c.opts.OnPromptsChanged()
 		}
 	default:
 		c.log.Debug("mcp: notification ignored", "method", method)

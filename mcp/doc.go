@@ -56,6 +56,14 @@
 // values for every server skipped and every tool left out, renamed or
 // changed since first seen.
 //
+// Beside the tools, the Toolset gathers each server's prompts
+// ([Toolset.Prompts], named like tools), resources and resource templates
+// ([Toolset.Resources], [Toolset.ResourceTemplates]), each refreshed on its
+// own list_changed notification. [Toolset.GetPrompt] routes a prompt by
+// name; [Toolset.ReadResource] sends a URI only to the server that listed
+// it or one of whose templates matches it, and refuses any other with
+// [ErrUnknownResource].
+//
 // # Deliberate limits
 //
 // The client offers elicitation (form mode) and roots only when the host

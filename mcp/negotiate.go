@@ -128,7 +128,7 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 			c.proto.Store(&protoState{era: EraModern, version: Version20260728, serverInfo: info,
 				capabilities: res.Capabilities, instructions: res.Instructions})
 			if s, ok := c.conn.(interface{ subscribe(json.RawMessage) }); ok && (c.opts.OnToolsChanged != nil &&
-				res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged || c.watchesResources(res.Capabilities)) {
+				res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged || c.watchesResources(res.Capabilities) || c.watchesPrompts(res.Capabilities)) {
 				s.subscribe(c.meta)
 			}
 			return true, "", nil

@@ -30,7 +30,8 @@ var ErrServerConfig = errors.New("mcp: invalid server configuration")
 type ToolsetOptions struct {
 	// Client is the base of every server's client options. A server's own
 	// ConnectTimeout and Timeout (call timeout) override Client's; the
-	// Toolset sets OnToolsChanged and OnInvalidTool itself. The Logger, when
+	// Toolset sets OnToolsChanged, OnInvalidTool, OnPromptsChanged and
+	// OnResourcesChanged itself. The Logger, when
 	// set, also receives the Toolset's own diagnostics, with the server
 	// name as an attribute.
 	Client Options
@@ -46,6 +47,10 @@ type ToolsetOptions struct {
 	// not anything changed and whether or not it succeeded. Calls are never
 	// concurrent; OnChange may call every Toolset method but Close.
 	OnChange func(ToolsChange)
+	// OnResourceUpdated receives the changes of the resources subscribed
+	// to with SubscribeResource: the server and the URI. It runs as the
+	// client's notification callbacks do (see Options).
+	OnResourceUpdated func(server, uri string)
 	// SkillFolders are local skill folders (config.Config.Skills), whose
 	// skills join the catalogue beside the servers' (see Skills). A
 	// server's skills are listed only when Client.Skills is set.
@@ -155,6 +160,9 @@ type ServerStatus struct {
 	Tools int
 	// Skills counts the server's skills in the Toolset.
 	Skills int
+	// Prompts, Resources and ResourceTemplates count the server's prompts,
+	// resources and resource templates in the Toolset.
+	Prompts, Resources, ResourceTemplates int
 	// Err is why the server was skipped, nil when it is connected.
 	Err error
 }
@@ -180,6 +188,9 @@ type Toolset struct {
 	index  map[string]route   // Toolset name → server and original
 	taken  map[string]toolKey // every name ever given, never reused
 	sk     toolsetSkills
+
+	prompts   toolsetPrompts
+	resources toolsetResources
 }
 
 type route struct {
@@ -211,6 +222,9 @@ type tsServer struct {
 	last     map[string]fingerprint
 
 	sk serverSkills
+
+	prompts   capList[[]Prompt]
+	resources capList[resourceSet]
 }
 
 // assignedName is the name a tool got and, when its natural name was
@@ -298,6 +312,8 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	}
 	t.mu.Unlock()
 	t.startSkills()
+	promptsCap.start(t)
+	resourcesCap.start(t)
 	for _, s := range t.servers {
 		if s.client != nil {
 			t.loops.Add(1)
@@ -317,6 +333,8 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		first:          map[string]fingerprint{},
 		last:           map[string]fingerprint{},
 		sk:             serverSkills{kick: make(chan struct{}, 1)},
+		prompts:        newCapList[[]Prompt](),
+		resources:      newCapList[resourceSet](),
 	}
 	if s.connectTimeout <= 0 {
 		s.connectTimeout = t.opts.Client.ConnectTimeout
@@ -356,6 +374,8 @@ func (t *Toolset) connect(ctx context.Context, s *tsServer) listing {
 		if l.err == nil {
 			s.client = c
 			s.sk.first = t.listSkills(cctx, s)
+			promptsCap.connect(cctx, s)
+			resourcesCap.connect(cctx, s)
 			return l
 		}
 		_ = c.Close()
@@ -422,8 +442,16 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
 	}
 	o.OnToolsChanged = s.due
+	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
+		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }
+	}
+	o.OnPromptsChanged = s.prompts.due
+	o.OnResourcesChanged = s.resources.due
 	if o.Skills {
-		o.OnResourcesChanged = s.skillsDue
+		o.OnResourcesChanged = func() {
+			s.resources.due()
+			s.skillsDue()
+		}
 	}
 	if onProgress := o.OnProgress; onProgress != nil {
 		o.OnProgress = func(p Progress) {
@@ -692,7 +720,12 @@ func (t *Toolset) Warnings() []Warning {
 			out = append(out, *s.failed)
 		}
 	}
-	return append(out, t.skillWarnings()...)
+	out = append(out, t.skillWarnings()...)
+	for _, s := range t.servers {
+		out = append(out, s.prompts.warnings...)
+		out = append(out, s.resources.warnings...)
+	}
+	return append(out, t.resources.warnings...)
 }
 
 // Servers returns the status of every configured server, in configuration

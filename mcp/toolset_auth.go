@@ -20,21 +20,26 @@ func (t *Toolset) transport(s config.Server) (Transport, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: oauth is only for HTTP servers", ErrServerConfig)
 	}
-	secret, err := clientSecret(s.Auth)
+	secret, err := readSecret(s.Auth.ClientSecretEnv, s.Auth.ClientSecretFile, "the oauth client secret")
 	if err != nil {
 		return nil, err
 	}
-	a, err := oauth.New(s.URL, oauth.Config{
+	cfg := oauth.Config{
 		ClientID:          s.Auth.ClientID,
 		ClientSecret:      secret,
 		Issuer:            s.Auth.Issuer,
 		Scopes:            s.Auth.Scopes,
 		RedirectURL:       s.Auth.RedirectURL,
 		TokenEndpointAuth: s.Auth.TokenEndpointAuth,
+		DPoP:              s.Auth.DPoP,
 		Browser:           t.opts.Browser,
 		Store:             t.opts.TokenStore,
 		Logger:            t.log.With("server", s.Name),
-	})
+	}
+	if err := machineGrant(s.Auth, &cfg); err != nil {
+		return nil, err
+	}
+	a, err := oauth.New(s.URL, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrServerConfig, err)
 	}
@@ -42,25 +47,55 @@ func (t *Toolset) transport(s config.Server) (Transport, error) {
 	return ht, nil
 }
 
-// clientSecret reads the client secret an oauth entry names, from its
-// environment variable or its file; "" when it names none.
-func clientSecret(a *config.Auth) (oauth.Secret, error) {
+// machineGrant sets the grant of an oauth entry, with its client key and
+// its assertion source, in cfg.
+func machineGrant(a *config.Auth, cfg *oauth.Config) error {
+	assertion := oauth.AssertionFile(a.AssertionFile)
+	if len(a.AssertionCommand) > 0 {
+		assertion = oauth.AssertionCommand(a.AssertionCommand)
+	}
+	switch a.Grant {
+	case config.GrantClientCredentials:
+		cfg.Grant = oauth.ClientCredentials{}
+		pem, err := readSecret(a.ClientKeyEnv, a.ClientKeyFile, "the oauth client key")
+		if err != nil || pem == "" {
+			return err
+		}
+		if cfg.ClientKey, err = oauth.ParsePrivateKey([]byte(pem)); err != nil {
+			return fmt.Errorf("%w: %v", ErrServerConfig, err)
+		}
+	case config.GrantJWTBearer:
+		cfg.Grant = oauth.JWTBearer{Assertion: assertion}
+	case config.GrantEnterpriseManaged:
+		idpSecret, err := readSecret(a.IDPClientSecretEnv, "", "the identity provider's client secret")
+		if err != nil {
+			return err
+		}
+		cfg.Grant = oauth.EnterpriseManaged{IDToken: assertion, TokenEndpoint: a.IDPTokenEndpoint, ClientID: a.IDPClientID, ClientSecret: idpSecret}
+	}
+	return nil
+}
+
+// readSecret reads a secret an oauth entry names, from its environment
+// variable env or its file; "" when it names none. what names it in
+// errors, which never quote the content.
+func readSecret(env, file, what string) (oauth.Secret, error) {
 	switch {
-	case a.ClientSecretEnv != "":
-		v := strings.TrimSpace(os.Getenv(a.ClientSecretEnv))
+	case env != "":
+		v := strings.TrimSpace(os.Getenv(env))
 		if v == "" {
-			return "", fmt.Errorf("%w: %s (the oauth client secret)", ErrMissingToken, a.ClientSecretEnv)
+			return "", fmt.Errorf("%w: %s (%s)", ErrMissingToken, env, what)
 		}
 		return oauth.Secret(v), nil
-	case a.ClientSecretFile != "":
-		b, err := os.ReadFile(a.ClientSecretFile)
+	case file != "":
+		b, err := os.ReadFile(file)
 		if err != nil {
 			// The path is the user's; the error names it, never the content.
-			return "", fmt.Errorf("%w: oauth client secret file: %v", ErrMissingToken, err)
+			return "", fmt.Errorf("%w: %s file: %v", ErrMissingToken, what, err)
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {
-			return "", fmt.Errorf("%w: oauth client secret file %s is empty", ErrMissingToken, a.ClientSecretFile)
+			return "", fmt.Errorf("%w: %s file %s is empty", ErrMissingToken, what, file)
 		}
 		return oauth.Secret(v), nil
 	}

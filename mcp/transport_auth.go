@@ -26,6 +26,20 @@ type Credentials interface {
 	Challenged(ctx context.Context, status int, challenges []oauth.Challenge, sent string) error
 }
 
+// ProofCredentials are Credentials whose tokens are bound to a key
+// (DPoP, RFC 9449): *oauth.Authorizer implements it. Authorize sets the
+// Authorization header of req for token, and the proof the token needs
+// (a DPoP header), freshly for every request. Answered is told of every
+// answer (it may keep a nonce the server sent) and reports whether the
+// answer asks for the request to be sent again at once with a fresh proof
+// (a 401 use_dpop_nonce), which happens once per request at most. Both
+// must not block.
+type ProofCredentials interface {
+	Credentials
+	Authorize(req *http.Request, token string) error
+	Answered(resp *http.Response) bool
+}
+
 // maxAuthRetries bounds how many times one request is sent again after a
 // 401 or 403: once for a new token, once more for a step-up.
 const maxAuthRetries = 2
@@ -110,6 +124,8 @@ func (h *httpConn) authError(method string, resp *http.Response) *AuthError {
 // and the request was sent again, maxAuthRetries times at most. Every
 // request of the transport goes through here.
 func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) {
+	proof, _ := h.creds.(ProofCredentials)
+	nonced := false
 	for attempt := 0; ; attempt++ {
 		sent := ""
 		switch {
@@ -120,10 +136,16 @@ func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) 
 			if err != nil {
 				return nil, fmt.Errorf("%w: %s: %v", ErrAuth, method, err)
 			}
-			if tok != "" {
+			switch {
+			case tok != "" && proof != nil:
+				h.remember(tok)
+				if err := proof.Authorize(req, tok); err != nil {
+					return nil, fmt.Errorf("%w: %s: %v", ErrAuth, method, err)
+				}
+			case tok != "":
 				h.remember(tok)
 				req.Header.Set("Authorization", "Bearer "+tok)
-			} else {
+			default:
 				req.Header.Del("Authorization")
 			}
 			sent = tok
@@ -132,6 +154,7 @@ func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) 
 		if err != nil {
 			return nil, h.redactErr(err)
 		}
+		retryNonce := proof != nil && proof.Answered(resp) && !nonced
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 			return resp, nil
 		}
@@ -140,7 +163,9 @@ func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) 
 		if h.creds == nil || attempt >= maxAuthRetries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 			return nil, aerr
 		}
-		if err := h.creds.Challenged(req.Context(), resp.StatusCode, aerr.Challenges, sent); err != nil {
+		if retryNonce {
+			nonced = true // the server's nonce is kept: send again, without a new authorization
+		} else if err := h.creds.Challenged(req.Context(), resp.StatusCode, aerr.Challenges, sent); err != nil {
 			aerr.Err = err
 			return nil, aerr
 		}
@@ -211,6 +236,7 @@ func (h *httpConn) checkRedirect(next func(*http.Request, []*http.Request) error
 				req.Header.Del(h.authName)
 			}
 			req.Header.Del("Authorization")
+			req.Header.Del("DPoP")
 		}
 		if next != nil {
 			return next(req, via)

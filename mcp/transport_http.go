@@ -627,8 +627,10 @@ func (h *httpConn) background(run func(context.Context)) bool {
 type listenParams struct {
 	Meta          json.RawMessage `json:"_meta"`
 	Notifications struct {
-		ToolsListChanged     bool `json:"toolsListChanged"`
-		ResourcesListChanged bool `json:"resourcesListChanged,omitempty"`
+		ToolsListChanged      bool     `json:"toolsListChanged"`
+		ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+		PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+		ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 	} `json:"notifications"`
 }
 
@@ -636,9 +638,7 @@ type listenParams struct {
 // first attempt ends.
 func (h *httpConn) subscribeLoop(ctx context.Context, meta json.RawMessage, ended func()) {
 	defer ended()
-	p := listenParams{Meta: meta}
-	p.Notifications.ToolsListChanged = true
-	p.Notifications.ResourcesListChanged = h.c.watchesResources(h.c.Capabilities())
+	p := h.c.listenFilter(meta)
 	var b backoff
 	for {
 		if sleep(ctx, b.wait) != nil {

@@ -82,8 +82,7 @@ func (s *stdioConn) unsubscribe(ctx context.Context) {
 // request is written, or will not be.
 func (s *stdioConn) listenLoop(ctx context.Context, meta json.RawMessage, sent func()) {
 	defer sent()
-	params := listenParams{Meta: meta}
-	params.Notifications.ToolsListChanged = true
+	params := s.c.listenFilter(meta)
 	var last *proc
 	wait := listenRetry
 	for again := false; ; again = true {

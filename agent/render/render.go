@@ -55,8 +55,12 @@ func Servers(w io.Writer, tools *mcp.Toolset) {
 			fmt.Fprintf(tw, "  %s\tskipped\t%s\n", s.Name, Clean(s.Err.Error(), 200))
 			continue
 		}
-		fmt.Fprintf(tw, "  %s\t%s (%s)\t%s %s, %d tools\n", s.Name, s.Era, s.ProtocolVersion,
-			Clean(s.ServerInfo.Name, 40), Clean(s.ServerInfo.Version, 20), s.Tools)
+		extra := ""
+		if s.Prompts+s.Resources+s.ResourceTemplates > 0 {
+			extra = fmt.Sprintf(", %d prompts, %d resources, %d templates", s.Prompts, s.Resources, s.ResourceTemplates)
+		}
+		fmt.Fprintf(tw, "  %s\t%s (%s)\t%s %s, %d tools%s\n", s.Name, s.Era, s.ProtocolVersion,
+			Clean(s.ServerInfo.Name, 40), Clean(s.ServerInfo.Version, 20), s.Tools, extra)
 	}
 	tw.Flush()
 }

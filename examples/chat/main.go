@@ -12,7 +12,9 @@
 // and their tools, then reads your questions. After each answer a status
 // line shows the model, the servers and the tokens used.
 //
-// Commands: /tools, /servers, /status, /history (the questions asked),
+// Commands: /tools, /servers, /prompts and /resources (the servers'
+// prompts and resources: a prompt runs as /<name> [args], and @<uri> in a
+// question attaches a resource), /status, /history (the questions asked),
 // !N (ask question N again), /clear (forget the conversation and the
 // approvals given for the session), /quit. Ctrl-C stops the answer being
 // written, or the question being asked, and keeps the session; Ctrl-D or
@@ -98,7 +100,7 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	render.Model(out, model)
-	fmt.Fprintln(out, "\nType a question. /tools, /servers, /status, /history, !N, /clear, /quit; Ctrl-C stops an answer.")
+	fmt.Fprintln(out, "\nType a question. /tools, /servers, /prompts, /resources, /status, /history, !N, /clear, /quit; @<uri> attaches; Ctrl-C stops an answer.")
 
 	lines := permission.NewLines(stdin)
 	defer lines.Close()
@@ -213,7 +215,12 @@ func (c *chat) loop() {
 		case strings.HasPrefix(line, "/"):
 			c.command(line)
 		default:
-			c.turn(line)
+			m, err := c.question(line)
+			if err != nil {
+				fmt.Fprintf(c.out, "(%s)\n", render.Clean(err.Error(), 300))
+				continue
+			}
+			c.turn(line, m)
 		}
 	}
 }
@@ -253,7 +260,9 @@ func (c *chat) command(line string) {
 		c.agent.Policy = agent.NewPolicy(c.cfg, c.approver)
 		fmt.Fprintln(c.out, "(conversation cleared, and the approvals given for the session)")
 	default:
-		fmt.Fprintln(c.out, "commands: /tools, /servers, /status, /history, !N, /clear, /quit")
+		if !c.promptCommand(line) {
+			fmt.Fprintln(c.out, "commands: /tools, /servers, /prompts, /resources, /<prompt> [args], /status, /history, !N, /clear, /quit")
+		}
 	}
 }
 
@@ -284,13 +293,14 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// turn runs the agent on one question, streaming its answer, until it
-// answers or Ctrl-C stops it.
-func (c *chat) turn(question string) {
-	c.history = append(c.history, question)
+// turn runs the agent on the next messages (the question's, or a
+// prompt's), streaming its answer, until it answers or Ctrl-C stops it;
+// the history keeps the line typed.
+func (c *chat) turn(line string, next ...agent.Message) {
+	c.history = append(c.history, line)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	msgs := append(slices.Clip(c.conversation), agent.Message{Role: agent.RoleUser, Content: question})
+	msgs := append(slices.Clip(c.conversation), next...)
 	done := make(chan struct{})
 	var res agent.Result
 	var err error

@@ -78,7 +78,7 @@ func run(ctx context.Context, scenario, url string, log *slog.Logger) error {
 	}
 	tr := &mcp.HTTPTransport{URL: url}
 	if strings.HasPrefix(scenario, "auth/") {
-		a, err := authorizer(url, log)
+		a, err := authorizer(scenario, url, log)
 		if err != nil {
 			return err
 		}
@@ -104,12 +104,20 @@ const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 const redirectURL = "http://localhost:3000/callback"
 
 // authorizer configures the SDK's OAuth client as a host would, with the
-// credentials the suite hands out for some scenarios.
-func authorizer(serverURL string, log *slog.Logger) (*oauth.Authorizer, error) {
+// credentials the suite hands out for some scenarios. The machine
+// scenarios are hosts without a user: they choose a grant, as such a
+// host's configuration does. DPoP is on everywhere; the SDK uses it where
+// the authorization server supports it.
+func authorizer(scenario, serverURL string, log *slog.Logger) (*oauth.Authorizer, error) {
 	var given struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
-		Issuer       string `json:"issuer"`
+		ClientID      string `json:"client_id"`
+		ClientSecret  string `json:"client_secret"`
+		Issuer        string `json:"issuer"`
+		PrivateKeyPEM string `json:"private_key_pem"`
+		ValidJWT      string `json:"valid_jwt"`
+		IDPClientID   string `json:"idp_client_id"`
+		IDPIDToken    string `json:"idp_id_token"`
+		IDPTokenURL   string `json:"idp_token_endpoint"`
 	}
 	if c := os.Getenv("MCP_CONFORMANCE_CONTEXT"); c != "" {
 		if err := json.Unmarshal([]byte(c), &given); err != nil {
@@ -122,11 +130,33 @@ func authorizer(serverURL string, log *slog.Logger) (*oauth.Authorizer, error) {
 		ClientName:  "mini-me-conformance",
 		Browser:     headlessBrowser{},
 		Logger:      log,
+		DPoP:        true,
 	}
 	if given.ClientID != "" {
 		cfg.ClientID, cfg.ClientSecret, cfg.Issuer = given.ClientID, oauth.Secret(given.ClientSecret), given.Issuer
 	}
+	switch scenario {
+	case "auth/client-credentials-basic", "auth/client-credentials-jwt":
+		cfg.Grant = oauth.ClientCredentials{}
+		if given.PrivateKeyPEM != "" {
+			key, err := oauth.ParsePrivateKey([]byte(given.PrivateKeyPEM))
+			if err != nil {
+				return nil, err
+			}
+			cfg.ClientKey = key
+		}
+	case "auth/wif-jwt-bearer":
+		cfg.Grant = oauth.JWTBearer{Assertion: fixed(given.ValidJWT)}
+	case "auth/enterprise-managed-authorization":
+		cfg.Grant = oauth.EnterpriseManaged{IDToken: fixed(given.IDPIDToken), TokenEndpoint: given.IDPTokenURL, ClientID: given.IDPClientID}
+	}
 	return oauth.New(serverURL, cfg)
+}
+
+// fixed returns an assertion source that always returns jwt, as a file the
+// platform wrote would.
+func fixed(jwt string) oauth.AssertionFunc {
+	return func(context.Context) (oauth.Secret, error) { return oauth.Secret(jwt), nil }
 }
 
 // headlessBrowser stands in for the user's browser: the suite's

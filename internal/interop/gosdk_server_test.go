@@ -18,6 +18,8 @@ import (
 // check the client's behaviour from the server's side.
 type gosdkServer struct {
 	url string
+	// srv is the SDK's server, for tests that change what it offers.
+	srv *sdk.Server
 	// started receives the tag of each slow call that begins, cancelled
 	// the context error of each slow call that ended by cancellation.
 	started   chan string
@@ -94,7 +96,7 @@ func startGoSDK(t *testing.T, opts *sdk.StreamableHTTPOptions) *gosdkServer {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, opts)
 	hs := httptest.NewServer(g.record(h))
 	t.Cleanup(hs.Close)
-	g.url = hs.URL
+	g.url, g.srv = hs.URL, s
 	return g
 }
 

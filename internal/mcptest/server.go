@@ -63,6 +63,9 @@ type Server struct {
 	TTL time.Duration
 	// Skills, when set, serves skills (SEP-2640) beside the tools.
 	Skills *Skills
+	// Catalog, when set, serves prompts, resources and resource templates
+	// beside the tools.
+	Catalog *Catalog
 	// Intercept, when set, sees every POST first (with its decoded
 	// message) and may answer it itself by returning true.
 	Intercept func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool
@@ -76,7 +79,7 @@ type Server struct {
 	// faultHits counts the requests Fault hit.
 	faultHits int
 	// listeners are the open subscriptions/listen streams.
-	listeners []chan string
+	listeners []*listener
 	srv       *httptest.Server
 }
 
@@ -192,13 +195,46 @@ func (s *Server) NotifyToolsChanged() int {
 	return s.notifyListeners("notifications/tools/list_changed")
 }
 
-// notifyListeners sends a notification on every open listen stream. s.mu
-// is held.
+// listener is one open listen stream.
+type listener struct {
+	ch chan note
+	// lists is false for a stream that asked only for resource updates;
+	// uris are the resources it subscribed to.
+	lists bool
+	uris  []string
+}
+
+// note is a notification for a listen stream; uri is set for
+// notifications/resources/updated.
+type note struct{ method, uri string }
+
+// notifyListeners sends a list notification on every open listen stream
+// that asked for list changes. s.mu is held.
 func (s *Server) notifyListeners(method string) int {
-	for _, ch := range s.listeners {
-		ch <- method
+	n := 0
+	for _, l := range s.listeners {
+		if l.lists {
+			l.ch <- note{method: method}
+			n++
+		}
 	}
-	return len(s.listeners)
+	return n
+}
+
+// NotifyResourceUpdated sends notifications/resources/updated for uri on
+// every listen stream subscribed to it (resourceSubscriptions); it returns
+// how many it reached.
+func (s *Server) NotifyResourceUpdated(uri string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, l := range s.listeners {
+		if slices.Contains(l.uris, uri) {
+			l.ch <- note{method: "notifications/resources/updated", uri: uri}
+			n++
+		}
+	}
+	return n
 }
 
 // Listeners returns how many subscriptions/listen streams are open.
@@ -210,13 +246,23 @@ func (s *Server) Listeners() int {
 
 // listen serves a subscriptions/listen stream until the client leaves.
 func (s *Server) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
-	ch := make(chan string, 8)
+	var p struct {
+		Notifications struct {
+			Tools     bool     `json:"toolsListChanged"`
+			Resources bool     `json:"resourcesListChanged"`
+			Prompts   bool     `json:"promptsListChanged"`
+			URIs      []string `json:"resourceSubscriptions"`
+		} `json:"notifications"`
+	}
+	_ = json.Unmarshal(msg.Params, &p)
+	f := p.Notifications
+	l := &listener{ch: make(chan note, 8), lists: f.Tools || f.Resources || f.Prompts || len(f.URIs) == 0, uris: f.URIs}
 	s.mu.Lock()
-	s.listeners = append(s.listeners, ch)
+	s.listeners = append(s.listeners, l)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.listeners = slices.DeleteFunc(s.listeners, func(c chan string) bool { return c == ch })
+		s.listeners = slices.DeleteFunc(s.listeners, func(x *listener) bool { return x == l })
 		s.mu.Unlock()
 	}()
 	out := newSSE(w)
@@ -224,8 +270,12 @@ func (s *Server) listen(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Mes
 	out.send("notifications/subscriptions/acknowledged", map[string]any{"_meta": meta, "notifications": map[string]any{"toolsListChanged": true}})
 	for {
 		select {
-		case method := <-ch:
-			out.send(method, map[string]any{"_meta": meta})
+		case n := <-l.ch:
+			params := map[string]any{"_meta": meta}
+			if n.uri != "" {
+				params["uri"] = n.uri
+			}
+			out.send(n.method, params)
 		case <-r.Context().Done():
 			return
 		}
@@ -305,6 +355,11 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 	}
 	if s.Skills != nil {
 		if res, err, ok := s.Skills.handle(msg.Method, msg.Params); ok {
+			return res, err
+		}
+	}
+	if s.Catalog != nil {
+		if res, err, ok := s.Catalog.handle(msg.Method, msg.Params); ok {
 			return res, err
 		}
 	}

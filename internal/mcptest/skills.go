@@ -78,6 +78,9 @@ func (s *Server) capabilities() map[string]any {
 		caps["resources"] = map[string]any{"listChanged": true}
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/skills": map[string]any{"directoryRead": s.Skills.DirectoryRead}}
 	}
+	if s.Catalog != nil {
+		s.Catalog.capabilities(caps)
+	}
 	return caps
 }
 

@@ -36,11 +36,17 @@ type Server struct {
 	WrongIss string
 	// Deny answers the authorization with error=access_denied.
 	Deny bool
+	// ClientID and ClientSecret, when set, are the only client the
+	// client_credentials grant accepts (Basic authentication).
+	ClientID, ClientSecret string
+	// Assertion, when set, is the only assertion the jwt-bearer grant
+	// accepts.
+	Assertion string
 
 	srv *httptest.Server
 
 	// TokenRequests counts token endpoint requests, by grant type.
-	CodeGrants, RefreshGrants atomic.Int32
+	CodeGrants, RefreshGrants, MachineGrants atomic.Int32
 	// Authorizations counts authorization requests.
 	Authorizations atomic.Int32
 	// Registrations counts registrations.
@@ -191,6 +197,19 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		delete(s.refresh, rt) // rotation: a second use fails
 		scopes = sc
+	case "client_credentials":
+		s.MachineGrants.Add(1)
+		id, secret, ok := r.BasicAuth()
+		if s.ClientID == "" || !ok || id != s.ClientID || secret != s.ClientSecret {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+			return
+		}
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		s.MachineGrants.Add(1)
+		if s.Assertion == "" || r.PostForm.Get("assertion") != s.Assertion {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return

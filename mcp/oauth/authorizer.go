@@ -26,6 +26,18 @@ type Config struct {
 	// ClientSecret is the secret of a pre-registered ClientID; empty for a
 	// public client.
 	ClientSecret Secret
+	// ClientKey, for a machine Grant, signs the client's private_key_jwt
+	// assertions (RFC 7523 §2.2) instead of sending a ClientSecret: a P-256
+	// ECDSA key (ES256) or an RSA key (RS256), see ParsePrivateKey.
+	ClientKey *PrivateKey
+	// Grant, when set, obtains tokens without a browser (ClientCredentials,
+	// JWTBearer, EnterpriseManaged); nil means the authorization code flow.
+	Grant Grant
+	// DPoP binds tokens to a key pair of the Authorizer's own (RFC 9449)
+	// where the authorization server supports DPoP with ES256: every token
+	// request and every MCP request carries a proof, and the token is sent
+	// as "Authorization: DPoP". Elsewhere tokens stay Bearer tokens.
+	DPoP bool
 	// Issuer, when set, binds ClientID and ClientSecret to that
 	// authorization server: another one never sees them (the client
 	// registers there instead).
@@ -36,7 +48,8 @@ type Config struct {
 	// RedirectURL is the redirect URI; empty means DefaultRedirectURL.
 	RedirectURL string
 	// TokenEndpointAuth forces the token endpoint authentication method:
-	// "client_secret_basic", "client_secret_post" or "none", used by a
+	// "client_secret_basic", "client_secret_post", "none" or (with
+	// ClientKey) "private_key_jwt", used by a
 	// pre-registered client and asked for in a registration (where the
 	// server's answer has the last word). Empty chooses from the
 	// authorization server's metadata.
@@ -62,6 +75,9 @@ const (
 	AuthBasic = "client_secret_basic"
 	AuthPost  = "client_secret_post"
 	AuthNone  = "none"
+	// AuthPrivateKeyJWT authenticates with an assertion signed by
+	// Config.ClientKey (RFC 7523 §2.2).
+	AuthPrivateKeyJWT = "private_key_jwt"
 )
 
 // Authorizer holds the authorization of one MCP server: its metadata, the
@@ -83,6 +99,8 @@ type Authorizer struct {
 	key     Key             // where tok is stored
 	meta    *ServerMetadata // of tok's issuer
 	clients map[string]Registration
+
+	dpop *dpopKey // nil without Config.DPoP
 }
 
 // New returns the Authorizer of the MCP server at serverURL.
@@ -93,8 +111,16 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	}
 	switch cfg.TokenEndpointAuth {
 	case "", AuthBasic, AuthPost, AuthNone:
+	case AuthPrivateKeyJWT:
+		if cfg.ClientKey == nil {
+			return nil, fmt.Errorf("oauth: token endpoint auth method %s needs a ClientKey", AuthPrivateKeyJWT)
+		}
 	default:
-		return nil, fmt.Errorf("oauth: unknown token endpoint auth method %q (want %s, %s or %s)", cfg.TokenEndpointAuth, AuthBasic, AuthPost, AuthNone)
+		return nil, fmt.Errorf("oauth: unknown token endpoint auth method %q (want %s, %s, %s or %s)",
+			cfg.TokenEndpointAuth, AuthBasic, AuthPost, AuthNone, AuthPrivateKeyJWT)
+	}
+	if cfg.ClientKey != nil && cfg.Grant == nil {
+		return nil, errors.New("oauth: a ClientKey is for a machine Grant (the authorization code flow uses no client assertion)")
 	}
 	if cfg.RedirectURL == "" {
 		cfg.RedirectURL = DefaultRedirectURL
@@ -112,6 +138,12 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 		cfg.Store = &MemoryStore{}
 	}
 	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}}
+	if cfg.DPoP {
+		var err error
+		if a.dpop, err = newDPoPKey(); err != nil {
+			return nil, err
+		}
+	}
 	if a.log == nil {
 		a.log = slog.New(discard{})
 	}
@@ -190,11 +222,25 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	if t = a.current(); t.fresh(time.Now()) {
 		return string(t.AccessToken), nil // refreshed while we waited
 	}
-	if t == nil || t.RefreshToken == "" {
+	if t == nil {
 		return "", nil
 	}
-	if err := a.refresh(ctx, t); err != nil {
-		a.log.Debug("oauth: refresh failed", "resource", a.resource.String(), "error", err)
+	a.mu.Lock()
+	key, meta := a.key, a.meta
+	a.mu.Unlock()
+	var err error
+	switch {
+	case t.RefreshToken != "":
+		err = a.refresh(ctx, t)
+	case a.cfg.Grant != nil && meta != nil:
+		// A machine grant is simply asked again, before the server has
+		// to refuse the expired token.
+		err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
+	default:
+		return "", nil
+	}
+	if err != nil {
+		a.log.Debug("oauth: renewing the token failed", "resource", a.resource.String(), "error", err)
 		return "", nil
 	}
 	return string(a.current().AccessToken), nil
@@ -315,6 +361,9 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []strin
 			scopes = prmScopes
 		}
 	}
+	if a.cfg.Grant != nil {
+		return a.grant(ctx, key, meta, resourceID, scopes)
+	}
 	// offline_access asks for a refresh token, where the authorization
 	// server (not the resource) says it knows the scope.
 	if len(scopes) > 0 && slices.Contains(meta.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
@@ -342,6 +391,31 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []strin
 	return nil
 }
 
+// grant obtains a token with the machine grant of Config.
+func (a *Authorizer) grant(ctx context.Context, key Key, meta *ServerMetadata, resource string, scopes []string) error {
+	if gt := grantType(a.cfg.Grant); len(meta.GrantTypesSupported) > 0 && !slices.Contains(meta.GrantTypesSupported, gt) {
+		return fmt.Errorf("%w: authorization server %s does not offer the %s grant", ErrMetadata, meta.Issuer, gt)
+	}
+	client, err := a.grantClient(meta)
+	if err != nil {
+		return err
+	}
+	form, err := a.cfg.Grant.form(ctx, a, meta, resource)
+	if err != nil {
+		return err
+	}
+	form.Set("resource", resource)
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	tok, err := a.exchange(ctx, meta, client, form, scopes, "token")
+	if err != nil {
+		return err
+	}
+	a.adopt(ctx, key, meta, tok)
+	return nil
+}
+
 // adoptStored uses a token the store holds for key, refreshing it when it
 // expired; it reports whether one could be used.
 func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetadata) bool {
@@ -352,6 +426,9 @@ func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetad
 	}
 	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken {
 		return false // nothing, or the very token the server refused
+	}
+	if t.Type == "DPoP" && (a.dpop == nil || t.KeyThumbprint != a.dpop.jkt) {
+		return false // bound to the key of another run
 	}
 	a.mu.Lock()
 	a.key, a.meta = key, meta

@@ -15,6 +15,19 @@
 // and re-authorizes with the union of scopes on a 403 insufficient_scope
 // (step-up), a bounded number of times.
 //
+// Without a user at a browser, Config.Grant replaces the authorization
+// code flow with a machine grant, after the same discovery and checks:
+// [ClientCredentials] (a client secret, or a private_key_jwt assertion
+// signed with Config.ClientKey, see [ParsePrivateKey]), [JWTBearer]
+// (workload identity federation: a platform's JWT, from [AssertionFile]
+// or [AssertionCommand]) and [EnterpriseManaged] (an ID token exchanged
+// at the identity provider for an ID-JAG, RFC 8693, then the JWT bearer
+// grant). Config.DPoP binds tokens to a key of the Authorizer's own
+// (RFC 9449) where the authorization server supports it: token requests
+// and MCP requests carry proofs (Authorize), and server nonces are
+// honoured (Answered). JWS signing (ES256, RS256) uses the standard
+// library's crypto.
+//
 // The one step a library cannot take, showing the user a web page and
 // receiving the redirect, is the host's: a [Browser]. [Terminal] prints
 // the URL and listens on the loopback redirect; [NonInteractive] fails at

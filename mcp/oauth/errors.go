@@ -83,10 +83,11 @@ func (e *OAuthError) Error() string {
 
 // oauthErrorHints say what the user can do after each step's refusal.
 var oauthErrorHints = map[string]string{
-	"authorization": "the sign-in was refused: sign in again, or ask for access to this server",
-	"registration":  "register a client at the authorization server and configure its clientId",
-	"token":         "sign in again; if it keeps failing, check the client's id, secret and tokenEndpointAuth",
-	"refresh":       "the session ended: sign in again",
+	"authorization":  "the sign-in was refused: sign in again, or ask for access to this server",
+	"registration":   "register a client at the authorization server and configure its clientId",
+	"token":          "sign in again; if it keeps failing, check the client's id, secret and tokenEndpointAuth",
+	"refresh":        "the session ended: sign in again",
+	"token exchange": "the identity provider refused the ID token: sign in to it again, or check idpClientId and idpTokenEndpoint",
 }
 
 // Unwrap returns the sentinel the error matches (ErrConsent, ErrToken or

@@ -205,28 +205,11 @@ func checkResponse(q url.Values, state string, meta *ServerMetadata) (string, er
 	return code, nil
 }
 
-// exchange posts a token request (a code, or a refresh) and returns the
-// token it grants; requested are the scopes asked for, assumed granted when
-// the answer names none.
+// exchange posts a token request (a code, a refresh or a machine grant)
+// and returns the token it grants; requested are the scopes asked for,
+// assumed granted when the answer names none.
 func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client Registration, form url.Values, requested []string, step string) (*Token, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, meta.TokenEndpoint, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrToken, err)
-	}
-	switch client.AuthMethod {
-	case AuthBasic:
-		req.SetBasicAuth(url.QueryEscape(client.ID), url.QueryEscape(string(client.Secret)))
-	case AuthPost:
-		form.Set("client_id", client.ID)
-		form.Set("client_secret", string(client.Secret))
-	default:
-		form.Set("client_id", client.ID)
-	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	dpop := a.dpop != nil && slices.Contains(meta.DPoPSigningAlgValuesSupported, "ES256")
 	var reply struct {
 		AccessToken  Secret  `json:"access_token"`
 		TokenType    string  `json:"token_type"`
@@ -234,25 +217,85 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 		RefreshToken Secret  `json:"refresh_token"`
 		Scope        string  `json:"scope"`
 	}
-	scrub := []string{form.Get("refresh_token"), form.Get("code"), form.Get("code_verifier"), string(client.Secret)}
-	if err := a.send(req, step, ErrToken, &reply, scrub...); err != nil {
+	scrub := []string{form.Get("refresh_token"), form.Get("code"), form.Get("code_verifier"), form.Get("assertion"), string(client.Secret)}
+	var err error
+	if dpop {
+		err = a.dpopTokenRequest(ctx, meta, client, form, step, &reply, scrub...)
+	} else {
+		err = a.tokenRequest(ctx, meta, client, form, nil, step, &reply, scrub...)
+	}
+	if err != nil {
 		return nil, err
 	}
 	switch {
 	case reply.AccessToken == "":
 		return nil, fmt.Errorf("%w: %s answered without an access token", ErrToken, meta.Issuer)
+	case dpop && strings.EqualFold(reply.TokenType, "DPoP"):
+		reply.TokenType = "DPoP"
 	case !strings.EqualFold(reply.TokenType, "Bearer"):
-		return nil, fmt.Errorf("%w: %s issued a %q token; only Bearer tokens are supported", ErrToken, meta.Issuer, clip(reply.TokenType, 20))
+		return nil, fmt.Errorf("%w: %s issued a %q token; only Bearer (and, with DPoP, DPoP) tokens are supported", ErrToken, meta.Issuer, clip(reply.TokenType, 20))
+	default:
+		reply.TokenType = ""
 	}
-	t := &Token{AccessToken: reply.AccessToken, RefreshToken: reply.RefreshToken, Scopes: slices.Clone(requested), Client: client}
+	t := &Token{AccessToken: reply.AccessToken, Type: reply.TokenType, RefreshToken: reply.RefreshToken, Scopes: slices.Clone(requested), Client: client}
+	if t.Type == "DPoP" {
+		t.KeyThumbprint = a.dpop.jkt
+	}
 	if reply.Scope != "" {
 		t.Scopes = strings.Fields(reply.Scope)
 	}
 	if reply.ExpiresIn > 0 {
 		t.Expiry = time.Now().Add(time.Duration(reply.ExpiresIn) * time.Second)
 	}
-	a.log.Debug("oauth: token issued", "issuer", meta.Issuer, "step", step, "expires in", reply.ExpiresIn, "refreshable", reply.RefreshToken != "")
+	a.log.Debug("oauth: token issued", "issuer", meta.Issuer, "step", step, "type", t.scheme(), "expires in", reply.ExpiresIn, "refreshable", reply.RefreshToken != "")
 	return t, nil
+}
+
+// tokenRequest posts form to the token endpoint of meta as client (with
+// a new assertion for private_key_jwt) and decodes the answer into v;
+// header adds headers (a DPoP proof). scrub are the request's secrets,
+// kept out of an error's text.
+func (a *Authorizer) tokenRequest(ctx context.Context, meta *ServerMetadata, client Registration, form url.Values, header http.Header, step string, v any, scrub ...string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, meta.TokenEndpoint, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrToken, err)
+	}
+	form = cloneValues(form)
+	switch client.AuthMethod {
+	case AuthPrivateKeyJWT:
+		jwt, err := a.clientAssertion(client, meta, time.Now())
+		if err != nil {
+			return err
+		}
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", jwt)
+	case AuthBasic:
+		req.SetBasicAuth(url.QueryEscape(client.ID), url.QueryEscape(string(client.Secret)))
+	case AuthPost:
+		form.Set("client_id", client.ID)
+		form.Set("client_secret", string(client.Secret))
+	default:
+		if client.ID != "" {
+			form.Set("client_id", client.ID)
+		}
+	}
+	body := form.Encode()
+	req.Body = io.NopCloser(strings.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	return a.send(req, step, ErrToken, v, append(scrub, string(client.Secret), form.Get("client_assertion"))...)
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = slices.Clone(vs)
+	}
+	return out
 }
 
 // seconds is a lifetime in seconds, sent as a JSON number or, by some
@@ -287,6 +330,9 @@ func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scr
 		return fmt.Errorf("%w: %s request: %v", kind, step, err)
 	}
 	defer resp.Body.Close()
+	if a.dpop != nil {
+		a.dpop.noteNonce(req.URL, resp.Header.Get("DPoP-Nonce"))
+	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadataSize))
 	if err != nil {
 		return fmt.Errorf("%w: %s request: %v", kind, step, err)

@@ -34,6 +34,10 @@ type ServerMetadata struct {
 	ScopesSupported                   []string `json:"scopes_supported"`
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	GrantTypesSupported               []string `json:"grant_types_supported"`
+	// DPoPSigningAlgValuesSupported lists the DPoP proof algorithms the
+	// server accepts (RFC 9449 §5.1); DPoP is used where it holds ES256.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported"`
 	// ClientIDMetadataDocumentSupported says the server accepts an https
 	// URL as client_id (a Client ID Metadata Document).
 	ClientIDMetadataDocumentSupported bool `json:"client_id_metadata_document_supported"`
@@ -161,7 +165,7 @@ func (a *Authorizer) discoverServer(ctx context.Context, issuer string, fallback
 		if m.Issuer != issuer {
 			return nil, fmt.Errorf("%w: metadata at %s says issuer %q, want %q: refusing to use this authorization server", ErrIssuerMismatch, u, m.Issuer, issuer)
 		}
-		if err := m.check(); err != nil {
+		if err := m.check(a.cfg.Grant == nil); err != nil {
 			return nil, fmt.Errorf("%s: %w", u, err)
 		}
 		return &m, nil
@@ -179,12 +183,16 @@ func (a *Authorizer) discoverServer(ctx context.Context, issuer string, fallback
 	}, nil
 }
 
-// check refuses metadata the flow cannot use safely.
-func (m *ServerMetadata) check() error {
+// check refuses metadata the flow cannot use safely; code says the
+// authorization code flow will run (a machine grant needs neither an
+// authorization endpoint nor PKCE).
+func (m *ServerMetadata) check(code bool) error {
 	switch {
-	case m.AuthorizationEndpoint == "" || m.TokenEndpoint == "":
-		return fmt.Errorf("%w: authorization server %s has no authorization or token endpoint", ErrMetadata, m.Issuer)
-	case !slices.Contains(m.CodeChallengeMethodsSupported, "S256"):
+	case m.TokenEndpoint == "":
+		return fmt.Errorf("%w: authorization server %s has no token endpoint", ErrMetadata, m.Issuer)
+	case code && m.AuthorizationEndpoint == "":
+		return fmt.Errorf("%w: authorization server %s has no authorization endpoint", ErrMetadata, m.Issuer)
+	case code && !slices.Contains(m.CodeChallengeMethodsSupported, "S256"):
 		return fmt.Errorf("%w: authorization server %s does not support PKCE with S256: refusing to authorize", ErrMetadata, m.Issuer)
 	}
 	for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint} {

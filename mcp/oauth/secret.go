@@ -31,8 +31,15 @@ func (Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 // issued, and the client they were issued to (a refresh must come from the
 // same client).
 type Token struct {
-	// AccessToken is sent as "Authorization: Bearer".
+	// AccessToken is sent as "Authorization: Bearer", or as
+	// "Authorization: DPoP" with a proof when Type is "DPoP".
 	AccessToken Secret `json:"access_token"`
+	// Type is "DPoP" for a token bound to the Authorizer's DPoP key
+	// (RFC 9449), empty for a Bearer token.
+	Type string `json:"token_type,omitempty"`
+	// KeyThumbprint is, for a DPoP token, the JWK thumbprint (RFC 7638)
+	// of the key it is bound to; a token of another key is not used.
+	KeyThumbprint string `json:"jkt,omitempty"`
 	// RefreshToken renews AccessToken; empty when none was issued.
 	RefreshToken Secret `json:"refresh_token,omitempty"`
 	// Expiry is when AccessToken expires; zero when the server did not say.
@@ -64,6 +71,14 @@ func (t Token) LogValue() slog.Value {
 // LogValue logs the client id and method, never the secret.
 func (r Registration) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("client_id", r.ID), slog.String("auth_method", r.AuthMethod))
+}
+
+// scheme returns the Authorization scheme of t.
+func (t *Token) scheme() string {
+	if t.Type == "DPoP" {
+		return "DPoP"
+	}
+	return "Bearer"
 }
 
 // expiryMargin is how long before its expiry a token is refreshed.
