@@ -121,8 +121,24 @@ type Agent struct {
 	// FinalAnswer, when set, makes a run stopped by MaxTurns or by a
 	// repeated call ask the model once more, without tools, for an answer
 	// from what it has; Result.Answer then holds it, and Run still returns
-	// the limit's error.
+	// the limit's error. A reply that makes tool calls anyway is asked
+	// for once more, firmly; if the second makes calls too, they are not
+	// run, its text is the answer and a WarnDroppedCalls warning says so.
 	FinalAnswer bool
+	// ToolSearch says when the model is given the built-in tool
+	// ToolSearchTool in place of the MCP tools' definitions: by default
+	// when there are more than DefaultToolSearchTools of them or their
+	// definitions pass DefaultToolSearchTokens estimated tokens. The model
+	// searches by keywords (and server); the best matches, at most
+	// MaxToolSearchResults, are described to it and become callable for
+	// the rest of the run, offered in the catalogue's order. Funcs, the
+	// skill tool, PinnedTools and a tool named by ToolChoice are always
+	// offered. The search goes through the policy as a read-only tool;
+	// the tools it loads, like any tool, when called.
+	ToolSearch ToolSearchMode
+	// PinnedTools names the tools (as the model knows them, such as
+	// "github_get_issue") offered from the start when searching.
+	PinnedTools []string
 	// MaxParallel bounds the tool calls of one turn that run at once;
 	// zero or less means DefaultMaxParallel.
 	MaxParallel int

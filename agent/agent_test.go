@@ -16,6 +16,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -1012,4 +1013,289 @@ func TestRunSchemaTypeAliases(t *testing.T) {
 	assert.Equal(t, []agent.WarningKind{agent.WarnSchema}, rec.warnings(), "warned once")
 	w := rec.events[0].(*agent.Warning)
 	assert.Contains(t, w.Message, `"float" → "number", "int" → "integer"`)
+}
+
+func TestRunSchemaRootNotObject(t *testing.T) {
+	// A tool whose schema's root is a string: the model is shown, and
+	// arguments are validated against, an object schema.
+	gh, srv := startMCP(t, "notes", mcpTool(`{"name":"add","description":"adds a note","inputSchema":{"type":"string","description":"the note","minLength":3}}`,
+		func(_ context.Context, args map[string]any) (string, bool) { return "added", false }))
+	ts := discover(t, srv)
+	llm, model := startLLM(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "notes_add", Arguments: `{}`}}},
+		llmtest.Turn{Text: "done"})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+	require.NoError(t, err)
+	reqs := llm.Requests()
+	require.Len(t, reqs, 2)
+	for _, r := range reqs {
+		assert.JSONEq(t, `{"type":"object","description":"the note","properties":{}}`, string(r.Tools[0].Parameters))
+	}
+	assert.Equal(t, agent.StatusOK, rec.results()["1.0"].Status)
+	assert.Len(t, toolCalls(gh), 1)
+	require.Len(t, res.Warnings, 1, "warned once")
+	assert.Equal(t, agent.WarnSchema, res.Warnings[0].Kind)
+	assert.Contains(t, res.Warnings[0].Message, `root "string" → "object"`)
+}
+
+func TestRunRetriedFailureIsNotARepeat(t *testing.T) {
+	var calls atomic.Int32
+	failOnce := mcptest.Tool{Def: json.RawMessage(issueDef), Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
+		if calls.Add(1) == 1 {
+			return nil, errors.New("backend unavailable")
+		}
+		return map[string]any{"content": []any{map[string]any{"type": "text", "text": "issue 7 is open"}}}, nil
+	}}
+	_, github := startMCP(t, "github", failOnce)
+	ts := discover(t, github)
+	same := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
+	_, model := startLLM(t, same, same, same, llmtest.Turn{Text: "Issue 7 is open."})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("issue 7"), rec.on)
+	require.NoError(t, err)
+	assert.Equal(t, "Issue 7 is open.", res.Answer)
+	assert.EqualValues(t, 2, calls.Load(), "the retry of the failed call ran; the repeat of the result did not")
+	results := rec.results()
+	assert.Equal(t, agent.StatusFailed, results["1.0"].Status)
+	assert.Equal(t, agent.StatusOK, results["2.0"].Status)
+	assert.Contains(t, results["2.0"].Sent, "issue 7 is open")
+	assert.Equal(t, agent.StatusRepeated, results["3.0"].Status)
+}
+
+func TestRunAlternatingRepeats(t *testing.T) {
+	turn := func(n int) llmtest.Turn {
+		return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprint("c", n), Name: "github_get_issue", Arguments: fmt.Sprintf(`{"number":%d}`, n)}}}
+	}
+	t.Run("told", func(t *testing.T) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		_, model := startLLM(t, turn(1), turn(2), turn(1), turn(2), llmtest.Turn{Text: "both are open"})
+		var rec recorder
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+		require.NoError(t, err)
+		assert.Equal(t, "both are open", res.Answer)
+		assert.Len(t, toolCalls(gh), 3, "reading 1 again is allowed; the cycle is not")
+		results := rec.results()
+		assert.Equal(t, agent.StatusOK, results["3.0"].Status)
+		assert.Equal(t, agent.StatusRepeated, results["4.0"].Status)
+		assert.Contains(t, results["4.0"].Sent, "going round in a loop")
+	})
+	t.Run("stopped", func(t *testing.T) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		llm, model := startLLM(t, turn(1), turn(2), turn(1), turn(2), turn(1), turn(2), turn(1))
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 7}).Run(context.Background(), user("x"))
+		require.ErrorIs(t, err, agent.ErrRepeatedCall)
+		assert.Equal(t, agent.StopRepeatedCall, res.Stop)
+		assert.Len(t, toolCalls(gh), 3)
+		assert.Len(t, llm.Requests(), 5, "stopped at the second round of the loop")
+	})
+}
+
+func TestRunReportsEveryValidationProblem(t *testing.T) {
+	def := `{"name":"find","inputSchema":{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer","maximum":10},"sort":{"enum":["asc","desc"]}},"required":["q","n"],"additionalProperties":false}}`
+	gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
+	ts := discover(t, srv)
+	_, model := startLLM(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "db_find", Arguments: `{"n":11,"sort":"up","extra":1}`}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "db_find", Arguments: `{"q":"go","n":10,"sort":"asc"}`}}},
+		llmtest.Turn{Text: "found"})
+	var rec recorder
+	_, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+	require.NoError(t, err)
+	sent := rec.results()["1.0"].Sent
+	assert.Equal(t, agent.StatusInvalid, rec.results()["1.0"].Status)
+	assert.Contains(t, sent, "4 problems")
+	for _, want := range []string{`missing required property "q"`, "/properties/n", "maximum", "/properties/sort", "enum", "extra"} {
+		assert.Contains(t, sent, want)
+	}
+	assert.Equal(t, agent.StatusOK, rec.results()["2.0"].Status, "fixed in one round trip")
+	assert.Len(t, toolCalls(gh), 1)
+}
+
+func TestRunFinalAnswerWithToolCalls(t *testing.T) {
+	call := func(id string) llmtest.Turn {
+		return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: id, Name: "github_get_issue", Arguments: `{"number":7}`}}}
+	}
+	withText := func(text string) llmtest.Turn { tt := call("late"); tt.Text = text; return tt }
+	t.Run("retried", func(t *testing.T) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		llm, model := startLLM(t, call("c1"), withText(""), llmtest.Turn{Text: "Issue 7 is open."})
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
+		require.ErrorIs(t, err, agent.ErrMaxTurns)
+		assert.Equal(t, "Issue 7 is open.", res.Answer)
+		assert.Empty(t, res.Warnings)
+		assert.Len(t, toolCalls(gh), 1, "the calls of the final answer are not run")
+		reqs := llm.Requests()
+		require.Len(t, reqs, 3)
+		assert.Empty(t, reqs[2].Tools)
+		assert.Contains(t, reqs[2].Messages[len(reqs[2].Messages)-1].Content, "Do not call any tool")
+		requireResumable(t, res.Messages)
+	})
+	t.Run("text kept", func(t *testing.T) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		llm, model := startLLM(t, call("c1"), withText(""), withText("Issue 7 is probably open."))
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
+		require.ErrorIs(t, err, agent.ErrMaxTurns)
+		assert.Equal(t, "Issue 7 is probably open.", res.Answer)
+		require.Len(t, res.Warnings, 1)
+		assert.Equal(t, agent.WarnDroppedCalls, res.Warnings[0].Kind)
+		assert.Len(t, toolCalls(gh), 1)
+		assert.Len(t, llm.Requests(), 3, "retried once only")
+		requireResumable(t, res.Messages)
+	})
+}
+
+func TestRunRepairsArguments(t *testing.T) {
+	def := `{"name":"find","inputSchema":{"type":"object","properties":{"q":{"type":"string"},"opt":{"type":"string"}},"required":["q"]}}`
+	gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
+	ts := discover(t, srv)
+	sent := []string{
+		"```json\n{\"q\":\"a\"}\n```",
+		`{"q":"b", "tags":[1,2,],}`,
+		`{'q':'c "quoted"', "opt": 'it\'s'}`,
+		`"{\"q\":\"d\"}"`,
+		`{"q":"e","opt":null}`,
+		`{'q': 5}`,
+		`{"q":"f"}`,
+	}
+	var calls []llmtest.ToolCall
+	for i, args := range sent {
+		calls = append(calls, llmtest.ToolCall{ID: fmt.Sprint("c", i), Name: "db_find", Arguments: args})
+	}
+	_, model := startLLM(t, llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Text: "found"})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{`find {"q":"a"}`, `find {"q":"b","tags":[1,2]}`, `find {"q":"c \"quoted\"","opt":"it's"}`,
+		`find {"q":"d"}`, `find {"q":"e"}`, `find {"q":"f"}`}, toolCalls(gh))
+	results := rec.results()
+	for i, want := range [][]string{
+		{"code fence removed"}, {"trailing commas removed"}, {"single quotes replaced by double quotes"},
+		{"stringified object decoded"}, {`null dropped for optional "opt"`}, nil, nil,
+	} {
+		r := results[fmt.Sprint("1.", i)]
+		assert.Equal(t, want, r.Repairs, "call %d: %s", i, sent[i])
+	}
+	assert.Equal(t, agent.StatusInvalid, results["1.5"].Status, "a repair the schema rejects is not made")
+	assert.Contains(t, results["1.5"].Sent, "the arguments are not a valid JSON object: {'q': 5}")
+	assert.Equal(t, `{"q":"c \"quoted\"","opt":"it's"}`, res.Messages[1].ToolCalls[2].Arguments, "the conversation keeps the repaired arguments")
+	assert.Equal(t, "{}", res.Messages[1].ToolCalls[5].Arguments)
+	requireResumable(t, res.Messages)
+}
+
+// catalogueTools makes n tools of a made-up issue tracker; tool 0 creates
+// issues, the others do everything else.
+func catalogueTools(n int) []mcptest.Tool {
+	tools := []mcptest.Tool{mcpTool(`{"name":"create_issue","description":"Create a new issue in a repository.","inputSchema":{"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}},"required":["repo","title"]}}`,
+		func(_ context.Context, args map[string]any) (string, bool) {
+			return fmt.Sprint("created ", args["title"]), false
+		})}
+	for i := 1; i < n; i++ {
+		def := fmt.Sprintf(`{"name":"op_%03d","description":"Operation %d: lists, reads or updates records of kind %d in the tracker, with paging and filters.","inputSchema":{"type":"object","properties":{"id":{"type":"string","description":"the record"},"page":{"type":"integer"},"filter":{"type":"string"}},"required":["id"]}}`, i, i, i)
+		tools = append(tools, mcpTool(def, echoTool(def)))
+	}
+	return tools
+}
+
+func toolNames(r llmtest.Request) []string {
+	var out []string
+	for _, t := range r.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestRunToolSearch(t *testing.T) {
+	gh, srv := startMCP(t, "tracker", catalogueTools(60)...)
+	ts := discover(t, srv)
+	llm, model := startLLM(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"t"}`}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":2}`}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}},
+		llmtest.Turn{Text: "created"})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), PinnedTools: []string{"tracker_op_007"}}).RunStream(context.Background(), user("file a bug"), rec.on)
+	require.NoError(t, err)
+	assert.Equal(t, "created", res.Answer)
+	reqs := llm.Requests()
+	require.Len(t, reqs, 4)
+	assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[0]), "60 tools: searched, the pinned tool offered")
+	assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[1]))
+	assert.Contains(t, reqs[0].Tools[1].Description, "among the 60 tools of the connected servers")
+	assert.Contains(t, reqs[0].Tools[1].Description, "Servers: tracker.")
+	assert.Equal(t, []string{"tracker_create_issue", "tracker_op_001", "tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[2]), "the loaded tools, in the catalogue's order")
+	assert.Equal(t, toolNames(reqs[2]), toolNames(reqs[3]), "loaded for the rest of the run")
+
+	results := rec.results()
+	assert.Equal(t, agent.StatusUnknown, results["1.0"].Status)
+	assert.Contains(t, results["1.0"].Sent, `the tool "tracker_create_issue" is not loaded yet: call search_tools`)
+	assert.Equal(t, agent.StatusOK, results["2.0"].Status)
+	found := results["2.0"].Sent
+	assert.Contains(t, found, `<tool_output server="" tool="search_tools">`, "framed as any tool output")
+	assert.Contains(t, found, "tracker_create_issue (server tracker): Create a new issue in a repository.")
+	assert.Contains(t, found, `parameters: {"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}},"required":["repo","title"]}`)
+	assert.Equal(t, 2, strings.Count(found, "(server tracker)"), "bounded by the limit")
+	assert.Less(t, strings.Index(found, "tracker_create_issue"), strings.Index(found, "tracker_op_001"), "the best match first")
+	assert.Equal(t, agent.StatusOK, results["3.0"].Status)
+	assert.Equal(t, []string{`create_issue {"repo":"a","title":"bug"}`}, toolCalls(gh))
+	assert.Contains(t, rec.trace(2, 0), "approval search_tools", "the search goes through the policy")
+	assert.Contains(t, rec.trace(3, 0), "approval tracker_create_issue", "so does a loaded tool")
+	requireResumable(t, res.Messages)
+}
+
+func TestRunToolSearchModes(t *testing.T) {
+	for _, tt := range []struct {
+		tools   int
+		mode    agent.ToolSearchMode
+		offered int
+	}{
+		{40, agent.ToolSearchAuto, 40},
+		{41, agent.ToolSearchAuto, 1},
+		{3, agent.ToolSearchOn, 1},
+		{100, agent.ToolSearchOff, 100},
+	} {
+		t.Run(fmt.Sprint(tt.tools, tt.mode), func(t *testing.T) {
+			_, srv := startMCP(t, "tracker", catalogueTools(tt.tools)...)
+			ts := discover(t, srv)
+			llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			_, err := (&agent.Agent{Model: model, Tools: ts, ToolSearch: tt.mode}).Run(context.Background(), user("hello"))
+			require.NoError(t, err)
+			assert.Len(t, llm.Requests()[0].Tools, tt.offered)
+		})
+	}
+	t.Run("a Func may not take the search tool's name", func(t *testing.T) {
+		f, err := agent.NewFunc(agent.ToolSearchTool, "", func(context.Context, struct{}) (string, error) { return "", nil })
+		require.NoError(t, err)
+		_, model := startLLM(t)
+		_, err = (&agent.Agent{Model: model, Funcs: []*agent.Func{f}}).Run(context.Background(), user("hello"))
+		require.ErrorContains(t, err, "two Funcs are named")
+	})
+}
+
+// TestToolSearchDefinitionTokens measures the tool-definition tokens of
+// a request (estimated as the agent does, 3 bytes a token) with and
+// without search; run with -v to see the figures.
+func TestToolSearchDefinitionTokens(t *testing.T) {
+	for _, n := range []int{25, 100, 500} {
+		sizes := map[agent.ToolSearchMode]int{}
+		for _, mode := range []agent.ToolSearchMode{agent.ToolSearchOff, agent.ToolSearchOn} {
+			_, srv := startMCP(t, "tracker", catalogueTools(n)...)
+			ts := discover(t, srv)
+			llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			_, err := (&agent.Agent{Model: model, Tools: ts, ToolSearch: mode}).Run(context.Background(), user("hello"))
+			require.NoError(t, err)
+			var body struct {
+				Tools json.RawMessage `json:"tools"`
+			}
+			require.NoError(t, json.Unmarshal(llm.Requests()[0].Body, &body))
+			sizes[mode] = (len(body.Tools) + 2) / 3
+		}
+		t.Logf("%d tools: %d tokens of definitions without search, %d with", n, sizes[agent.ToolSearchOff], sizes[agent.ToolSearchOn])
+		assert.Less(t, sizes[agent.ToolSearchOn], sizes[agent.ToolSearchOff])
+		assert.Less(t, sizes[agent.ToolSearchOn], 400, "the search tool alone, whatever the catalogue")
+	}
 }

@@ -28,17 +28,18 @@ type call struct {
 	kept   *keptOutput // the output, when the tool ran
 	result ToolResult  // the event
 	skill  *skillCall  // for SkillTool
+	all    *catalog    // searched, for ToolSearchTool
 }
 
-// runCalls takes the calls of one turn through validation, repeat
-// detection, approval and execution, and appends their tool messages in
-// the model's order; cut says the last call was cut at the output limit
+// runCalls takes the calls of one turn, which the conversation's last
+// message makes, through validation, repeat detection, approval and
+// execution, and appends their tool messages in the model's order; cut says the last call was cut at the output limit
 // (see cutCall). It reports whether the model repeated a call it had been
 // told not to repeat, which ends the run.
 func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut bool) (repeated bool) {
 	calls := make([]*call, len(sent))
 	for i, s := range sent {
-		c := &call{turn: r.turn, index: i, sent: s, tool: cat.byName[s.Name]}
+		c := &call{turn: r.turn, index: i, sent: s, tool: cat.byName[s.Name], all: cat.all}
 		calls[i] = c
 		ev := &ToolCallProposed{Turn: r.turn, Index: i, Call: s}
 		if c.tool != nil {
@@ -54,13 +55,16 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut b
 				"Error: the call to %q was not run: your reply was cut off at the output limit (finish reason length) while you were writing its arguments, so they are incomplete. Call the tool again with shorter arguments.", s.Name))
 			continue
 		}
-		clean, key, problem := c.tool.schema.checkArgs(s.Arguments)
+		clean, key, repairs, problem := c.tool.schema.checkArgs(s.Arguments)
 		if problem != "" {
 			r.refuse(c, StatusInvalid, fmt.Sprintf(
 				"Error: the call to %q was not run: %s. Correct the arguments and call the tool again.", s.Name, problem))
 			continue
 		}
 		c.args, c.key = clean, s.Name+"\x00"+key
+		if c.result.Repairs = repairs; len(repairs) > 0 {
+			r.msgs[len(r.msgs)-1].ToolCalls[i].Arguments = string(clean) // the assistant message of sent
+		}
 		if c.tool.skill {
 			if problem := r.checkSkill(c); problem != "" {
 				r.refuse(c, StatusInvalid, problem)
@@ -82,6 +86,7 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut b
 		}
 	}
 	r.execute(ctx, allowed)
+	r.recordTurn(calls)
 
 	for _, c := range calls {
 		if c.kept != nil {
@@ -92,11 +97,24 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut b
 	return repeated
 }
 
-// findRepeats refuses the calls that repeat a call of the previous turn,
-// or of this turn, with the same arguments. It reports whether one of
-// them had already been refused as a repeat: the model was told, and the
-// run stops.
+// findRepeats refuses the calls that repeat, with the same arguments, a
+// call of the previous turn that returned a result, or a call of this
+// turn; and, when this turn's calls close a cycle (see cycle), all of
+// them. A call that failed, timed out, was cancelled or refused is no
+// repeat: it may be retried. findRepeats reports whether the model had
+// already been told of such a repeat: the run stops.
 func (r *run) findRepeats(calls []*call) (again bool) {
+	if k := r.cycle(calls); k > 0 {
+		again = r.toldCycle
+		r.toldCycle = true
+		for _, c := range calls {
+			if !c.done {
+				r.refuse(c, StatusRepeated, fmt.Sprintf(
+					"The call to %q was not run: you are going round in a loop, your last %d turns make the same calls with the same arguments as the %d before them, whose results you already have. Do not make these calls again: use those results, change the arguments, or answer the user.", c.sent.Name, k, k))
+			}
+		}
+		return again
+	}
 	this := map[string]bool{}
 	for _, c := range calls {
 		if c.done {
@@ -110,8 +128,55 @@ func (r *run) findRepeats(calls []*call) (again bool) {
 		}
 		this[c.key] = true
 	}
-	r.prevCalls = this
 	return again
+}
+
+// maxCycle is the longest cycle of turns findRepeats looks for: the model
+// alternating between up to maxCycle turns of calls.
+const maxCycle = 3
+
+// cycle returns k when this turn's calls, with the k-1 turns before them,
+// make the same calls as the k turns before those, each of which returned
+// a result (2 <= k <= maxCycle); else 0. A call repeated from one turn to
+// the next is left to the per-call check.
+func (r *run) cycle(calls []*call) int {
+	var keys []string
+	for _, c := range calls {
+		if c.done {
+			return 0 // an invalid or unknown call: the turn differs
+		}
+		keys = append(keys, c.key)
+	}
+	sort.Strings(keys)
+	h := append(r.history[max(len(r.history)-2*maxCycle, 0):len(r.history):len(r.history)], strings.Join(keys, "\x01"))
+	n := len(h)
+	for k := 2; k <= maxCycle && 2*k <= n; k++ {
+		same := true
+		for i := n - k; i < n && same; i++ {
+			same = h[i] != "" && h[i] == h[i-k]
+		}
+		if same {
+			return k
+		}
+	}
+	return 0
+}
+
+// recordTurn keeps, for repeat detection, the calls of this turn that
+// returned a result, or were refused as repeats of one: the model has
+// their result.
+func (r *run) recordTurn(calls []*call) {
+	r.prevCalls = map[string]bool{}
+	var keys []string
+	for _, c := range calls {
+		switch c.result.Status {
+		case StatusOK, StatusToolError, StatusRepeated:
+			r.prevCalls[c.key] = true
+			keys = append(keys, c.key)
+		}
+	}
+	sort.Strings(keys)
+	r.history = append(r.history, strings.Join(keys, "\x01"))
 }
 
 // approve asks the policy about c; a refusal becomes c's tool message.
@@ -206,6 +271,9 @@ func (r *run) invoke(ctx context.Context, c *call) (*mcp.CallToolResult, error) 
 	if c.skill != nil {
 		return r.loadSkill(ctx, c.turn, c.index, c.skill)
 	}
+	if c.tool.search {
+		return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: r.searchTools(c.all, c.args)}}}, nil
+	}
 	if f := c.tool.fn; f != nil {
 		res, p := f.run(ctx, c.args)
 		if p != nil && r.a.Logger != nil {
@@ -266,6 +334,9 @@ func (r *run) finish(c *call, status CallStatus, output string, msg Message) {
 
 // unknownTool tells the model which tools exist.
 func unknownTool(name string, cat *catalog) string {
+	if cat.all != nil && cat.all.byName[name] != nil {
+		return fmt.Sprintf("Error: the tool %q is not loaded yet: call %s to find and load it, then call it.", name, ToolSearchTool)
+	}
 	names := make([]string, 0, len(cat.tools))
 	for _, t := range cat.tools {
 		names = append(names, t.name)

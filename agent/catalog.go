@@ -24,6 +24,7 @@ type tool struct {
 	changed     bool
 	fn          *Func // nil for an MCP tool
 	skill       bool  // SkillTool
+	search      bool  // ToolSearchTool
 }
 
 // catalog is the tools of one turn.
@@ -32,6 +33,9 @@ type catalog struct {
 	byName map[string]*tool
 	defs   []ToolDef
 	size   int // bytes of the definitions, for the context budget
+	// all is the whole catalogue, searched through ToolSearchTool, when
+	// the model is offered only part of it (see Agent.ToolSearch); else nil.
+	all *catalog
 }
 
 // catalog gathers the tools offered this turn: the Funcs, then the
@@ -70,7 +74,7 @@ func (r *run) catalog() *catalog {
 		}
 		if len(ts.fixes) > 0 {
 			r.warnOnce("types:"+st.Name, WarnSchema, fmt.Sprintf(
-				"tool %q: its input schema uses types that are not JSON Schema types; the model is shown, and arguments are validated against, the schema with %s",
+				"tool %q: its input schema uses types that are not JSON Schema types, or a root that is not an object; the model is shown, and arguments are validated against, the schema with %s",
 				st.Name, strings.Join(ts.fixes, ", ")))
 		}
 		if ts.cut {
@@ -78,6 +82,9 @@ func (r *run) catalog() *catalog {
 				"tool %q: its input schema is too large or too deeply nested to show in full to the model; parts are shown as the empty schema", st.Name))
 		}
 		c.add(mcpTool(st, ts))
+	}
+	if r.searching(c) {
+		return r.narrow(c)
 	}
 	return c
 }
@@ -104,7 +111,12 @@ func (c *catalog) add(t *tool) {
 	c.tools = append(c.tools, t)
 	c.byName[t.name] = t
 	c.defs = append(c.defs, ToolDef{Name: t.name, Description: t.description, Parameters: t.schema.projected})
-	c.size += len(t.name) + len(t.description) + len(t.schema.projected) + 30 // the JSON around them
+	c.size += t.defSize()
+}
+
+// defSize is about the bytes of t's definition in a request.
+func (t *tool) defSize() int {
+	return len(t.name) + len(t.description) + len(t.schema.projected) + 30 // the JSON around them
 }
 
 // checkChoice rejects a tool choice that names a tool not offered.

@@ -51,7 +51,9 @@
 //
 //   - Agent.MaxTurns bounds the model calls of a run (default 10); the
 //     overall deadline is the ctx given to Run.
-//   - A repeated call is refused once, then stops the run.
+//   - A repeated call, or a loop of two or three turns making the same
+//     calls again, is refused once, then stops the run. Only a call that
+//     returned a result counts: a failed call may be retried.
 //   - Whatever stops a run, Result keeps the conversation so far and says
 //     why in Result.Stop; Agent.FinalAnswer asks the model, without tools,
 //     for a last answer.
@@ -110,10 +112,19 @@
 //     model sends as null for optional fields are dropped before
 //     validation anyway;
 //   - property order is kept, and the root is always an object schema
-//     with properties;
+//     with properties: a root whose type does not allow an object is
+//     replaced, for the model and for validation, by an object schema
+//     with no declared properties, with a warning;
 //   - parts nested deeper than 32 levels, or beyond four times the
 //     schema's own size (at least 64 KiB) once references are inlined, are
 //     replaced by the empty schema, with a warning.
+//
+// Before validation, the arguments of a call are repaired when small
+// models commonly get them wrong: an object in a code fence, sent as a
+// JSON string, with single quotes or trailing commas, or with null for an
+// optional field. ToolResult.Repairs says what was repaired; a repair the
+// schema then rejects is not made. An invalid call is told every problem
+// of its arguments at once (at most 8), so that one round trip fixes it.
 //
 // Local servers also differ in how they stream tool calls (in fragments,
 // whole, with or without an index or an id); [OpenAI] reassembles all of

@@ -91,6 +91,11 @@ type ToolResult struct {
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
+	// Repairs says what the agent repaired in the call's arguments before
+	// validating them, such as "code fence removed", "trailing commas
+	// removed" or `null dropped for optional "limit"`; nil when nothing
+	// was. A repair is only made when the schema accepts its result.
+	Repairs []string
 	// Status says how the call ended.
 	Status CallStatus
 	// Output is the tool's output in full, as text (images and other
@@ -128,8 +133,10 @@ const (
 	StatusUnknown CallStatus = "unknown-tool"
 	// StatusDenied: the permission policy refused the call.
 	StatusDenied CallStatus = "denied"
-	// StatusRepeated: the call repeats one of the previous turn with the
-	// same arguments; it was not run again.
+	// StatusRepeated: the call repeats, with the same arguments, one of
+	// the previous turn (or of the same turn) that returned a result, or
+	// its turn repeats a cycle of two or three turns; it was not run
+	// again. A call that failed, was cancelled or refused may be retried.
 	StatusRepeated CallStatus = "repeated"
 	// StatusFailed: the call could not be made (server unreachable,
 	// protocol error, timeout); the model is told.
@@ -190,6 +197,10 @@ const (
 	WarnTruncatedAnswer WarningKind = "truncated-answer"
 	// WarnEmptyAnswer: the model gave neither text nor tool calls.
 	WarnEmptyAnswer WarningKind = "empty-answer"
+	// WarnDroppedCalls: asked for a final answer without tools
+	// (Agent.FinalAnswer), the model made tool calls anyway, even when
+	// asked once more; they were dropped and its text, if any, kept.
+	WarnDroppedCalls WarningKind = "dropped-calls"
 )
 
 func (*TextDelta) isEvent()         {}

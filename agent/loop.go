@@ -26,9 +26,14 @@ type run struct {
 	local  bool // the model is on this machine
 	egress map[string]config.Egress
 	warned map[string]bool
-	// prevCalls holds the calls of the previous turn, toldRepeat the
-	// calls the model was told not to repeat; both by callKey.
+	// prevCalls holds the calls of the previous turn that returned a
+	// result, toldRepeat the calls the model was told not to repeat; both
+	// by callKey. history holds, for each turn, the sorted keys of the
+	// calls that returned a result, and toldCycle says the model was told
+	// it goes round in a loop (see findRepeats).
 	prevCalls, toldRepeat map[string]bool
+	history               []string
+	toldCycle             bool
 
 	// skillsOffered are the skills of this turn's catalogue; loaded the
 	// skills loaded in this run, whose files may be read; skillBytes
@@ -36,7 +41,10 @@ type run struct {
 	skillsOffered []mcp.ServerSkill
 	loadedMu      sync.Mutex
 	loaded        map[string]bool
-	skillBytes    atomic.Int64
+	// toolsLoaded are the tools ToolSearchTool loaded in this run, by
+	// name; guarded by loadedMu too.
+	toolsLoaded map[string]bool
+	skillBytes  atomic.Int64
 	// budget is the context budget, in estimated tokens: the Agent's,
 	// until the model server says a request was longer than its context;
 	// estimate is the size of the last request, estimated the same way.
@@ -54,16 +62,17 @@ func (k *keptOutput) content() string { return k.open + k.text.String() + k.clos
 
 func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
 	r := &run{
-		a:          a,
-		ev:         emitter{fn: onEvent},
-		msgs:       append([]Message(nil), msgs...),
-		kept:       map[int]*keptOutput{},
-		egress:     map[string]config.Egress{},
-		warned:     map[string]bool{},
-		prevCalls:  map[string]bool{},
-		toldRepeat: map[string]bool{},
-		loaded:     map[string]bool{},
-		budget:     a.ContextBudget,
+		a:           a,
+		ev:          emitter{fn: onEvent},
+		msgs:        append([]Message(nil), msgs...),
+		kept:        map[int]*keptOutput{},
+		egress:      map[string]config.Egress{},
+		warned:      map[string]bool{},
+		prevCalls:   map[string]bool{},
+		toldRepeat:  map[string]bool{},
+		loaded:      map[string]bool{},
+		toolsLoaded: map[string]bool{},
+		budget:      a.ContextBudget,
 	}
 	if r.budget <= 0 {
 		r.budget = DefaultContextBudget
@@ -148,7 +157,7 @@ func (r *run) check() error {
 		if f == nil {
 			return fmt.Errorf("agent: Agent.Funcs[%d] is nil", i)
 		}
-		if names[f.name] || r.a.Skills != nil && f.name == SkillTool {
+		if names[f.name] || r.a.Skills != nil && f.name == SkillTool || r.a.ToolSearch != ToolSearchOff && f.name == ToolSearchTool {
 			return fmt.Errorf("agent: two Funcs are named %q", f.name)
 		}
 		names[f.name] = true
@@ -171,6 +180,16 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: fmt.Sprintf(
 		"The run has reached a limit (%s) and tools are no longer available. Answer now, as well as you can, from what you already have.", stop)})
 	reply, cerr := r.chat(ctx, &catalog{}, "")
+	if cerr == nil && len(reply.Message.ToolCalls) > 0 {
+		// Calls made without tools are dropped: ask once more, firmly.
+		note := &r.msgs[len(r.msgs)-1]
+		note.Content += " " + noToolsNote
+		reply, cerr = r.chat(ctx, &catalog{}, "")
+		if cerr == nil && len(reply.Message.ToolCalls) > 0 {
+			r.warn(WarnDroppedCalls, fmt.Sprintf(
+				"asked twice for a final answer without tools, the model made %d tool calls, which were not run; its text is the answer", len(reply.Message.ToolCalls)))
+		}
+	}
 	if cerr != nil {
 		if ctx.Err() != nil {
 			return errors.Join(err, r.canceled(ctx))
@@ -247,6 +266,10 @@ func (r *run) refit(ctx context.Context, cat *catalog, req *ChatRequest, cause e
 	}
 	return reply, err
 }
+
+// noToolsNote insists, to a model that called tools when none were
+// offered, on an answer in text.
+const noToolsNote = "Do not call any tool: none is available, and a tool call will not be run. Reply with your answer as plain text only."
 
 // cutCallNote tells the model that its reply was cut before a tool call
 // in it was whole, leaving no call.

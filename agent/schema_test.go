@@ -126,7 +126,7 @@ func TestCheckArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clean, _, problem := ts.checkArgs(tt.args)
+			clean, _, _, problem := ts.checkArgs(tt.args)
 			if tt.problem != "" {
 				assert.Contains(t, problem, tt.problem)
 				assert.Nil(t, clean)
@@ -137,9 +137,9 @@ func TestCheckArgs(t *testing.T) {
 		})
 	}
 	t.Run("same call, same key", func(t *testing.T) {
-		_, k1, _ := ts.checkArgs(`{"q":"go","n":3}`)
-		_, k2, _ := ts.checkArgs(`{ "n": 3, "q": "go", "opt": null }`)
-		_, k3, _ := ts.checkArgs(`{"q":"go","n":4}`)
+		_, k1, _, _ := ts.checkArgs(`{"q":"go","n":3}`)
+		_, k2, _, _ := ts.checkArgs(`{ "n": 3, "q": "go", "opt": null }`)
+		_, k3, _, _ := ts.checkArgs(`{"q":"go","n":4}`)
 		assert.Equal(t, k1, k2)
 		assert.NotEqual(t, k1, k3)
 	})
@@ -150,17 +150,17 @@ func TestCompileSchemaFallbacks(t *testing.T) {
 	// under 2020-12 rules.
 	ts := compileSchema(json.RawMessage(`{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"a":{"type":"integer"}}}`))
 	require.NoError(t, ts.err)
-	_, _, problem := ts.checkArgs(`{"a":"x"}`)
+	_, _, _, problem := ts.checkArgs(`{"a":"x"}`)
 	assert.Contains(t, problem, "type")
 
 	// A schema that cannot be used: arguments are only checked to be an
 	// object.
 	bad := compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"$ref":"https://example.com/remote.json"}}}`))
 	require.Error(t, bad.err)
-	clean, _, problem := bad.checkArgs(`{"a":1}`)
+	clean, _, _, problem := bad.checkArgs(`{"a":1}`)
 	assert.Empty(t, problem)
 	assert.Equal(t, `{"a":1}`, string(clean))
-	_, _, problem = bad.checkArgs(`[1]`)
+	_, _, _, problem = bad.checkArgs(`[1]`)
 	assert.Contains(t, problem, "must be a JSON object")
 }
 
@@ -213,10 +213,51 @@ func TestCompileSchemaFixesTypes(t *testing.T) {
 		`{"x":1,"ok":"true"}`:  false,
 		`{"x":1,"any":"free"}`: true,
 	} {
-		_, _, problem := ts.checkArgs(args)
+		_, _, _, problem := ts.checkArgs(args)
 		assert.Equal(t, valid, problem == "", "%s: %s", args, problem)
 	}
 
 	clean := compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"type":["integer","null"]}}}`))
 	assert.Empty(t, clean.fixes)
+}
+
+func TestCompileSchemaFixesRoot(t *testing.T) {
+	tests := []struct{ in, projected, note string }{
+		{`{"type":"string","description":"the note","minLength":3}`, `{"type":"object","description":"the note","properties":{}}`, `root "string" → "object"`},
+		{`{"type":"str"}`, `{"type":"object","properties":{}}`, `root "string" → "object"`},
+		{`{"type":["object","string"],"properties":{"a":{"type":"integer"}}}`, `{"type":"object","properties":{"a":{"type":"integer"}}}`, `root ["object","string"] → "object"`},
+		{`{"type":["object","null"]}`, `{"type":"object","properties":{}}`, ""},
+		{`{"type":"object"}`, `{"type":"object","properties":{}}`, ""},
+	}
+	for _, tt := range tests {
+		ts := compileSchema(json.RawMessage(tt.in))
+		require.NoError(t, ts.err, tt.in)
+		assert.Equal(t, tt.projected, string(ts.projected), tt.in)
+		if tt.note == "" {
+			assert.Empty(t, ts.fixes, tt.in)
+		} else {
+			assert.Contains(t, ts.fixes, tt.note, tt.in)
+		}
+		_, _, _, problem := ts.checkArgs(`{"a":1}`)
+		assert.Empty(t, problem, "%s: an object is valid", tt.in)
+	}
+}
+
+func TestCheckArgsProblemsBounded(t *testing.T) {
+	var names []string
+	for i := range 12 {
+		names = append(names, `"p`+itoa(i)+`"`)
+	}
+	ts := compileSchema(json.RawMessage(`{"type":"object","required":[` + strings.Join(names, ",") + `]}`))
+	require.NoError(t, ts.err)
+	_, _, _, problem := ts.checkArgs(`{}`)
+	assert.Contains(t, problem, "(12 problems)")
+	assert.Contains(t, problem, `missing required property "p7"; and 4 more`)
+	assert.NotContains(t, problem, `"p8"`)
+
+	// A problem between members is told once.
+	ts = compileSchema(json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"}},"dependentRequired":{"a":["b"]}}`))
+	require.NoError(t, ts.err)
+	_, _, _, problem = ts.checkArgs(`{"a":1}`)
+	assert.Equal(t, `the arguments do not match the tool's input schema: dependentRequired["a"]: missing properties ["b"]`, problem)
 }

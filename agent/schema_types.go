@@ -114,3 +114,41 @@ func quote(s string) string {
 	b, _ := json.Marshal(clip(s, 40))
 	return string(b)
 }
+
+// fixRoot makes the schema v an object schema when its type does not
+// allow an object: tool arguments are always an object, and
+// OpenAI-compatible servers reject a tool whose parameters are not. The
+// root is then replaced by an object schema with no declared properties
+// that keeps the description, and fixRoot returns what it changed, such
+// as `root "string" → "object"`; else "". A root type listing "object"
+// among other types than null becomes "object".
+func fixRoot(v any) string {
+	o, ok := v.(*jsonObject)
+	if !ok {
+		return ""
+	}
+	t, ok := o.vals["type"]
+	if !ok || t == "object" {
+		return ""
+	}
+	note := fmt.Sprintf("root %s → %q", encodeJSON(t), "object")
+	if names, ok := t.([]any); ok && slices.Contains(names, any("object")) {
+		if len(withoutNullNames(names)) == 1 {
+			return "" // ["object","null"]: the projection drops null
+		}
+		o.set("type", "object")
+		return note
+	}
+	desc, hasDesc := o.vals["description"]
+	o.keys, o.vals = nil, map[string]any{}
+	o.set("type", "object")
+	if hasDesc {
+		o.set("description", desc)
+	}
+	o.set("properties", newObject())
+	return note
+}
+
+func withoutNullNames(names []any) []any {
+	return slices.DeleteFunc(slices.Clone(names), func(n any) bool { return n == "null" })
+}
