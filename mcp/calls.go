@@ -173,7 +173,7 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		return nil, nil
 	}
 	// Invalid JSON is refused when the request is encoded.
-	if t := bytes.TrimLeft(raw, " \t\r\n"); t[0] != '{' {
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("arguments must be a JSON object")
 	}
 	return raw, nil
