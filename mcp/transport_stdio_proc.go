@@ -290,7 +290,9 @@ func readLine(r *bufio.Reader, buf []byte, max int64) ([]byte, error) {
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		buf = trimEOL(buf)
+		if buf = trimEOL(buf); int64(len(buf)) > max {
+			return buf, ErrTooLarge // a line of max+1 or max+2 bytes
+		}
 		return buf, err
 	}
 }
