@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 )
@@ -97,11 +98,14 @@ var (
 	ErrUnsupportedVersion = errors.New("mcp: no protocol version in common")
 )
 
-// clip shortens s for an error message.
+// clip shortens s for an error message, on a character boundary.
 func clip(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }
