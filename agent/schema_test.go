@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -164,12 +165,28 @@ func TestCompileSchemaFallbacks(t *testing.T) {
 	assert.Contains(t, problem, "must be a JSON object")
 }
 
+// FuzzProjectSchema checks that any input schema projects to a valid JSON
+// object schema with type and properties and no reference left,
+// deterministically and within its budget.
 func FuzzProjectSchema(f *testing.F) {
-	f.Add([]byte(`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`))
-	f.Add([]byte(`{"$ref":"#"}`))
-	f.Add([]byte(`{"properties":{"a":{"$ref":"#/properties/a/items/0"},"items":[{"$ref":"#/properties"}]}}`))
+	for _, s := range []string{
+		`{"type":"object","properties":{"a":{"$ref":"#/$defs/A"}},"$defs":{"A":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`,
+		`{"$ref":"#"}`,
+		`{"properties":{"a":{"$ref":"#/properties/a/items/0"},"items":[{"$ref":"#/properties"}]}}`,
+		`{"type":"object","properties":{"a":{"type":["string","null"],"pattern":"^x"}},"required":["a"]}`,
+		`{"$defs":{"n":{"type":"object","properties":{"next":{"$ref":"#/$defs/n"}}}},"$ref":"#/$defs/n"}`,
+		`{"definitions":{"s":{"type":"string","format":"email"}},"properties":{"x":{"$ref":"#/definitions/s"},"y":{"$ref":"http://remote"}}}`,
+		`{"properties":{"a":{"anyOf":[{"type":"null"},{"type":"integer"}]},"b":{"items":[{"type":"string"}]},"c":{"enum":[null,1,"x"]}}}`,
+		`{"properties":{"a~1b":{"type":"string"}},"$ref":"#/properties/a~01b"}`,
+		`true`, `[]`, `"x"`, `{"type":"string"}`, `not json`, `{"properties":[]}`,
+	} {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		out, _ := projectSchema(raw)
+		out, cut := projectSchema(raw)
+		if again, cutAgain := projectSchema(raw); !bytes.Equal(out, again) || cut != cutAgain {
+			t.Fatalf("projection of %q is not deterministic", raw)
+		}
 		if len(out) > 4*len(raw)+minSchemaBudget+len(raw) {
 			t.Fatalf("projection of %d bytes takes %d", len(raw), len(out))
 		}
@@ -180,6 +197,7 @@ func FuzzProjectSchema(f *testing.F) {
 		if v["type"] == nil || v["properties"] == nil {
 			t.Fatalf("projection of %q lacks type or properties: %s", raw, out)
 		}
+		noReferences(t, v, "")
 	})
 }
 

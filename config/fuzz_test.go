@@ -1,9 +1,14 @@
 package config_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,7 +16,8 @@ import (
 )
 
 // FuzzParse checks that any input gives either a valid configuration or a
-// *config.Error with well-formed problems, and never panics.
+// *config.Error with well-formed problems, never panics, and gives the same
+// answer each time and through Decode.
 func FuzzParse(f *testing.F) {
 	files, err := filepath.Glob("testdata/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -27,8 +33,17 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range problemTests {
 		f.Add([]byte(tt.in))
 	}
+	// Environment values with references, and bad environment names.
+	for _, env := range []string{`{A: "${HOME}/x", B: "$$", C: "${", D: "$UNSET_1"}`, `{"1A": x}`, `{A-B: x}`, `{A: "\0"}`, `{A: [1]}`} {
+		f.Add([]byte("mcp:\n  servers:\n    - name: s\n      command: cmd\n      env: " + env + "\n"))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := config.Parse(data)
+		again, err2 := config.Parse(data)
+		decoded, err3 := config.Decode(bytes.NewReader(data), "<input>")
+		if !reflect.DeepEqual(cfg, again) || !reflect.DeepEqual(cfg, decoded) || fmt.Sprint(err) != fmt.Sprint(err2) || fmt.Sprint(err) != fmt.Sprint(err3) {
+			t.Fatalf("Parse twice and Decode disagree: %+v, %v; %+v, %v; %+v, %v", cfg, err, again, err2, decoded, err3)
+		}
 		if err != nil {
 			checkError(t, data, cfg, err)
 			return
@@ -68,6 +83,14 @@ func checkError(t *testing.T, data []byte, cfg *config.Config, err error) {
 	}
 }
 
+var (
+	validName  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+)
+
+func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+
 // checkConfig checks what every valid configuration guarantees.
 func checkConfig(t *testing.T, cfg *config.Config) {
 	t.Helper()
@@ -87,6 +110,20 @@ func checkConfig(t *testing.T, cfg *config.Config) {
 		}
 		if s.Stdio() && (s.Auth != nil || s.Headers != nil) || !s.Stdio() && (s.Args != nil || s.Env != nil || s.Dir != "") {
 			t.Errorf("server %q mixes transports: %+v", s.Name, s)
+		}
+		if !validName.MatchString(s.Name) || hasNUL(s.Command) || hasNUL(s.Dir) || slices.ContainsFunc(s.Args, hasNUL) {
+			t.Errorf("server %q: bad name, command, dir or args: %+v", s.Name, s)
+		}
+		for k, v := range s.Env {
+			if !envName.MatchString(k) || hasNUL(v) {
+				t.Errorf("server %q: bad env %q=%q", s.Name, k, v)
+			}
+		}
+		for k, v := range s.Headers {
+			if !headerName.MatchString(k) || strings.EqualFold(k, "Authorization") || s.Auth != nil && strings.EqualFold(k, s.Auth.Header) ||
+				strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+				t.Errorf("server %q: bad header %q: %q", s.Name, k, v)
+			}
 		}
 		if s.Tools != nil && len(s.Tools) == 0 {
 			t.Errorf("server %q: empty, non-nil allowlist", s.Name)

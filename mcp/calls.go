@@ -198,6 +198,7 @@ func marshalArgs(args any) (json.RawMessage, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
+	// Invalid JSON is refused when the request is encoded.
 	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("arguments must be a JSON object")
 	}

@@ -311,7 +311,7 @@ func readLine(r *bufio.Reader, buf []byte, max int64) ([]byte, error) {
 		return buf, ErrTooLarge
 	}
 	if err != bufio.ErrBufferFull {
-		return trimEOL(append(buf, chunk...)), err
+		return maxLine(trimEOL(append(buf, chunk...)), max, err)
 	}
 	g := gather{max: max + 2}
 	for err == bufio.ErrBufferFull {
@@ -323,7 +323,16 @@ func readLine(r *bufio.Reader, buf []byte, max int64) ([]byte, error) {
 	if g.add(chunk) != nil {
 		return buf, ErrTooLarge
 	}
-	return trimEOL(g.appendTo(buf)), err
+	return maxLine(trimEOL(g.appendTo(buf)), max, err)
+}
+
+// maxLine refuses a line that is over max bytes once its end of line is
+// gone (a line of max+1 or max+2 bytes passes the "\r\n" allowance).
+func maxLine(line []byte, max int64, err error) ([]byte, error) {
+	if int64(len(line)) > max {
+		return line, ErrTooLarge
+	}
+	return line, err
 }
 
 func trimEOL(b []byte) []byte {
