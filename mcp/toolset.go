@@ -662,7 +662,11 @@ func canonicalJSON(raw json.RawMessage) []byte {
 // watch refreshes a server's tools each time the server says they changed,
 // until Close. Notifications that arrive during a refresh cause one more
 // refresh, not one each.
-func (t *Toolset) watch(s *tsServer) {
+func (t *Toolset) watch(s *tsServer) { t.follow(s, s.kick, func() { t.refresh(s) }) }
+
+// follow runs refresh for s each time kick fires, one at a time, until
+// Close or Remove; it is one of t.loops.
+func (t *Toolset) follow(s *tsServer, kick <-chan struct{}, refresh func()) {
 	defer t.loops.Done()
 	for {
 		select {
@@ -670,8 +674,8 @@ func (t *Toolset) watch(s *tsServer) {
 			return
 		case <-s.gone:
 			return
-		case <-s.kick:
-			t.refresh(s)
+		case <-kick:
+			refresh()
 		}
 	}
 }

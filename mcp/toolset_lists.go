@@ -124,26 +124,17 @@ func (c *capability[T]) expired(t *Toolset) {
 // watch lists the capability again each time the server says it changed,
 // until Close.
 func (c *capability[T]) watch(t *Toolset, s *tsServer) {
-	defer t.loops.Done()
-	cl := c.of(s)
-	for {
-		select {
-		case <-t.life.Done():
-			return
-		case <-s.gone: // removed by Toolset.Remove
-			return
-		case <-cl.kick:
-			ctx, cancel := context.WithTimeout(t.life, s.connectTimeout)
-			l := c.list(ctx, s)
-			cancel()
-			t.mu.Lock()
-			if !t.closed {
-				c.apply(t, s, l)
-				c.rebuild(t)
-			}
-			t.mu.Unlock()
+	t.follow(s, c.of(s).kick, func() {
+		ctx, cancel := context.WithTimeout(t.life, s.connectTimeout)
+		l := c.list(ctx, s)
+		cancel()
+		t.mu.Lock()
+		if !t.closed && !s.removed() {
+			c.apply(t, s, l)
+			c.rebuild(t)
 		}
-	}
+		t.mu.Unlock()
+	})
 }
 
 // notOffered reports a server that does not know a listing method though

@@ -186,25 +186,17 @@ func (s *tsServer) skillsDue() {
 // watchSkills lists a server's skills again each time it says its
 // resources changed, or a read failed verification, until Close.
 func (t *Toolset) watchSkills(s *tsServer) {
-	defer t.loops.Done()
-	for {
-		select {
-		case <-t.life.Done():
-			return
-		case <-s.gone:
-			return
-		case <-s.sk.kick:
-			ctx, cancel := context.WithTimeout(t.life, s.connectTimeout)
-			l := t.listSkills(ctx, s)
-			cancel()
-			t.mu.Lock()
-			if !t.closed && !s.removed() {
-				t.applySkills(s, l)
-				t.rebuildSkills()
-			}
-			t.mu.Unlock()
+	t.follow(s, s.sk.kick, func() {
+		ctx, cancel := context.WithTimeout(t.life, s.connectTimeout)
+		l := t.listSkills(ctx, s)
+		cancel()
+		t.mu.Lock()
+		if !t.closed && !s.removed() {
+			t.applySkills(s, l)
+			t.rebuildSkills()
 		}
-	}
+		t.mu.Unlock()
+	})
 }
 
 // Skills returns the skill catalogue: local skills, then each server's in
