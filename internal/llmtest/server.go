@@ -3,7 +3,8 @@
 // chat.completion.chunk events with tool-call arguments split across
 // chunks, a usage chunk on request, "[DONE]", error bodies, 429 with
 // Retry-After), replays scripted turns in order, and records the requests
-// it gets, for assertions.
+// it gets, for assertions, with the JSON Schema a structured-output request
+// asks for read as OpenAI, llama-server or Ollama reads it (Dialect).
 package llmtest
 
 import (
