@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -73,7 +74,8 @@ func (e *AnswerError) Error() string {
 //   - A model that holds its reply to a schema ([SchemaModel]; *OpenAI
 //     unless NoResponseFormat is set) is sent the schema as a response
 //     format; any other gets one tool, AnswerTool, whose arguments are the
-//     answer, and must call it (ToolChoiceRequired).
+//     answer, and must call it (ToolChoiceRequired). A reply whose text is
+//     the answer is taken too, from servers that ignore the choice.
 //   - An Agent with no tools to offer asks for the answer at once. An
 //     Agent with tools runs as Run does, tools offered and the schema in
 //     the system prompt, until the model answers in text; then it asks for
@@ -87,8 +89,9 @@ func (e *AnswerError) Error() string {
 // code fence, trailing commas, null for an optional field). If it does not
 // match, the model is told why and asked once more; if the second answer
 // does not match either, RunTyped returns an *AnswerError with it. A
-// server that refuses the response format (a status 400 or 422 error) is
-// asked once more through AnswerTool, with a WarnTypedAnswer warning.
+// server that refuses the response format (a status 400 or 422 error,
+// other than a request too long for the context) is asked once more
+// through AnswerTool, with a WarnTypedAnswer warning.
 //
 // The typed turns count in Result.Turns but not against Agent.MaxTurns:
 // a run may call the model up to two times more. On success,
@@ -154,7 +157,7 @@ func strictSchema(s *jsonschema.Schema) bool {
 	if s == nil {
 		return true
 	}
-	if len(s.Properties) > 0 || s.Type == "object" || containsType(s.Types, "object") {
+	if len(s.Properties) > 0 || s.Type == "object" || slices.Contains(s.Types, "object") {
 		if s.AdditionalProperties == nil || s.AdditionalProperties.Not == nil || len(s.Required) != len(s.Properties) {
 			return false
 		}
@@ -164,7 +167,7 @@ func strictSchema(s *jsonschema.Schema) bool {
 			return false
 		}
 	}
-	for _, sub := range append([]*jsonschema.Schema{s.Items}, append(s.AnyOf, s.PrefixItems...)...) {
+	for _, sub := range slices.Concat([]*jsonschema.Schema{s.Items}, s.PrefixItems, s.AnyOf, s.OneOf, s.AllOf) {
 		if !strictSchema(sub) {
 			return false
 		}
@@ -174,16 +177,12 @@ func strictSchema(s *jsonschema.Schema) bool {
 			return false
 		}
 	}
-	return true
-}
-
-func containsType(types []string, t string) bool {
-	for _, x := range types {
-		if x == t {
-			return true
+	for _, d := range s.Definitions {
+		if !strictSchema(d) {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // runTyped runs the conversation and the typed turns, and returns the
@@ -226,7 +225,7 @@ func (r *run) typedTurns(ctx context.Context, ta *typedAnswer, byTool bool) (jso
 	for attempt := 0; attempt < 2; attempt++ {
 		reply, err := r.typedTurn(ctx, ta, byTool)
 		var apiErr *APIError
-		if !byTool && errors.As(err, &apiErr) && (apiErr.StatusCode == 400 || apiErr.StatusCode == 422) {
+		if !byTool && errors.As(err, &apiErr) && (apiErr.StatusCode == 400 || apiErr.StatusCode == 422) && !errors.Is(err, ErrContextExceeded) {
 			r.warn(WarnTypedAnswer, "the model server refused the response format ("+apiErr.Error()+
 				"); the answer is asked for through the tool "+AnswerTool+" (set OpenAI.NoResponseFormat for this server)")
 			byTool = true

@@ -78,16 +78,26 @@ func TestRunTypedStrict(t *testing.T) {
 		City string `json:"city"`
 		Note string `json:"note,omitempty"`
 	}
-	s, m := typedLLM(t, llmtest.DialectOpenAI, llmtest.Turn{Text: parisJSON}, llmtest.Turn{Text: `{"city":"Paris"}`})
+	type nestedOptional struct {
+		Days []withOptional `json:"days"`
+	}
+	s, m := typedLLM(t, llmtest.DialectOpenAI, llmtest.Turn{Text: parisJSON}, llmtest.Turn{Text: `{"city":"Paris"}`},
+		llmtest.Turn{Text: `{"days":[{"city":"Paris","note":"rain"}]}`})
 	_, _, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 	require.NoError(t, err)
 	v, _, err := agent.RunTyped[withOptional](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, withOptional{City: "Paris"}, v)
+	n, res, err := agent.RunTyped[nestedOptional](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
+	require.NoError(t, err)
+	assert.Empty(t, res.Warnings, "OpenAI took the schema")
+	assert.Equal(t, nestedOptional{Days: []withOptional{{City: "Paris", Note: "rain"}}}, n)
 	reqs := s.Requests()
-	require.Len(t, reqs, 2)
+	require.Len(t, reqs, 3)
 	assert.True(t, reqs[0].Strict)
 	assert.False(t, reqs[1].Strict)
+	assert.False(t, reqs[2].Strict, "an optional property in an array's items")
+	assert.JSONEq(t, schemaOf[nestedOptional](t), string(reqs[2].Schema))
 	assert.JSONEq(t, `{"type":"json_schema","json_schema":{"name":"withOptional","strict":false,"schema":`+schemaOf[withOptional](t)+`}}`,
 		string(reqs[1].ResponseFormat))
 }
@@ -156,6 +166,16 @@ func TestRunTypedAnswerTool(t *testing.T) {
 	assert.Contains(t, reqs[0].Messages[0].Content, `by calling the tool "answer"`)
 	assert.Equal(t, []agent.Role{agent.RoleUser, agent.RoleAssistant, agent.RoleTool}, roles(res.Messages), "the answer call is answered")
 	requireResumable(t, res.Messages)
+}
+
+// A model that ignores the tool choice and answers in text is understood.
+func TestRunTypedAnswerToolText(t *testing.T) {
+	_, m := typedLLM(t, llmtest.DialectOllama, llmtest.Turn{Text: parisJSON})
+	m.NoResponseFormat = true
+	v, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, paris, v)
+	assert.Equal(t, []agent.Role{agent.RoleUser, agent.RoleAssistant}, roles(res.Messages))
 }
 
 // A model that answers wrong is told what is wrong, and asked once more.
