@@ -128,20 +128,9 @@ type typedAnswer struct {
 }
 
 func typedFor(t reflect.Type) (*typedAnswer, error) {
-	s, err := jsonschema.ForType(t, nil)
+	s, raw, ts, err := objectSchema(t, "a typed answer")
 	if err != nil {
-		return nil, fmt.Errorf("agent: inferring the schema of %s: %w", t, err)
-	}
-	if s.Type != "object" {
-		return nil, fmt.Errorf("agent: a typed answer must be a struct or a map with string keys, not %s (a JSON %s)", t, s.Type)
-	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("agent: encoding the schema of %s: %w", t, err)
-	}
-	ts := compileSchema(raw)
-	if ts.err != nil {
-		return nil, fmt.Errorf("agent: the schema of %s: %w", t, ts.err)
+		return nil, err
 	}
 	name := t.Name()
 	if !funcName.MatchString(name) {

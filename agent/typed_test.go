@@ -304,7 +304,7 @@ func TestRunTypedBadType(t *testing.T) {
 	s, m := typedLLM(t, llmtest.DialectOpenAI)
 	_, res, err := agent.RunTyped[[]string](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "must be a struct or a map with string keys")
+	assert.Contains(t, err.Error(), "a typed answer type must be a struct or a map with string keys, not a JSON null or array ([]string)")
 	assert.Equal(t, agent.StopError, res.Stop)
 	assert.Equal(t, user("?"), res.Messages)
 	assert.Empty(t, s.Requests())
