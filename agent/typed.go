@@ -94,7 +94,8 @@ func (e *AnswerError) Error() string {
 // through AnswerTool, with a WarnTypedAnswer warning.
 //
 // The typed turns count in Result.Turns but not against Agent.MaxTurns:
-// a run may call the model up to two times more. On success,
+// a run may call the model two times more than MaxTurns, three when the
+// response format is refused. On success,
 // Result.Answer is the answer's JSON and Result.Stop StopAnswer, and the
 // conversation in Result.Messages ends with it. A run stopped by a limit,
 // a cancellation or a model error returns the zero T and Run's error; a
