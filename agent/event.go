@@ -144,6 +144,9 @@ const (
 	// StatusCanceled: the run was cancelled or stopped before the call
 	// finished.
 	StatusCanceled CallStatus = "canceled"
+	// StatusPending: the Approver deferred its answer (permission.ErrDeferred);
+	// the call did not run, and waits in Result.Pending for Agent.Resume.
+	StatusPending CallStatus = "pending"
 )
 
 // TurnFinished reports the end of one model turn, before its tool calls

@@ -49,6 +49,8 @@ type run struct {
 	// until the model server says a request was longer than its context;
 	// estimate is the size of the last request, estimated the same way.
 	budget, estimate int
+	// held are the calls of this turn whose approval was deferred.
+	held []PendingCall
 }
 
 // keptOutput is a tool output in the conversation, kept as head and tail
@@ -98,6 +100,12 @@ func (r *run) run(ctx context.Context) error {
 		r.result.Stop = StopError
 		return err
 	}
+	return r.loop(ctx)
+}
+
+// loop calls the model and runs the calls it makes, turn after turn,
+// until the run ends.
+func (r *run) loop(ctx context.Context) error {
 	maxTurns := r.a.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns
@@ -143,6 +151,9 @@ func (r *run) run(ctx context.Context) error {
 		}
 		if repeated {
 			return r.limit(ctx, StopRepeatedCall, ErrRepeatedCall)
+		}
+		if len(r.held) > 0 {
+			return r.pause()
 		}
 	}
 }
