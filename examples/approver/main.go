@@ -19,6 +19,19 @@
 // one, then makes three calls itself through the same policy: one
 // read-only, approved without asking, and two that the UI asks about. It
 // exits with status 0 in both cases.
+//
+// With -wait, it is a host that cannot ask while the run goes on, such as
+// a web back end answering one HTTP request (wait.go): its Approver defers
+// every call that is not read-only (permission.ErrDeferred), so the run
+// stops with the call pending. The program saves the run's state, plain
+// JSON, to a file, reads it back, asks the user, and resumes the run in a
+// fresh Agent with the decision (agent.Agent.Resume), as a later request,
+// or another process, would:
+//
+//	go run ./examples/approver -wait
+//
+// Without a model, a script plays the model's part, so that this too runs
+// on a fresh machine.
 package main
 
 import (
@@ -116,10 +129,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prompt := `Count the words of "to be or not to be", then save the count in a note titled "hamlet".`
-	if len(os.Args) > 1 {
-		prompt = strings.Join(os.Args[1:], " ")
+	args, do := os.Args[1:], run
+	if len(args) > 0 && args[0] == "-wait" {
+		args, do = args[1:], runWaiting
 	}
-	if err := run(ctx, prompt, os.Stdin, os.Stdout); err != nil {
+	if len(args) > 0 {
+		prompt = strings.Join(args, " ")
+	}
+	if err := do(ctx, prompt, os.Stdin, os.Stdout); err != nil {
 		log.SetFlags(0)
 		log.Fatal("approver: ", err)
 	}
