@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -233,11 +234,11 @@ func (r *run) pause() error {
 		Usage:         r.result.Usage,
 		SkillBytes:    r.skillBytes.Load(),
 		ContextBudget: r.budget,
-		Repeats: Repeats{Previous: sortedKeys(r.prevCalls), Told: sortedKeys(r.toldRepeat),
+		Repeats: Repeats{Previous: slices.Sorted(maps.Keys(r.prevCalls)), Told: slices.Sorted(maps.Keys(r.toldRepeat)),
 			History: slices.Clone(r.history), ToldCycle: r.toldCycle},
 	}
 	r.loadedMu.Lock()
-	st.LoadedTools, st.LoadedSkills = sortedKeys(r.toolsLoaded), sortedKeys(r.loaded)
+	st.LoadedTools, st.LoadedSkills = slices.Sorted(maps.Keys(r.toolsLoaded)), slices.Sorted(maps.Keys(r.loaded))
 	r.loadedMu.Unlock()
 	r.result.Stop = StopPendingApproval
 	r.result.Pending = st
@@ -485,15 +486,6 @@ func canonical(raw []byte) []byte {
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v) // plain data: cannot fail
 	return b
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // randomID returns 128 random bits in hex.

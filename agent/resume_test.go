@@ -87,6 +87,15 @@ func newResumer(t *testing.T, srv config.Server, turns ...llmtest.Turn) *resumer
 	return r
 }
 
+// allowEvery approves every pending call of st.
+func allowEvery(st *agent.State) map[string]permission.Decision {
+	decisions := map[string]permission.Decision{}
+	for _, p := range st.Pending {
+		decisions[p.ID] = permission.Decision{Verdict: permission.AllowOnce}
+	}
+	return decisions
+}
+
 // toolMessages returns the tool messages of msgs by call ID.
 func toolMessages(msgs []agent.Message) map[string]string {
 	out := map[string]string{}
@@ -275,11 +284,7 @@ func TestResumeRefusesTamperedState(t *testing.T) {
 			var st agent.State
 			require.NoError(t, json.Unmarshal(data, &st))
 			tc.tamper(&st)
-			decisions := map[string]permission.Decision{}
-			for _, p := range st.Pending {
-				decisions[p.ID] = permission.Decision{Verdict: permission.AllowOnce}
-			}
-			_, err := r.agent.Resume(context.Background(), &st, decisions)
+			_, err := r.agent.Resume(context.Background(), &st, allowEvery(&st))
 			var re *agent.ResumeError
 			require.ErrorAs(t, err, &re)
 			assert.Equal(t, tc.kind, re.Kind, "%v", err)
@@ -318,9 +323,7 @@ func TestResumeCanceled(t *testing.T) {
 	r := newResumer(t, srv, llmtest.Turn{Text: "done"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	decisions := map[string]permission.Decision{
-		st.Pending[0].ID: {Verdict: permission.AllowOnce}, st.Pending[1].ID: {Verdict: permission.AllowOnce},
-	}
+	decisions := allowEvery(st)
 	res, err := r.agent.Resume(ctx, st, decisions)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, agent.StopCanceled, res.Stop)
@@ -342,9 +345,7 @@ func TestResumePausesAgain(t *testing.T) {
 	r := newResumer(t, srv,
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c4", Name: "files_delete", Arguments: `{"path":"d"}`}}},
 		llmtest.Turn{Text: "all done"})
-	res, err := r.agent.Resume(context.Background(), st, map[string]permission.Decision{
-		st.Pending[0].ID: {Verdict: permission.AllowOnce}, st.Pending[1].ID: {Verdict: permission.AllowOnce},
-	})
+	res, err := r.agent.Resume(context.Background(), st, allowEvery(st))
 	require.ErrorIs(t, err, agent.ErrPendingApproval)
 	second := res.Pending
 	require.NotNil(t, second)
@@ -390,9 +391,7 @@ func TestResumeToolChanged(t *testing.T) {
 	}
 	mcp.SetTools(tools)
 	r := newResumer(t, srv, llmtest.Turn{Text: "ok"})
-	res, err := r.agent.Resume(context.Background(), st, map[string]permission.Decision{
-		st.Pending[0].ID: {Verdict: permission.AllowOnce}, st.Pending[1].ID: {Verdict: permission.AllowOnce},
-	})
+	res, err := r.agent.Resume(context.Background(), st, allowEvery(st))
 	require.NoError(t, err)
 	msgs := toolMessages(res.Messages)
 	assert.Contains(t, msgs["c2"], "the tool changed while the call waited for approval")

@@ -98,21 +98,32 @@ func serveUI(ctx context.Context, questions <-chan question, lines *permission.L
 		case <-ctx.Done():
 			return
 		}
-		fmt.Fprintf(out, "[ui] Run %s with %s? It %s. [y/N] ",
-			render.Clean(q.req.PrefixedName, 64), render.Clean(string(q.req.Arguments), 300), q.req.Annotations)
-		d := permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
-		line, err := lines.Next(ctx)
-		switch {
-		case ctx.Err() != nil:
+		d, ok := ask(ctx, q.req, string(q.req.Arguments), lines, out)
+		if !ok {
 			return
-		case err != nil:
-			fmt.Fprintln(out)
-			d.Reason = "no one is there to approve it"
-		case strings.EqualFold(strings.TrimSpace(line), "y"), strings.EqualFold(strings.TrimSpace(line), "yes"):
-			d = permission.Decision{Verdict: permission.AllowOnce}
 		}
 		q.answer <- d
 	}
+}
+
+// ask shows the call req describes, with its arguments args, and reads the
+// user's answer from lines; when lines end, the call is denied. It reports
+// false when ctx is done.
+func ask(ctx context.Context, req permission.Request, args string, lines *permission.Lines, out io.Writer) (permission.Decision, bool) {
+	fmt.Fprintf(out, "[ui] Run %s with %s? It %s. [y/N] ",
+		render.Clean(req.PrefixedName, 64), render.Clean(args, 300), req.Annotations)
+	d := permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
+	line, err := lines.Next(ctx)
+	switch {
+	case ctx.Err() != nil:
+		return d, false
+	case err != nil:
+		fmt.Fprintln(out)
+		d.Reason = "no one is there to approve it"
+	case strings.EqualFold(strings.TrimSpace(line), "y"), strings.EqualFold(strings.TrimSpace(line), "yes"):
+		d = permission.Decision{Verdict: permission.AllowOnce}
+	}
+	return d, true
 }
 
 // withoutModel is what the program does when there is no model.
@@ -142,16 +153,25 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, prompt string, stdin io.Reader, stdout io.Writer) error {
+// start starts the demo's servers and shows title and their banner; the
+// caller closes them.
+func start(ctx context.Context, stdout io.Writer, title string) (*demo.Servers, error) {
 	servers, err := demo.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "%s\n\n", title)
+	render.Banner(stdout, servers.Tools)
+	return servers, nil
+}
+
+func run(ctx context.Context, prompt string, stdin io.Reader, stdout io.Writer) error {
+	servers, err := start(ctx, stdout, "mini-me approver: a host with its own approval UI")
 	if err != nil {
 		return err
 	}
 	defer servers.Close()
 	cfg, tools := servers.Config, servers.Tools
-	fmt.Fprintln(stdout, "mini-me approver: a host with its own approval UI")
-	fmt.Fprintln(stdout)
-	render.Banner(stdout, tools)
 
 	// The UI runs beside the agent, for as long as run does.
 	uiCtx, stopUI := context.WithCancel(ctx)

@@ -7,12 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
-	"git.rickub.com/bots-garden/mini-me/examples/demo"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -32,15 +30,12 @@ var laterApprover = permission.ApproverFunc(func(_ context.Context, req permissi
 // fresh Agent resumes the run from the file, as a later request, or
 // another process, would.
 func runWaiting(ctx context.Context, prompt string, stdin io.Reader, stdout io.Writer) error {
-	servers, err := demo.Discover(ctx)
+	servers, err := start(ctx, stdout, "mini-me approver -wait: approvals that wait for the user")
 	if err != nil {
 		return err
 	}
 	defer servers.Close()
 	cfg, tools := servers.Config, servers.Tools
-	fmt.Fprintln(stdout, "mini-me approver -wait: approvals that wait for the user")
-	fmt.Fprintln(stdout)
-	render.Banner(stdout, tools)
 
 	var model agent.Model
 	if found, err := modelenv.Find(ctx, os.Getenv); err == nil {
@@ -91,18 +86,9 @@ func runWaiting(ctx context.Context, prompt string, stdin io.Reader, stdout io.W
 	lines := permission.NewLines(stdin)
 	decisions := map[string]permission.Decision{}
 	for _, p := range st.Pending {
-		fmt.Fprintf(stdout, "[ui] Run %s with %s? It %s. [y/N] ",
-			render.Clean(p.Request.PrefixedName, 64), render.Clean(p.Call.Arguments, 300), p.Request.Annotations)
-		d := permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
-		line, err := lines.Next(ctx)
-		switch {
-		case ctx.Err() != nil:
+		d, ok := ask(ctx, p.Request, p.Call.Arguments, lines, stdout)
+		if !ok {
 			return ctx.Err()
-		case err != nil:
-			fmt.Fprintln(stdout)
-			d.Reason = "no one is there to approve it"
-		case strings.EqualFold(strings.TrimSpace(line), "y"), strings.EqualFold(strings.TrimSpace(line), "yes"):
-			d = permission.Decision{Verdict: permission.AllowOnce}
 		}
 		decisions[p.ID] = d
 	}
