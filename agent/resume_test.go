@@ -397,3 +397,24 @@ func TestResumeToolChanged(t *testing.T) {
 	assert.Contains(t, msgs["c2"], "the tool changed while the call waited for approval")
 	assert.Equal(t, []string{`read {"path":"a"}`, `delete {"path":"c"}`}, toolCalls(mcp))
 }
+
+// The tools a search loaded stay loaded across a pause: the fresh Agent
+// finds the pending call's tool, and offers it to the model.
+func TestResumeLoadedTools(t *testing.T) {
+	gh, srv := startMCP(t, "tracker", catalogueTools(60)...)
+	_, st := pause(t, srv,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":1}`}}},
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}})
+	assert.Equal(t, []string{"tracker_create_issue"}, st.LoadedTools)
+	assert.Equal(t, 2, st.Turn)
+	assert.Empty(t, toolCalls(gh))
+
+	r := newResumer(t, srv, llmtest.Turn{Text: "created"})
+	res, err := r.agent.Resume(context.Background(), st, allowEvery(st))
+	require.NoError(t, err)
+	assert.Equal(t, "created", res.Answer)
+	assert.Equal(t, []string{`create_issue {"repo":"a","title":"bug"}`}, toolCalls(gh))
+	reqs := r.llm.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, []string{"tracker_create_issue", agent.ToolSearchTool}, toolNames(reqs[0]))
+}
