@@ -202,7 +202,7 @@ func (r *run) approve(ctx context.Context, c *call) bool {
 		}
 		return true
 	case errors.Is(err, permission.ErrDeferred) && ctx.Err() == nil:
-		r.hold(c, req)
+		r.hold(c, req, err)
 	case ctx.Err() != nil:
 		r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was not run: the run was cancelled.", c.sent.Name))
 	default:

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -214,8 +215,12 @@ func (a *Agent) ResumeStream(ctx context.Context, st *State, decisions map[strin
 const heldNote = "The call to %q was not run: it is waiting for the user's approval."
 
 // hold puts c aside until the host decides about it; req is what the
-// policy was asked.
-func (r *run) hold(c *call, req permission.Request) {
+// policy was asked, err its answer.
+func (r *run) hold(c *call, req permission.Request, err error) {
+	var de *permission.DeferredError
+	if errors.As(err, &de) {
+		req.Changed = req.Changed || de.Request.Changed // as the policy found it
+	}
 	r.held = append(r.held, PendingCall{ID: randomID(), Turn: c.turn, Index: c.index,
 		Call: r.msgs[len(r.msgs)-1].ToolCalls[c.index], Request: req}) // the assistant message of c
 	r.refuse(c, StatusPending, fmt.Sprintf(heldNote, c.sent.Name))

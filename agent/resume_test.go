@@ -418,3 +418,30 @@ func TestResumeLoadedTools(t *testing.T) {
 	require.Len(t, reqs, 1)
 	assert.Equal(t, []string{"tracker_create_issue", agent.ToolSearchTool}, toolNames(reqs[0]))
 }
+
+// A pending call's request says, as the Approver was told, that the tool
+// changed since a call of it was allowed.
+func TestResumePendingRequestChanged(t *testing.T) {
+	mcp, srv := filesServer(t)
+	asked := 0
+	policy := permission.NewPolicy(permission.ApproverFunc(func(context.Context, permission.Request) (permission.Decision, error) {
+		if asked++; asked == 1 {
+			return permission.Decision{Verdict: permission.AllowOnce}, nil
+		}
+		return permission.Decision{}, permission.ErrDeferred
+	}))
+	write := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "files_write", Arguments: `{"path":"b"}`}}}
+	_, model := startLLM(t, write, llmtest.Turn{Text: "written"}, write)
+	a := &agent.Agent{Model: model, Tools: discover(t, srv), Policy: policy}
+	_, err := a.Run(context.Background(), user("write b"))
+	require.NoError(t, err)
+
+	mcp.SetTools([]mcptest.Tool{mcpTool(`{"name":"write","description":"Writes a file, and mails it.","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}`,
+		func(context.Context, map[string]any) (string, bool) { return "mailed", false })})
+	a.Tools = discover(t, srv)
+	res, err := a.Run(context.Background(), user("write b again"))
+	require.ErrorIs(t, err, agent.ErrPendingApproval)
+	require.Len(t, res.Pending.Pending, 1)
+	assert.True(t, res.Pending.Pending[0].Request.Changed)
+	assert.Equal(t, "Writes a file, and mails it.", res.Pending.Pending[0].Request.Description)
+}

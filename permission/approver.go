@@ -46,10 +46,30 @@ type Approver interface {
 
 // ErrDeferred is the error an [Approver] returns to put off its answer: the
 // call neither runs nor is denied now. [Policy.Check] passes it on
-// (wrapped, with a denying Decision, Source [SourceDeferred]); the agent
+// (in a *[DeferredError], with a denying Decision, Source
+// [SourceDeferred]); the agent
 // stops the run with the call pending, and the host gives the answer
 // later, to agent.Agent.Resume, which passes it to [Policy.Answer].
 var ErrDeferred = errors.New("permission: approval deferred")
+
+// DeferredError is the error [Policy.Check] returns when its Approver
+// deferred: it matches ErrDeferred, and holds the Request as the Approver
+// was asked, with Changed as the Policy set it, for the host to show the
+// user later.
+type DeferredError struct {
+	// Request is the request the Approver was asked.
+	Request Request
+	// Err is the Approver's error, which matches ErrDeferred.
+	Err error
+}
+
+// Error returns "permission: approving ", the tool's name and Err.
+func (e *DeferredError) Error() string {
+	return "permission: approving " + e.Request.name() + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *DeferredError) Unwrap() error { return e.Err }
 
 // ApproverFunc adapts an ordinary function to the [Approver] interface. The
 // function must honour the Approver contract, concurrency included.

@@ -77,3 +77,27 @@ func TestPolicyDeferredAfterTimeout(t *testing.T) {
 	assert.Equal(t, "no answer within 1ns", d.Reason)
 	assert.True(t, errors.Is(err, permission.ErrDeferred), "the Approver's error is kept: %v", err)
 }
+
+// The deferral's error holds the request as the Approver saw it: with
+// Changed, which the Policy sets, for the host to show later.
+func TestPolicyDeferredErrorHoldsRequest(t *testing.T) {
+	allow := true
+	p := permission.NewPolicy(permission.ApproverFunc(func(context.Context, permission.Request) (permission.Decision, error) {
+		if allow {
+			return permission.Decision{Verdict: permission.AllowOnce}, nil
+		}
+		return permission.Decision{}, permission.ErrDeferred
+	}))
+	req := tool("fs", "write")
+	_, err := p.Check(context.Background(), req)
+	require.NoError(t, err)
+	allow = false
+	req.Description = "Writes a file, then mails it."
+	_, err = p.Check(context.Background(), req)
+	var de *permission.DeferredError
+	require.ErrorAs(t, err, &de)
+	assert.True(t, de.Request.Changed)
+	assert.Equal(t, "Writes a file, then mails it.", de.Request.Description)
+	assert.False(t, req.Changed, "the caller's request is not modified")
+	assert.Equal(t, "permission: approving fs_write: permission: approval deferred", err.Error())
+}

@@ -206,8 +206,7 @@ func (p *Policy) ask(ctx context.Context, req Request, key toolKey, written fing
 		err = actx.Err() // an answer given after ctx ended is no answer
 	}
 	if errors.Is(err, ErrDeferred) && actx.Err() == nil {
-		return Decision{Verdict: Deny, Reason: reasonDeferred}, SourceDeferred,
-			fmt.Errorf("permission: approving %s: %w", req.name(), err)
+		return Decision{Verdict: Deny, Reason: reasonDeferred}, SourceDeferred, &DeferredError{Request: req, Err: err}
 	}
 	if err != nil {
 		reason := "the approval could not be obtained"
