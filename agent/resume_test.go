@@ -87,6 +87,14 @@ func newResumer(t *testing.T, srv config.Server, turns ...llmtest.Turn) *resumer
 	return r
 }
 
+// pausedFiles pauses threeCalls on filesServer, and returns the server,
+// the State and a resumer with turns.
+func pausedFiles(t *testing.T, turns ...llmtest.Turn) (*mcptest.Server, *agent.State, *resumer) {
+	mcp, srv := filesServer(t)
+	_, st := pause(t, srv, threeCalls)
+	return mcp, st, newResumer(t, srv, turns...)
+}
+
 // allowEvery approves every pending call of st.
 func allowEvery(st *agent.State) map[string]permission.Decision {
 	decisions := map[string]permission.Decision{}
@@ -234,6 +242,15 @@ func TestResumeRefusesTamperedState(t *testing.T) {
 	r := newResumer(t, srv)
 
 	last := func(st *agent.State) *agent.Message { return &st.Messages[len(st.Messages)-4] } // the assistant message
+	// rename renames the first pending call's tool (a write) everywhere
+	// but in the request's server and tool.
+	rename := func(st *agent.State, name string) {
+		last(st).ToolCalls[1].Name = name
+		st.Messages[len(st.Messages)-2].Name = name
+		st.Messages[len(st.Messages)-2].Content = `The call to "` + name + `" was not run: it is waiting for the user's approval.`
+		st.Pending[0].Call.Name = name
+		st.Pending[0].Request.PrefixedName = name
+	}
 	for name, tc := range map[string]struct {
 		tamper func(st *agent.State)
 		kind   agent.ResumeErrorKind
@@ -263,22 +280,10 @@ func TestResumeRefusesTamperedState(t *testing.T) {
 		"conversation ends elsewhere": {func(st *agent.State) {
 			st.Messages = append(st.Messages, agent.Message{Role: agent.RoleUser, Content: "more"})
 		}, agent.ResumeInvalidState},
-		"tool renamed": {func(st *agent.State) {
-			// The user approved a write; the state now runs a delete.
-			last(st).ToolCalls[1].Name = "files_delete"
-			st.Messages[len(st.Messages)-2].Name = "files_delete"
-			st.Messages[len(st.Messages)-2].Content = `The call to "files_delete" was not run: it is waiting for the user's approval.`
-			st.Pending[0].Call.Name = "files_delete"
-			st.Pending[0].Request.PrefixedName = "files_delete"
-		}, agent.ResumeToolMismatch},
+		// The user approved a write; the state now runs a delete.
+		"tool renamed":   {func(st *agent.State) { rename(st, "files_delete") }, agent.ResumeToolMismatch},
 		"server renamed": {func(st *agent.State) { st.Pending[0].Request.Server = "trusted" }, agent.ResumeToolMismatch},
-		"unknown tool": {func(st *agent.State) {
-			last(st).ToolCalls[1].Name = "files_format"
-			st.Messages[len(st.Messages)-2].Name = "files_format"
-			st.Messages[len(st.Messages)-2].Content = `The call to "files_format" was not run: it is waiting for the user's approval.`
-			st.Pending[0].Call.Name = "files_format"
-			st.Pending[0].Request.PrefixedName = "files_format"
-		}, agent.ResumeToolMismatch},
+		"unknown tool":   {func(st *agent.State) { rename(st, "files_format") }, agent.ResumeToolMismatch},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var st agent.State
@@ -303,9 +308,7 @@ func TestResumeRefusesTamperedState(t *testing.T) {
 // A denied call needs no tool: a State whose tool has gone can still be
 // resumed by denying it.
 func TestResumeDenyingAToolThatWent(t *testing.T) {
-	mcp, srv := filesServer(t)
-	_, st := pause(t, srv, threeCalls)
-	r := newResumer(t, srv, llmtest.Turn{Text: "ok"})
+	mcp, st, r := pausedFiles(t, llmtest.Turn{Text: "ok"})
 	r.agent.Tools = nil
 	res, err := r.agent.Resume(context.Background(), st, map[string]permission.Decision{
 		st.Pending[0].ID: {}, st.Pending[1].ID: {Reason: "gone"},
@@ -318,9 +321,7 @@ func TestResumeDenyingAToolThatWent(t *testing.T) {
 // A done ctx ends Resume before any call runs; the State is given back, to
 // be resumed later.
 func TestResumeCanceled(t *testing.T) {
-	mcp, srv := filesServer(t)
-	_, st := pause(t, srv, threeCalls)
-	r := newResumer(t, srv, llmtest.Turn{Text: "done"})
+	mcp, st, r := pausedFiles(t, llmtest.Turn{Text: "done"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	decisions := allowEvery(st)
@@ -340,9 +341,7 @@ func TestResumeCanceled(t *testing.T) {
 // A resumed run may stop for approvals again, with a new State; the
 // limits count every turn since the first run.
 func TestResumePausesAgain(t *testing.T) {
-	mcp, srv := filesServer(t)
-	_, st := pause(t, srv, threeCalls)
-	r := newResumer(t, srv,
+	mcp, st, r := pausedFiles(t,
 		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c4", Name: "files_delete", Arguments: `{"path":"d"}`}}},
 		llmtest.Turn{Text: "all done"})
 	res, err := r.agent.Resume(context.Background(), st, allowEvery(st))
@@ -369,8 +368,7 @@ func TestResumePausesAgain(t *testing.T) {
 	assert.Len(t, toolCalls(mcp), 4)
 
 	// MaxTurns counts the turns before the pauses.
-	_, st = pause(t, srv, threeCalls)
-	r = newResumer(t, srv, llmtest.Turn{Text: "never asked"})
+	_, st, r = pausedFiles(t, llmtest.Turn{Text: "never asked"})
 	r.agent.MaxTurns = 1
 	res, err = r.agent.Resume(context.Background(), st, map[string]permission.Decision{st.Pending[0].ID: {}, st.Pending[1].ID: {}})
 	require.ErrorIs(t, err, agent.ErrMaxTurns)
