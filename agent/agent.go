@@ -74,6 +74,12 @@ var (
 // Decision is always usable, a non-nil error means no answer was obtained
 // and the Decision denies. Check may be called from several goroutines at
 // once.
+//
+// An error matching permission.ErrDeferred puts the call aside and stops
+// the run for approvals (see [Agent.Resume]). A Policy that also has a
+// method Answer(permission.Request, permission.Decision)
+// permission.Decision, as *permission.Policy does, is given the decisions
+// of a Resume, and Resume acts on what it returns.
 type Policy interface {
 	// Check decides whether the call req describes may run.
 	Check(ctx context.Context, req permission.Request) (permission.Decision, error)
@@ -194,7 +200,8 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // it should return quickly. nil means no events.
 //
 // The error is nil only when the model answered (Result.Stop is
-// StopAnswer). A limit returns ErrMaxTurns or ErrRepeatedCall, a cancelled
+// StopAnswer). A limit returns ErrMaxTurns or ErrRepeatedCall, calls whose
+// approval was deferred ErrPendingApproval (see [Agent.Resume]), a cancelled
 // ctx an error matching ctx.Err(), a model failure the model's error (an
 // *APIError for an endpoint that answered with an error). In every case
 // Result holds the conversation so far, consistent and resumable. A tool

@@ -201,6 +201,8 @@ func (r *run) approve(ctx context.Context, c *call) bool {
 			r.a.changes.acknowledge(&req)
 		}
 		return true
+	case errors.Is(err, permission.ErrDeferred) && ctx.Err() == nil:
+		r.hold(c, req, err)
 	case ctx.Err() != nil:
 		r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was not run: the run was cancelled.", c.sent.Name))
 	default:

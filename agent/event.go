@@ -19,7 +19,10 @@ import (
 // ToolCallProposed; then, if the call is valid, ApprovalRequested and
 // ApprovalDecided; then, if it was allowed, ToolStarted; and always, last,
 // one ToolResult. Events of different calls of a turn may interleave once
-// the calls run.
+// the calls run. A call whose approval was deferred ends its run with a
+// ToolResult of StatusPending; the run that resumes it (Agent.Resume)
+// reports its ApprovalDecided, ToolStarted and ToolResult, with the
+// call's turn and index.
 //
 // Events are plain data; the host may keep them, but must not modify the
 // messages, requests and results they refer to.
@@ -144,6 +147,9 @@ const (
 	// StatusCanceled: the run was cancelled or stopped before the call
 	// finished.
 	StatusCanceled CallStatus = "canceled"
+	// StatusPending: the Approver deferred its answer (permission.ErrDeferred);
+	// the call did not run, and waits in Result.Pending for Agent.Resume.
+	StatusPending CallStatus = "pending"
 )
 
 // TurnFinished reports the end of one model turn, before its tool calls

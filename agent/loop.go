@@ -53,6 +53,8 @@ type run struct {
 	// call, in the requests of a typed run (see RunTyped).
 	note   string
 	schema *ResponseSchema
+	// held are the calls of this turn whose approval was deferred.
+	held []PendingCall
 }
 
 // keptOutput is a tool output in the conversation, kept as head and tail
@@ -102,6 +104,12 @@ func (r *run) run(ctx context.Context) error {
 		r.result.Stop = StopError
 		return err
 	}
+	return r.loop(ctx)
+}
+
+// loop calls the model and runs the calls it makes, turn after turn,
+// until the run ends.
+func (r *run) loop(ctx context.Context) error {
 	maxTurns := r.a.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns
@@ -147,6 +155,9 @@ func (r *run) run(ctx context.Context) error {
 		}
 		if repeated {
 			return r.limit(ctx, StopRepeatedCall, ErrRepeatedCall)
+		}
+		if len(r.held) > 0 {
+			return r.pause()
 		}
 	}
 }
