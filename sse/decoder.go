@@ -97,10 +97,7 @@ func NewDecoder(r io.Reader, opts *Options) *Decoder {
 		}
 		d.lines.wd.idle = opts.IdleTimeout
 	}
-	if d.err == nil {
-		d.lines.hold = newHoldReader(r, d.maxSize)
-		d.lines.r = d.lines.hold
-	}
+	d.lines.max = d.maxSize
 	return d
 }
 
@@ -122,22 +119,32 @@ func (d *Decoder) Events(ctx context.Context) iter.Seq2[Event, error] {
 			return
 		}
 		defer d.lines.wd.stop()
+		defer d.lines.spool.release()
 
-		cfg := gosse.ReadConfig{MaxEventSize: d.maxSize}
-		for ev, err := range gosse.Read(&d.lines, &cfg) {
-			if err != nil {
-				yield(Event{}, d.endErr(err))
-				return
+		for {
+			cfg := gosse.ReadConfig{MaxEventSize: d.lines.session()}
+			own := false // go-sse's last event ID comes from this session
+			for ev, err := range gosse.Read(&d.lines, &cfg) {
+				if err != nil {
+					yield(Event{}, d.endErr(err))
+					return
+				}
+				dispatch, id := d.lines.pop()
+				if own = own || id; own {
+					d.lastID = ev.LastEventID
+				}
+				if !dispatch {
+					continue
+				}
+				if err := d.lines.wd.err(); err != nil {
+					yield(Event{}, err)
+					return
+				}
+				if !yield(Event{Type: ev.Type, Data: ev.Data, ID: d.lastID}, nil) {
+					return
+				}
 			}
-			d.lastID = ev.LastEventID
-			if !d.lines.pop() {
-				continue
-			}
-			if err := d.lines.wd.err(); err != nil {
-				yield(Event{}, err)
-				return
-			}
-			if !yield(Event{Type: ev.Type, Data: ev.Data, ID: ev.LastEventID}, nil) {
+			if !d.lines.restart {
 				return
 			}
 		}
