@@ -36,24 +36,24 @@ type lineReader struct {
 	r  io.Reader
 	wd watchdog
 
-	max     int     // MaxEventSize
-	limit   int     // the current session's limit
-	spool   spool   // bytes read and not yet handed to go-sse
-	pos     int64   // bytes of the stream read so far
-	handed  int64   // bytes handed to go-sse
-	ready   int64   // end of the whole tokens the current session may have
-	ends    []int64 // ends of the whole tokens past ready, in order
+	max        int     // MaxEventSize
+	limit      int     // the current session's limit
+	spool      spool   // bytes read and not yet handed to go-sse
+	pos        int64   // bytes of the stream read so far
+	handed     int64   // bytes handed to go-sse
+	ready      int64   // end of the whole tokens the current session may have
+	ends       []int64 // ends of the whole tokens past ready, in order
 	tokenStart int64   // where the current token starts: the end of the last one
-	inToken bool    // a line that is not blank since the last token ended
-	end     error   // what Read returns once the spool is handed on: io.EOF or fail
-	restart bool    // the session ended for a token over its limit
+	inToken    bool    // a line that is not blank since the last token ended
+	end        error   // what Read returns once the spool is handed on: io.EOF or fail
+	restart    bool    // the session ended for a token over its limit
 
 	state     lineState
 	start     startPhase
-	pendingCR bool // the last end of line was CR: an LF right after it belongs to it
+	pendingCR bool  // the last end of line was CR: an LF right after it belongs to it
 	nextCR    int   // index of the next CR in the bytes being scanned, len if none, -1 if unknown
 	base      int64 // stream position of the bytes being scanned
-	bomLen    int  // bytes of a leading BOM matched so far
+	bomLen    int   // bytes of a leading BOM matched so far
 
 	name    [len("retry")]byte // field name read so far, when a line starts across reads
 	nameLen int
