@@ -124,13 +124,14 @@ const (
 	retryBad                      // not all digits, or too large: ignored
 )
 
-// minLimit is the smallest limit of a session.
+// minLimit is the smallest limit of a session that starts with no whole
+// token known.
 const minLimit = 512
 
 // session starts a go-sse Read and returns its limit: the largest whole
-// token known, twice the last limit, and minLimit, whichever is largest,
-// up to MaxEventSize. Before the first session it reads until a token is
-// whole, so that the first limit fits the stream.
+// token known and twice the last limit, whichever is larger (minLimit if
+// neither is known), up to MaxEventSize. Before the first session it reads
+// until a token is whole, so that the first limit fits the stream.
 func (l *lineReader) session() int {
 	if l.limit == 0 {
 		for len(l.ends) == 0 && l.end == nil {
@@ -139,9 +140,12 @@ func (l *lineReader) session() int {
 			}
 		}
 	}
-	limit, prev := max(2*l.limit, minLimit), l.ready
+	limit, prev := 2*l.limit, l.ready
 	for _, e := range l.ends {
 		limit, prev = max(limit, int(e-prev)), e
+	}
+	if limit == 0 {
+		limit = minLimit
 	}
 	l.limit, l.restart = min(limit, l.max), false
 	l.promote()
