@@ -42,7 +42,8 @@ type lineReader struct {
 	pos        int64   // bytes of the stream read so far
 	handed     int64   // bytes handed to go-sse
 	ready      int64   // end of the whole tokens the current session may have
-	ends       []int64 // ends of the whole tokens past ready, in order
+	ends       []int64 // ends of the whole tokens past handed, in order
+	nReady     int     // how many of ends are ready
 	tokenStart int64   // where the current token starts: the end of the last one
 	inToken    bool    // a line that is not blank since the last token ended
 	end        error   // what Read returns once the spool is handed on: io.EOF or fail
@@ -129,8 +130,9 @@ const (
 const minLimit = 512
 
 // session starts a go-sse Read and returns its limit: the largest whole
-// token known and twice the last limit, whichever is larger (minLimit if
-// neither is known), up to MaxEventSize. Before the first session it reads
+// token known, twice the last limit, or the size of all the tokens known up
+// to 4 KiB, whichever is largest (minLimit if none is known), up to
+// MaxEventSize. Before the first session it reads
 // until a token is whole, so that the first limit fits the stream.
 func (l *lineReader) session() int {
 	if l.limit == 0 {
@@ -141,9 +143,12 @@ func (l *lineReader) session() int {
 		}
 	}
 	limit, prev := 2*l.limit, l.ready
-	for _, e := range l.ends {
+	for _, e := range l.ends[l.nReady:] {
 		limit, prev = max(limit, int(e-prev)), e
 	}
+	// Many tokens waiting: a long stream, which go-sse reads fastest with
+	// the 4 KiB buffer it starts with anyway.
+	limit = max(limit, int(min(prev-l.ready, 4<<10)))
 	if limit == 0 {
 		limit = minLimit
 	}
@@ -154,27 +159,25 @@ func (l *lineReader) session() int {
 
 // promote makes ready the whole tokens that fit the session's limit.
 func (l *lineReader) promote() {
-	n := 0
-	for _, e := range l.ends {
+	for _, e := range l.ends[l.nReady:] {
 		if e-l.ready > int64(l.limit) {
 			break
 		}
-		l.ready, n = e, n+1
-	}
-	if n > 0 {
-		l.ends = append(l.ends[:0], l.ends[n:]...)
+		l.ready, l.nReady = e, l.nReady+1
 	}
 }
 
-// Read hands go-sse the next bytes of whole tokens, reading the stream
-// until one is whole. Once they are handed on, it ends the session with
-// io.EOF if the next token is over its limit, and otherwise returns how
-// the stream ended: io.EOF when it ended cleanly, so that go-sse does not
-// dispatch an incomplete event.
+// Read hands go-sse the next whole tokens that fit p (part of one only if
+// p cannot hold it: go-sse then grows its buffer), reading the stream until
+// one is whole. A partial token at the end of go-sse's buffer would be
+// scanned again after the next Read. Once the ready tokens are handed on,
+// it ends the session with io.EOF if the next token is over its limit, and
+// otherwise returns how the stream ended: io.EOF when it ended cleanly, so
+// that go-sse does not dispatch an incomplete event.
 func (l *lineReader) Read(p []byte) (int, error) {
 	for l.handed == l.ready {
 		switch {
-		case len(l.ends) > 0:
+		case len(l.ends) > l.nReady:
 			l.restart = true
 			return 0, io.EOF
 		case l.end != nil:
@@ -184,8 +187,21 @@ func (l *lineReader) Read(p []byte) (int, error) {
 			return 0, nil // the scanner counts reads that bring nothing
 		}
 	}
-	n := l.spool.copyOut(p, l.handed, l.ready-l.handed)
+	upto, fit := l.handed+int64(len(p)), 0
+	for fit < l.nReady && l.ends[fit] <= upto {
+		fit++
+	}
+	want := int64(len(p))
+	if fit > 0 {
+		want = l.ends[fit-1] - l.handed
+	}
+	n := l.spool.copyOut(p, l.handed, want)
 	l.handed += int64(n)
+	done := 0
+	for done < l.nReady && l.ends[done] <= l.handed {
+		done++
+	}
+	l.ends, l.nReady = l.ends[:copy(l.ends, l.ends[done:])], l.nReady-done
 	return n, nil
 }
 
