@@ -40,11 +40,10 @@ type Options struct {
 	// their line endings, and any comment or blank lines right before it.
 	// A larger event ends the stream with an error matching
 	// ErrEventTooLarge, before the decoder buffers more than MaxEventSize
-	// bytes: the bytes of an event over 64 KiB are
-	// kept back until the event is complete, so that go-sse's scanner,
-	// which grows its buffer by doubling, never grows it for an event that
-	// is refused. Zero means DefaultMaxEventSize; negative values are
-	// invalid.
+	// bytes: an event's bytes are kept back, in pooled 32 KiB chunks, until
+	// the event is complete, so that go-sse's scanner, which grows its
+	// buffer by doubling, never grows it for an event that is refused.
+	// Zero means DefaultMaxEventSize; negative values are invalid.
 	MaxEventSize int
 
 	// IdleTimeout, if positive, bounds how long the decoder waits for the
