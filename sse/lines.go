@@ -132,8 +132,8 @@ const minLimit = 512
 // session starts a go-sse Read and returns its limit: the largest whole
 // token known, twice the last limit, or the size of all the tokens known up
 // to 4 KiB, whichever is largest (minLimit if none is known), up to
-// MaxEventSize. Before the first session it reads
-// until a token is whole, so that the first limit fits the stream.
+// MaxEventSize. Before the first session it reads until a token is whole,
+// so that the first limit fits the stream.
 func (l *lineReader) session() int {
 	if l.limit == 0 {
 		for len(l.ends) == 0 && l.end == nil {
