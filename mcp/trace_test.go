@@ -292,4 +292,3 @@ func BenchmarkCallToolTrace(b *testing.B) {
 		})
 	}
 }
-
