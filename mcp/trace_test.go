@@ -264,14 +264,7 @@ func TestTraceErrorTypes(t *testing.T) {
 // allocation more); "hooks" a trace whose hooks do nothing but be called,
 // with a traceparent to send.
 func BenchmarkCallToolTrace(b *testing.B) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
-	url := s.Start()
-	defer s.Close()
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
+	c := connect(b, start(b, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}), nil)
 	hooks := &mcp.ClientTrace{
 		RequestStart: func(ctx context.Context, _ *mcp.RequestInfo) context.Context { return ctx },
 		RequestDone:  func(context.Context, *mcp.RequestInfo, *mcp.RequestResult) {},

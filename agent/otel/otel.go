@@ -113,9 +113,7 @@ func (h *Hooks) ClientTrace() *mcp.ClientTrace { return h.mcp }
 func (h *Hooks) agentTrace() *agent.Trace {
 	return &agent.Trace{
 		RunStart: func(ctx context.Context, run *agent.RunInfo) context.Context {
-			ctx, _ = h.tracer.Start(ctx, "invoke_agent", trace.WithSpanKind(trace.SpanKindInternal),
-				trace.WithAttributes(attrs(run.Attributes())...))
-			return ctx
+			return h.start(ctx, "invoke_agent", trace.SpanKindInternal, run.Attributes())
 		},
 		RunDone: func(ctx context.Context, _ *agent.RunInfo, res *agent.Result, err error) {
 			span := trace.SpanFromContext(ctx)
@@ -128,18 +126,15 @@ func (h *Hooks) agentTrace() *agent.Trace {
 			span.End()
 		},
 		ModelStart: func(ctx context.Context, call *agent.ModelCall) context.Context {
-			ctx, _ = h.tracer.Start(ctx, call.SpanName(), trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithAttributes(attrs(call.Attributes())...))
-			return ctx
+			return h.start(ctx, call.SpanName(), trace.SpanKindClient, call.Attributes())
 		},
 		ModelDone: func(ctx context.Context, call *agent.ModelCall, res *agent.ModelResult) {
-			span := trace.SpanFromContext(ctx)
 			end := attrs(res.Attributes())
-			span.SetAttributes(end...)
+			msg := ""
 			if res.Err != nil {
-				span.SetStatus(codes.Error, res.Err.Error())
+				msg = res.Err.Error()
 			}
-			span.End()
+			finish(ctx, end, msg)
 			h.aiDuration.Record(ctx, res.Duration.Seconds(), metric.WithAttributes(append(attrs(call.Attributes()), errorOnly(end)...)...))
 		},
 		ToolDecided: func(ctx context.Context, call *agent.ToolCallInfo) {
@@ -151,9 +146,7 @@ func (h *Hooks) agentTrace() *agent.Trace {
 			trace.SpanFromContext(ctx).AddEvent("gen_ai.tool.approval", trace.WithAttributes(a...))
 		},
 		ToolStart: func(ctx context.Context, call *agent.ToolCallInfo) context.Context {
-			ctx, _ = h.tracer.Start(ctx, call.SpanName(), trace.WithSpanKind(trace.SpanKindInternal),
-				trace.WithAttributes(attrs(call.Attributes())...))
-			return ctx
+			return h.start(ctx, call.SpanName(), trace.SpanKindInternal, call.Attributes())
 		},
 		ToolDone: func(ctx context.Context, _ *agent.ToolCallInfo, res *agent.ToolResult) {
 			span := trace.SpanFromContext(ctx)
@@ -168,22 +161,15 @@ func (h *Hooks) agentTrace() *agent.Trace {
 func (h *Hooks) mcpTrace() *mcp.ClientTrace {
 	return &mcp.ClientTrace{
 		RequestStart: func(ctx context.Context, req *mcp.RequestInfo) context.Context {
-			ctx, _ = h.tracer.Start(ctx, req.SpanName(), trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithAttributes(attrs(req.Attributes())...))
-			return ctx
+			return h.start(ctx, req.SpanName(), trace.SpanKindClient, req.Attributes())
 		},
 		RequestDone: func(ctx context.Context, req *mcp.RequestInfo, res *mcp.RequestResult) {
-			span := trace.SpanFromContext(ctx)
 			end := attrs(res.Attributes())
-			span.SetAttributes(end...)
-			if res.ErrorType != "" {
-				msg := res.ErrorType
-				if res.Err != nil {
-					msg = res.Err.Error()
-				}
-				span.SetStatus(codes.Error, msg)
+			msg := res.ErrorType
+			if res.Err != nil {
+				msg = res.Err.Error()
 			}
-			span.End()
+			finish(ctx, end, msg)
 			h.mcpDuration.Record(ctx, res.Duration.Seconds(), metric.WithAttributes(append(metricAttrs(req.Attributes()), end...)...))
 		},
 		TraceContext: func(ctx context.Context) (string, string) {
@@ -208,6 +194,23 @@ func (h *Hooks) mcpTrace() *mcp.ClientTrace {
 			span.End()
 		},
 	}
+}
+
+// start starts a span of kind beneath ctx's, with a.
+func (h *Hooks) start(ctx context.Context, name string, kind trace.SpanKind, a []slog.Attr) context.Context {
+	ctx, _ = h.tracer.Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs(a)...))
+	return ctx
+}
+
+// finish sets end on ctx's span, marks it failed with msg when msg is not
+// "", and ends it.
+func finish(ctx context.Context, end []attribute.KeyValue, msg string) {
+	span := trace.SpanFromContext(ctx)
+	span.SetAttributes(end...)
+	if msg != "" {
+		span.SetStatus(codes.Error, msg)
+	}
+	span.End()
 }
 
 // fail marks span as failed: error.type (when kind is not ""), the status
