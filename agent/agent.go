@@ -81,7 +81,8 @@ type Policy interface {
 
 // Agent runs a conversation with a model that calls tools: MCP tools from
 // a [ToolSource] and local Go functions ([Func]). Set its fields, then call
-// [Agent.Run] or [Agent.RunStream].
+// [Agent.Run] or [Agent.RunStream], or [RunTyped] for an answer of a Go
+// type.
 //
 // Only Model is required. Every limit has a safe default, so the zero value
 // of each other field is usable: no tools, every call denied (no Policy),

@@ -649,7 +649,7 @@ func TestNewFuncErrors(t *testing.T) {
 	_, err = agent.NewFunc("str", "", func(context.Context, string) (string, error) { return "", nil })
 	assert.ErrorContains(t, err, "the input type must be a struct or a map with string keys, not a JSON string")
 	_, err = agent.NewFunc("ch", "", func(context.Context, struct{ C chan int }) (string, error) { return "", nil })
-	assert.ErrorContains(t, err, "inferring the input schema")
+	assert.ErrorContains(t, err, "inferring the schema")
 	_, err = agent.NewFunc[struct{}, string]("nil", "", nil)
 	assert.ErrorContains(t, err, "nil function")
 }

@@ -17,7 +17,8 @@
 // conversation to its answer; [Agent.RunStream] does the same and reports
 // every step as an [Event]: text as it streams, each tool call proposed,
 // the approval asked and decided, the call started and its result, each
-// turn finished with its token usage, and warnings.
+// turn finished with its token usage, and warnings. [RunTyped] runs a
+// conversation to an answer of a Go type, asked for with its JSON Schema.
 //
 // A conversation is a []Message that the host owns. It encodes to JSON and
 // back, and the [Result] of a run always holds a consistent conversation

@@ -201,6 +201,10 @@ const (
 	// (Agent.FinalAnswer), the model made tool calls anyway, even when
 	// asked once more; they were dropped and its text, if any, kept.
 	WarnDroppedCalls WarningKind = "dropped-calls"
+	// WarnTypedAnswer: a typed answer (RunTyped) was repaired before it
+	// was accepted, or the server refused the response format and the
+	// answer was asked for through AnswerTool.
+	WarnTypedAnswer WarningKind = "typed-answer"
 )
 
 func (*TextDelta) isEvent()         {}

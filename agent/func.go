@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -49,20 +51,9 @@ func NewFunc[In, Out any](name, description string, fn func(ctx context.Context,
 	if fn == nil {
 		return nil, fmt.Errorf("agent: func %q: nil function", name)
 	}
-	s, err := jsonschema.For[In](nil)
+	_, raw, ts, err := objectSchema(reflect.TypeFor[In](), fmt.Sprintf("func %q: the input", name))
 	if err != nil {
-		return nil, fmt.Errorf("agent: func %q: inferring the input schema: %w", name, err)
-	}
-	if s.Type != "object" {
-		return nil, fmt.Errorf("agent: func %q: the input type must be a struct or a map with string keys, not a JSON %s", name, s.Type)
-	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("agent: func %q: encoding the input schema: %w", name, err)
-	}
-	ts := compileSchema(raw)
-	if ts.err != nil {
-		return nil, fmt.Errorf("agent: func %q: %w", name, ts.err)
+		return nil, err
 	}
 	call := func(ctx context.Context, args json.RawMessage) (string, error) {
 		var in In
@@ -83,6 +74,31 @@ func NewFunc[In, Out any](name, description string, fn func(ctx context.Context,
 		return string(b), nil
 	}
 	return &Func{name: name, description: description, schema: ts, inputSchema: raw, call: call}, nil
+}
+
+// objectSchema infers the JSON Schema of t, which must be an object
+// schema, encodes it and compiles it; what names t in errors.
+func objectSchema(t reflect.Type, what string) (*jsonschema.Schema, json.RawMessage, *toolSchema, error) {
+	s, err := jsonschema.ForType(t, nil)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("agent: %s: inferring the schema of %s: %w", what, t, err)
+	}
+	if s.Type != "object" {
+		kind := s.Type
+		if kind == "" {
+			kind = strings.Join(s.Types, " or ") // a slice or a pointer: ["null", "array"]
+		}
+		return nil, nil, nil, fmt.Errorf("agent: %s type must be a struct or a map with string keys, not a JSON %s (%s)", what, kind, t)
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("agent: %s: encoding the schema of %s: %w", what, t, err)
+	}
+	ts := compileSchema(raw)
+	if ts.err != nil {
+		return nil, nil, nil, fmt.Errorf("agent: %s: %w", what, ts.err)
+	}
+	return s, raw, ts, nil
 }
 
 // Name returns the name the model calls the function by.

@@ -49,6 +49,10 @@ type run struct {
 	// until the model server says a request was longer than its context;
 	// estimate is the size of the last request, estimated the same way.
 	budget, estimate int
+	// note follows the system prompt, and schema goes with the model
+	// call, in the requests of a typed run (see RunTyped).
+	note   string
+	schema *ResponseSchema
 	// trace is the Trace of the run's context, nil when none.
 	trace *Trace
 }
@@ -213,7 +217,7 @@ func (r *run) chat(ctx context.Context, cat *catalog, choice ToolChoice) (*Reply
 	turn := r.turn
 	onDelta := func(d Delta) { r.ev.emit(&TextDelta{Turn: turn, Delta: d}) }
 	msgs, _ := r.request(cat.size)
-	req := &ChatRequest{Messages: msgs, Tools: cat.defs, ToolChoice: choice}
+	req := &ChatRequest{Messages: msgs, Tools: cat.defs, ToolChoice: choice, Schema: r.schema}
 	reply, err := r.chatModel(ctx, req, onDelta)
 	if errors.Is(err, ErrContextExceeded) && ctx.Err() == nil {
 		reply, err = r.refit(ctx, cat, req, err, onDelta)
@@ -324,6 +328,9 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	from := 0
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
 		system += "\n\n" + r.msgs[from].Content
+	}
+	if r.note != "" {
+		system += "\n\n" + r.note
 	}
 	shortened = r.fitBudget(from, len(system)+toolsSize)
 	out := make([]Message, 0, len(r.msgs)-from+1)

@@ -60,6 +60,10 @@ type ChatRequest struct {
 	// of Tools; "" leaves it to the server (which means auto). It is not
 	// sent when Tools is empty.
 	ToolChoice ToolChoice
+	// Schema, if set, asks for a reply whose text is JSON it accepts (see
+	// SchemaModel); the agent sets it only without Tools, and only for a
+	// SchemaModel that says it sends it.
+	Schema *ResponseSchema
 }
 
 // ToolChoice says whether the model must call a tool: one of the constants

@@ -91,6 +91,13 @@ type OpenAI struct {
 	// piece. A server that answers a streamed request with a whole
 	// response is understood either way.
 	NoStream bool
+	// NoResponseFormat says the server cannot hold a reply to a JSON
+	// Schema (response_format of type json_schema), or should not be
+	// asked to: typed answers (RunTyped) then come through AnswerTool.
+	// OpenAI, vLLM, llama-server (and so Docker Model Runner and LM
+	// Studio) and Ollama 0.5 or later can; llama-server and Ollama turn
+	// the schema into a grammar, which even a small model cannot leave.
+	NoResponseFormat bool
 
 	// UnixSocket, if set, is the path of a unix socket to connect to
 	// instead of BaseURL's host (Docker Model Runner through the Docker
@@ -192,6 +199,11 @@ func (m *OpenAI) Local() bool {
 	}
 	return isLoopbackHost(u.Hostname())
 }
+
+// SchemaOutput reports whether ChatRequest.Schema is sent, as a
+// response_format: unless NoResponseFormat is set. It implements
+// [SchemaModel].
+func (m *OpenAI) SchemaOutput() bool { return !m.NoResponseFormat }
 
 func isLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")

@@ -20,6 +20,21 @@ type wireRequest struct {
 	MaxTokens     int            `json:"max_tokens,omitempty"`
 	Seed          *int           `json:"seed,omitempty"`
 	Stop          []string       `json:"stop,omitempty"`
+	// ResponseFormat is OpenAI's form, which vLLM, llama-server (and so
+	// Docker Model Runner and LM Studio) and Ollama's /v1 take too: each
+	// reads json_schema.schema.
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string          `json:"type"`
+	JSONSchema *jsonSchemaSpec `json:"json_schema,omitempty"`
+}
+
+type jsonSchemaSpec struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict"`
 }
 
 type streamOptions struct {
@@ -145,6 +160,9 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 	}
 	if len(req.Tools) > 0 {
 		w.ToolChoice = wireToolChoice(req.ToolChoice)
+	}
+	if s := req.Schema; s != nil && !m.NoResponseFormat {
+		w.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: &jsonSchemaSpec{Name: s.Name, Schema: s.Schema, Strict: s.Strict}}
 	}
 	body, err := marshal(w)
 	if err != nil {

@@ -13,9 +13,9 @@ import (
 
 // Trace is a set of hooks that watch an agent run, in the manner of
 // net/http/httptrace and of [mcp.ClientTrace], which watches the MCP
-// requests beneath: attach one to the context given to [Agent.Run] or
-// [Agent.RunStream] with [WithTrace]. The package never depends on a
-// tracing system; the nested module agent/otel maps both traces to
+// requests beneath: attach one with [WithTrace] to the context given to
+// [Agent.Run], [Agent.RunStream] or [RunTyped]. The package never depends
+// on a tracing system; the nested module agent/otel maps both traces to
 // OpenTelemetry spans (invoke_agent, chat, execute_tool, and the MCP
 // client spans beneath) and metrics.
 //

@@ -403,6 +403,12 @@ func testStdioGarbage(t *testing.T, bin string) {
 		assert.Equal(t, 1, warned, "reported once")
 		assert.Equal(t, 2, logs.count(func(r logRecord) bool { return r.level == slog.LevelDebug && strings.Contains(r.msg, "not JSON-RPC") }))
 	})
+	t.Run("batch after spaces", func(t *testing.T) {
+		logs := &logRecorder{}
+		c := stdioConnect(t, finance(bin, "-era", "modern", "-fault", "batch"), &mcp.Options{Logger: slog.New(logs)})
+		assert.JSONEq(t, `{"text":"hi"}`, call(t, c, "echo", map[string]string{"text": "hi"}))
+		assert.Zero(t, logs.count(func(r logRecord) bool { return strings.Contains(r.msg, "not JSON-RPC") }))
+	})
 	t.Run("only garbage", func(t *testing.T) {
 		tr := finance(bin, "-era", "modern", "-garbage-stdout", "50")
 		tr.ProbeTimeout = 10 * time.Second

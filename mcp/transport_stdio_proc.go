@@ -347,11 +347,12 @@ func trimEOL(b []byte) []byte {
 
 // handle dispatches one stdout line: a message, or a batch of them.
 func (p *proc) handle(line []byte) {
-	if len(bytes.TrimSpace(line)) == 0 {
+	t := bytes.TrimLeft(line, " \t\r")
+	if len(bytes.TrimSpace(t)) == 0 {
 		return
 	}
 	var err error
-	if line[0] == '[' {
+	if t[0] == '[' {
 		var batch []json.RawMessage
 		if err = json.Unmarshal(line, &batch); err == nil {
 			for _, m := range batch {

@@ -124,6 +124,9 @@ func (m *Message) Check() error {
 	if m.Method == "" && len(m.ID) == 0 && m.Error == nil {
 		return errors.New("jsonrpc: response without an id")
 	}
+	if len(m.ID) != 0 && !m.ID.Valid() {
+		return fmt.Errorf("jsonrpc: id %.40s is neither a string nor a number", m.ID)
+	}
 	return nil
 }
 

@@ -3,15 +3,18 @@
 // chat.completion.chunk events with tool-call arguments split across
 // chunks, a usage chunk on request, "[DONE]", error bodies, 429 with
 // Retry-After), replays scripted turns in order, and records the requests
-// it gets, for assertions.
+// it gets, for assertions, with the JSON Schema a structured-output request
+// asks for read as OpenAI, llama-server or Ollama reads it (Dialect).
 package llmtest
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"sync"
@@ -87,7 +90,37 @@ type Request struct {
 	Tools []Tool
 	// ToolChoice is the tool_choice member, raw; nil when absent.
 	ToolChoice json.RawMessage
+	// ResponseFormat is the response_format member, raw; nil when absent.
+	ResponseFormat json.RawMessage
+	// Schema is the JSON Schema the server's Dialect would hold the reply
+	// to, taken from the request as that server takes it; nil when none.
+	Schema json.RawMessage
+	// Strict is response_format.json_schema.strict, in DialectOpenAI.
+	Strict bool
 }
+
+// Dialect is the server whose reading of a request's structured-output
+// members the Server copies; the streamed answers are the same in all.
+type Dialect string
+
+// Dialects.
+const (
+	// DialectOpenAI reads response_format as OpenAI does: type "text",
+	// "json_object" (no schema) or "json_schema", whose json_schema needs
+	// a name of 1 to 64 letters, digits, '_' or '-' and an object schema;
+	// with strict true, every object in it must require all its
+	// properties and allow no other. Anything else is a 400 error.
+	DialectOpenAI Dialect = "openai"
+	// DialectLlamaCpp reads them as llama-server does: a top-level
+	// json_schema, overridden by response_format of type "json_object"
+	// (its own schema member) or "json_schema" (json_schema.schema); any
+	// other type but "text" is a 400 error.
+	DialectLlamaCpp Dialect = "llama.cpp"
+	// DialectOllama reads them as Ollama's /v1 does: response_format of
+	// type "json_schema" gives json_schema.schema; "json_object" plain
+	// JSON mode, no schema; any other type is ignored.
+	DialectOllama Dialect = "ollama"
+)
 
 // Message is a message of a request.
 type Message struct {
@@ -119,6 +152,9 @@ type Server struct {
 	// ChunkSize is the size in bytes of the pieces text and arguments are
 	// streamed in; 0 means 4. Pieces never split a UTF-8 character.
 	ChunkSize int
+	// Dialect says how requests' structured-output members are read
+	// (Request.Schema); "" means DialectOpenAI.
+	Dialect Dialect
 
 	mu       sync.Mutex
 	next     int
@@ -156,6 +192,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, err := decodeRequest(body)
+	if err == nil {
+		err = s.readSchema(&req)
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error())
 		return
@@ -211,8 +250,9 @@ func decodeRequest(body []byte) (Request, error) {
 			ToolCalls  []wireCall `json:"tool_calls"`
 			ToolCallID string     `json:"tool_call_id"`
 		} `json:"messages"`
-		ToolChoice json.RawMessage `json:"tool_choice"`
-		Tools      []struct {
+		ToolChoice     json.RawMessage `json:"tool_choice"`
+		ResponseFormat json.RawMessage `json:"response_format"`
+		Tools          []struct {
 			Type     string `json:"type"`
 			Function struct {
 				Name        string          `json:"name"`
@@ -227,7 +267,7 @@ func decodeRequest(body []byte) (Request, error) {
 	if len(wire.Messages) == 0 {
 		return Request{}, fmt.Errorf("messages is empty")
 	}
-	req := Request{Body: body, Model: wire.Model, Stream: wire.Stream, ToolChoice: wire.ToolChoice,
+	req := Request{Body: body, Model: wire.Model, Stream: wire.Stream, ToolChoice: wire.ToolChoice, ResponseFormat: wire.ResponseFormat,
 		IncludeUsage: wire.StreamOptions != nil && wire.StreamOptions.IncludeUsage}
 	for i, m := range wire.Messages {
 		if m.Content == nil && len(m.ToolCalls) == 0 {
@@ -405,4 +445,107 @@ func pieces(s string, n int) []string {
 		s = s[end:]
 	}
 	return out
+}
+
+var schemaName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// readSchema fills req.Schema and req.Strict as s.Dialect's server reads
+// the request, or says why that server would refuse it.
+func (s *Server) readSchema(req *Request) error {
+	var body struct {
+		JSONSchema     json.RawMessage `json:"json_schema"`
+		ResponseFormat *struct {
+			Type       string          `json:"type"`
+			Schema     json.RawMessage `json:"schema"`
+			JSONSchema *struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+				Strict bool            `json:"strict"`
+			} `json:"json_schema"`
+		} `json:"response_format"`
+	}
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return fmt.Errorf("malformed response_format: %w", err)
+	}
+	rf := body.ResponseFormat
+	switch s.Dialect {
+	case DialectLlamaCpp:
+		req.Schema = body.JSONSchema
+		switch {
+		case rf == nil || rf.Type == "" || rf.Type == "text":
+		case rf.Type == "json_object":
+			if rf.Schema != nil || len(req.Schema) == 0 {
+				req.Schema = rf.Schema
+			}
+		case rf.Type == "json_schema":
+			req.Schema = nil
+			if rf.JSONSchema != nil {
+				req.Schema = rf.JSONSchema.Schema
+			}
+		default:
+			return fmt.Errorf(`response_format type must be one of "text" or "json_object", but got: %s`, rf.Type)
+		}
+		if req.Schema == nil && rf != nil && rf.Type != "" && rf.Type != "text" {
+			req.Schema = json.RawMessage(`{"type":"object"}`) // an absent schema means any object
+		}
+	case DialectOllama:
+		if rf != nil && rf.Type == "json_schema" && rf.JSONSchema != nil {
+			req.Schema = rf.JSONSchema.Schema
+		}
+	default:
+		if rf == nil || rf.Type == "text" || rf.Type == "json_object" {
+			return nil
+		}
+		if rf.Type != "json_schema" {
+			return fmt.Errorf("invalid value for response_format.type: %q", rf.Type)
+		}
+		if rf.JSONSchema == nil || !schemaName.MatchString(rf.JSONSchema.Name) {
+			return fmt.Errorf("response_format.json_schema.name: want 1 to 64 letters, digits, '_' or '-'")
+		}
+		var root any
+		if json.Unmarshal(rf.JSONSchema.Schema, &root) != nil {
+			return fmt.Errorf("response_format.json_schema.schema is not JSON")
+		}
+		if o, _ := root.(map[string]any); o == nil || o["type"] != "object" {
+			return fmt.Errorf("invalid schema for response_format %q: the root must be an object", rf.JSONSchema.Name)
+		}
+		if rf.JSONSchema.Strict {
+			if problem := strictProblem(root, "#"); problem != "" {
+				return fmt.Errorf("invalid schema for response_format %q: %s", rf.JSONSchema.Name, problem)
+			}
+		}
+		req.Schema, req.Strict = rf.JSONSchema.Schema, rf.JSONSchema.Strict
+	}
+	return nil
+}
+
+// strictProblem says why a schema breaks OpenAI's strict mode rules on
+// objects, at path; "" when it does not.
+func strictProblem(v any, path string) string {
+	switch v := v.(type) {
+	case []any:
+		for i, x := range v {
+			if p := strictProblem(x, path+"/"+strconv.Itoa(i)); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		if props, ok := v["properties"].(map[string]any); ok {
+			if v["additionalProperties"] != false {
+				return "In context=" + path + ", 'additionalProperties' is required to be supplied and to be false"
+			}
+			req, _ := v["required"].([]any)
+			for name := range props {
+				if !slices.Contains(req, any(name)) {
+					return "In context=" + path + ", 'required' is required to include every key in properties; missing " + strconv.Quote(name)
+				}
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if p := strictProblem(v[k], path+"/"+k); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }

@@ -121,3 +121,61 @@ func TestWholeAndErrors(t *testing.T) {
 	assert.Equal(t, `"required"`, string(reqs[0].ToolChoice))
 	assert.Nil(t, reqs[1].ToolChoice)
 }
+
+// Each dialect takes the schema from where its server does, and refuses
+// what it refuses.
+func TestDialectSchema(t *testing.T) {
+	const obj = `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`
+	const loose = `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["a"]}`
+	wrapped := func(name, schema string, strict bool) string {
+		s := "false"
+		if strict {
+			s = "true"
+		}
+		return `"response_format":{"type":"json_schema","json_schema":{"name":"` + name + `","strict":` + s + `,"schema":` + schema + `}}`
+	}
+	cases := []struct {
+		dialect      llmtest.Dialect
+		member       string
+		schema, fail string
+		strict       bool
+	}{
+		{llmtest.DialectOpenAI, wrapped("x", obj, true), obj, "", true},
+		{llmtest.DialectOpenAI, wrapped("x", loose, false), loose, "", false},
+		{llmtest.DialectOpenAI, wrapped("x", loose, true), "", "'additionalProperties' is required to be supplied and to be false", false},
+		{llmtest.DialectOpenAI, wrapped("x y", obj, false), "", "json_schema.name", false},
+		{llmtest.DialectOpenAI, wrapped("x", `{"type":"string"}`, false), "", "the root must be an object", false},
+		{llmtest.DialectOpenAI, `"response_format":{"type":"json_object"}`, "", "", false},
+		{llmtest.DialectOpenAI, `"response_format":{"type":"grammar"}`, "", "invalid value for response_format.type", false},
+		{llmtest.DialectLlamaCpp, wrapped("x y", loose, true), loose, "", false},
+		{llmtest.DialectLlamaCpp, `"response_format":{"type":"json_object","schema":` + obj + `}`, obj, "", false},
+		{llmtest.DialectLlamaCpp, `"json_schema":` + obj, obj, "", false},
+		{llmtest.DialectLlamaCpp, `"json_schema":` + obj + `,"response_format":{"type":"json_object"}`, obj, "", false},
+		{llmtest.DialectLlamaCpp, `"response_format":{"type":"json_object"}`, `{"type":"object"}`, "", false},
+		{llmtest.DialectLlamaCpp, `"response_format":{"type":"grammar"}`, "", "but got: grammar", false},
+		{llmtest.DialectOllama, wrapped("x y", loose, true), loose, "", false},
+		{llmtest.DialectOllama, `"response_format":{"type":"json_object","schema":` + obj + `}`, "", "", false},
+		{llmtest.DialectOllama, `"json_schema":` + obj, "", "", false},
+	}
+	for _, c := range cases {
+		s := &llmtest.Server{Dialect: c.dialect, Turns: []llmtest.Turn{{Text: "{}"}}}
+		url := s.Start()
+		resp, body := post(t, url, `{"messages":[{"role":"user","content":"hi"}],`+c.member+`}`)
+		s.Close()
+		if c.fail != "" {
+			assert.Equal(t, 400, resp.StatusCode, c.member)
+			assert.Contains(t, body, c.fail, c.member)
+			assert.Empty(t, s.Requests())
+			continue
+		}
+		require.Equal(t, 200, resp.StatusCode, "%s %s: %s", c.dialect, c.member, body)
+		reqs := s.Requests()
+		require.Len(t, reqs, 1)
+		if c.schema == "" {
+			assert.Nil(t, reqs[0].Schema, "%s %s", c.dialect, c.member)
+		} else {
+			assert.JSONEq(t, c.schema, string(reqs[0].Schema), "%s %s", c.dialect, c.member)
+		}
+		assert.Equal(t, c.strict, reqs[0].Strict, "%s %s", c.dialect, c.member)
+	}
+}
