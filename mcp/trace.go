@@ -31,10 +31,11 @@ import (
 // Done is called once for every Start, whatever the outcome.
 type ClientTrace struct {
 	// RequestStart is called before a request is sent, RequestDone once
-	// its answer came (or the call failed). The legacy initialize
-	// handshake and notifications are not reported; a request sent again
-	// (a new session, a retried version) stays one request, whose ID is
-	// the last one sent.
+	// its answer came (or the call failed). Notifications are not
+	// reported; a request sent again (a new session, a retried version)
+	// stays one request, whose ID is the last one sent. The legacy
+	// initialize is reported, with the ProtocolVersion in use before it
+	// ("" at the first).
 	RequestStart func(ctx context.Context, req *RequestInfo) context.Context
 	RequestDone  func(ctx context.Context, req *RequestInfo, res *RequestResult)
 
@@ -289,6 +290,17 @@ func (c *Client) traceRequest(ctx context.Context, t *ClientTrace, r *outgoing, 
 		w, _ := result.(*callToolWire)
 		t.RequestDone(ctx, info, &RequestResult{Err: err, ErrorType: errorType(err, w != nil && w.IsError), Duration: time.Since(start)})
 	}
+}
+
+// tracedRoundTrip is conn.roundTrip reported to the trace of ctx, for a
+// request sent outside call: the legacy initialize.
+func (c *Client) tracedRoundTrip(ctx context.Context, r *outgoing, result any) (err error) {
+	if t := ContextTrace(ctx); t != nil {
+		var done func(error)
+		ctx, done = c.traceRequest(ctx, t, r, result)
+		defer func() { done(err) }()
+	}
+	return c.conn.roundTrip(ctx, r, result)
 }
 
 // validTraceparent reports a W3C traceparent of version 00:

@@ -285,3 +285,18 @@ func BenchmarkCallToolTrace(b *testing.B) {
 		})
 	}
 }
+
+func TestTraceInitialize(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+	rec := &recorder{}
+	c, err := mcp.Connect(mcp.WithTrace(context.Background(), rec.trace()), &mcp.HTTPTransport{URL: start(t, s)},
+		&mcp.Options{ProtocolVersion: mcptest.Legacy})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ids, _ := sentMeta(t, s, "initialize")
+	require.Len(t, ids, 1)
+	require.Len(t, rec.dones, 1)
+	assert.Equal(t, "initialize", rec.dones[0].info.SpanName())
+	assert.Equal(t, ids[0], rec.dones[0].info.ID)
+	assert.Empty(t, rec.dones[0].res.ErrorType)
+}

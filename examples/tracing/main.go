@@ -7,10 +7,10 @@
 // exporter, starts the demo's two MCP servers on 127.0.0.1 (their
 // discovery is traced too), and puts one question to a model. Each span is
 // printed as it ends: "discover {server}" with the server's requests
-// beneath (server/discover, tools/list), then invoke_agent, its chat
-// {model} spans and its execute_tool {tool} spans, each with the MCP
-// tools/call request beneath, whose traceparent the server received in
-// params._meta. Last comes a summary of the mcp.client.operation.duration
+// beneath (server/discover or initialize, tools/list), then invoke_agent,
+// its chat {model} spans and its execute_tool {tool} spans, each with the
+// MCP tools/call request beneath, whose traceparent the server received
+// in params._meta. Last comes a summary of the mcp.client.operation.duration
 // histogram.
 //
 // The model is found as in examples/quickstart (agent/modelenv: set

@@ -19,7 +19,7 @@ func TestRunWithoutModel(t *testing.T) {
 	require.NoError(t, run(context.Background(), &out, noEnv))
 	for _, want := range []string{`"Name": "discover text"`, `"Name": "discover notes"`, `"Name": "invoke_agent"`,
 		`"Name": "chat"`, `"Name": "execute_tool text_count"`, `"Name": "tools/call count"`,
-		`"Value": "execute_tool"`, "answer: The tool says:", "9 words", "tools/call           1 requests"} {
+		`"Value": "execute_tool"`, `"Name": "initialize"`, "answer: The tool says:", "9 words", "tools/call           1 requests"} {
 		assert.Contains(t, out.String(), want)
 	}
 }
