@@ -213,7 +213,9 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // their ctx) and leaves no goroutine behind.
 func (a *Agent) RunStream(ctx context.Context, msgs []Message, onEvent func(Event)) (Result, error) {
 	r := newRun(a, msgs, onEvent)
+	ctx, traced := r.traceRun(ctx, len(msgs))
 	err := r.run(ctx)
+	traced(err)
 	return r.result, err
 }
 

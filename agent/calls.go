@@ -25,10 +25,11 @@ type call struct {
 	done        bool   // msg is final
 
 	msg    Message
-	kept   *keptOutput // the output, when the tool ran
-	result ToolResult  // the event
-	skill  *skillCall  // for SkillTool
-	all    *catalog    // searched, for ToolSearchTool
+	kept   *keptOutput   // the output, when the tool ran
+	result ToolResult    // the event
+	skill  *skillCall    // for SkillTool
+	all    *catalog      // searched, for ToolSearchTool
+	trace  *ToolCallInfo // for the run's Trace, when there is one
 }
 
 // runCalls takes the calls of one turn, which the conversation's last
@@ -195,6 +196,7 @@ func (r *run) approve(ctx context.Context, c *call) bool {
 		d, err = r.a.Policy.Check(ctx, req)
 	}
 	r.ev.emit(&ApprovalDecided{Turn: c.turn, Index: c.index, Decision: d, Err: err})
+	r.traceDecided(ctx, c, d, err)
 	switch {
 	case d.Allowed() && err == nil:
 		if req.Changed {
@@ -248,8 +250,10 @@ func (r *run) callTool(ctx context.Context, c *call) {
 		cctx, cancel = context.WithTimeout(ctx, r.a.ToolTimeout)
 		defer cancel()
 	}
+	tctx, traced := r.traceTool(cctx, c)
+	defer traced()
 	start := time.Now()
-	res, err := r.invoke(cctx, c)
+	res, err := r.invoke(tctx, c)
 	c.result.Duration = time.Since(start)
 	switch {
 	case ctx.Err() != nil:

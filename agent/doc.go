@@ -157,6 +157,14 @@
 // ToolSource carries its server's setting (mcp.ServerTool.Egress); a
 // warning says what was withheld and why.
 //
+// # Tracing
+//
+// A [Trace] attached with [WithTrace] to the context given to Run is
+// called at the start and end of the run, of each model call and of each
+// tool call, and with each approval; an [mcp.ClientTrace] on the same
+// context sees the MCP requests beneath. The nested module agent/otel
+// turns both into OpenTelemetry spans and metrics.
+//
 // # Cancellation
 //
 // Cancelling the ctx given to Run stops the model's stream and the tool

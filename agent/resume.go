@@ -206,8 +206,10 @@ func (a *Agent) ResumeStream(ctx context.Context, st *State, decisions map[strin
 	}
 	r := newRun(a, st.Messages, onEvent)
 	r.restore(st)
+	ctx, traced := r.traceRun(ctx, len(st.Messages))
 	err := r.resume(ctx, st, decisions)
 	r.result.Messages = r.msgs
+	traced(err)
 	return r.result, err
 }
 

@@ -57,6 +57,9 @@ type Options struct {
 	MaxMessageSize int64
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// ServerName names the server in trace hooks (RequestInfo.Server);
+	// a Toolset sets it to the server's name in the configuration.
+	ServerName string
 
 	// The notification callbacks below run one at a time, in arrival
 	// order, on a goroutine of the connection, never on one that reads
@@ -171,6 +174,8 @@ type Client struct {
 	// resourceSubs are the 2026-07-28 resource subscriptions, each a
 	// listen stream of its own (see subscribe.go).
 	resourceSubs resourceStreams
+	// peer is where the server is, for the trace hooks.
+	peer peer
 }
 
 // conn carries messages for one era-aware transport.
@@ -206,6 +211,7 @@ type header struct{ name, value string }
 // legacy server, runs the initialize handshake. opts may be nil.
 func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 	c := newClient(opts)
+	c.peer = peerOf(t)
 	cn, err := t.connect(ctx, c)
 	if err != nil {
 		return nil, err
@@ -317,12 +323,18 @@ const closeTimeout = 5 * time.Second
 
 // call sends one request and decodes its result, applying the call timeout,
 // progress tokens, cancellation and the legacy session rules.
-func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
+func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) {
 	c.mu.Lock()
 	closed, gen := c.closed, c.initGen
 	c.mu.Unlock()
 	if closed {
 		return ErrClosed
+	}
+	r.id = c.nextID.Add(1)
+	if t := ContextTrace(ctx); t != nil {
+		var done func(error)
+		ctx, done = c.traceRequest(ctx, t, r, result)
+		defer func() { done(err) }()
 	}
 	var cancel context.CancelFunc
 	if _, ok := ctx.Deadline(); ok {
@@ -333,7 +345,7 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 	defer cancel()
 	// Close ends the calls in flight.
 	defer context.AfterFunc(c.life, cancel)()
-	err := c.send(ctx, r, result, gen)
+	err = c.send(ctx, r, result, gen)
 	if err != nil && c.life.Err() != nil {
 		return ErrClosed
 	}
@@ -341,7 +353,6 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 }
 
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
-	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
 	if err != nil && c.era() == EraModern {
 		// A version refused says the server did not run the request.

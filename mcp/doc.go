@@ -64,6 +64,17 @@
 // it or one of whose templates matches it, and refuses any other with
 // [ErrUnknownResource].
 //
+// # Tracing
+//
+// A [ClientTrace] attached to a context with [WithTrace] is called at the
+// start and end of every request made with that context, and of each
+// server's discovery by a Toolset; its TraceContext hook puts the W3C
+// trace context of the host's span in the request's params._meta. The
+// hooks run on the calling goroutine and must not block; without a trace
+// they cost nothing. [RequestInfo.Attributes] names what is known after
+// the OpenTelemetry semantic conventions for MCP; the nested module
+// agent/otel maps it all to OpenTelemetry.
+//
 // # Deliberate limits
 //
 // The client offers elicitation (form mode) and roots only when the host

@@ -300,7 +300,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 		t.servers[i] = s
 		if err := checkServer(cfg, names); err != nil {
 			listings[i].err = err
-			progress.server(i, cfg.Name).done(nil, &listings[i])
+			progress.server(i, cfg.Name).done(nil, &listings[i], nil)
 			continue
 		}
 		wg.Add(1)
@@ -379,8 +379,9 @@ func checkServer(cfg config.Server, names map[string]bool) error {
 // connect connects to one server and lists its tools within the server's
 // connect timeout.
 func (t *Toolset) connect(ctx context.Context, s *tsServer, progress serverProgress) listing {
+	ctx, traced := traceDiscover(ctx, s.cfg.Name)
 	l := t.connectList(ctx, s, progress)
-	progress.done(s.client, &l)
+	progress.done(s.client, &l, traced)
 	return l
 }
 
@@ -460,6 +461,7 @@ func (s *tsServer) due() {
 func (t *Toolset) clientOptions(s *tsServer) *Options {
 	o := t.opts.Client
 	o.ConnectTimeout = s.connectTimeout
+	o.ServerName = s.cfg.Name
 	if s.cfg.Timeout > 0 {
 		o.CallTimeout = s.cfg.Timeout
 	}
