@@ -26,6 +26,25 @@ func taskTool(name, support string, fn func(context.Context, json.RawMessage, *m
 	}
 }
 
+// stuckTask never ends by itself: only a tasks/cancel or the server's
+// end stops it.
+func stuckTask(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// releasedTask ends with text once release is closed.
+func releasedTask(release <-chan struct{}, text string) func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error) {
+	return func(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return textResult(text), nil
+	}
+}
+
 func textResult(s string) any {
 	return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}
 }
@@ -132,10 +151,7 @@ func TestTaskCallPollsUntilCompleted(t *testing.T) {
 
 func TestTaskCancelledWithTheCallersContext(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
-		url, srv := taskServer(t, version, taskTool("slow", "required", func(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
-			<-ctx.Done() // until tasks/cancel
-			return nil, ctx.Err()
-		}))
+		url, srv := taskServer(t, version, taskTool("slow", "required", stuckTask))
 		c := connect(t, url, tasksOn())
 		ctx, st := observe(context.Background())
 		ctx, cancel := context.WithCancel(ctx)
@@ -156,10 +172,7 @@ func TestTaskCancelledWithTheCallersContext(t *testing.T) {
 func TestTaskOutlivingItsTTL(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
 		s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: 1, TTL: 150e6},
-			Tools: []mcptest.Tool{taskTool("stuck", "required", func(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
-				<-ctx.Done()
-				return nil, ctx.Err()
-			})}}
+			Tools: []mcptest.Tool{taskTool("stuck", "required", stuckTask)}}
 		c := connect(t, start(t, s), tasksOn())
 		_, err := c.CallTool(context.Background(), "stuck", nil)
 		require.ErrorIs(t, err, mcp.ErrTaskExpired)
@@ -168,10 +181,7 @@ func TestTaskOutlivingItsTTL(t *testing.T) {
 
 func TestTaskForgottenByTheServer(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
-		url, srv := taskServer(t, version, taskTool("slow", "required", func(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}))
+		url, srv := taskServer(t, version, taskTool("slow", "required", stuckTask))
 		c := connect(t, url, tasksOn())
 		ctx, st := observe(context.Background())
 		go func() {
@@ -253,10 +263,7 @@ func TestTaskStatusBackwardsIsAnError(t *testing.T) {
 	// A task created completed, then reported working: only possible on
 	// the 2026-07-28 wire, where a task created ended is polled for its
 	// outcome.
-	url, srv := taskServer(t, mcptest.Modern, taskTool("odd", "required", func(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}))
+	url, srv := taskServer(t, mcptest.Modern, taskTool("odd", "required", stuckTask))
 	srv.Tasks.RewriteCreated = func(task map[string]any) { task["status"] = "completed" }
 	c := connect(t, url, tasksOn())
 	_, err := c.CallTool(context.Background(), "odd", nil)
@@ -266,10 +273,7 @@ func TestTaskStatusBackwardsIsAnError(t *testing.T) {
 
 func TestTaskOfAnotherIDIsAnError(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
-		url, srv := taskServer(t, version, taskTool("slow", "required", func(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
-		}))
+		url, srv := taskServer(t, version, taskTool("slow", "required", stuckTask))
 		srv.Tasks.Rewrite = func(_ int, task map[string]any) { task["taskId"] = "someone-else" }
 		c := connect(t, url, tasksOn())
 		_, err := c.CallTool(context.Background(), "slow", nil)
@@ -281,14 +285,7 @@ func TestTaskStatusFloodDoesNotStallTheCall(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
 		const polls = 25
 		enough := make(chan struct{})
-		url, srv := taskServer(t, version, taskTool("chatty", "required", func(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
-			select {
-			case <-enough:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			return textResult("done"), nil
-		}))
+		url, srv := taskServer(t, version, taskTool("chatty", "required", releasedTask(enough, "done")))
 		srv.Tasks.Rewrite = func(poll int, task map[string]any) {
 			if task["status"] == "working" {
 				task["statusMessage"] = fmt.Sprintf("step %d", poll) // a new status on every poll
@@ -332,14 +329,7 @@ func TestTaskStatusFloodDoesNotStallTheCall(t *testing.T) {
 func TestAwaitTaskAfterARestart(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
 		release := make(chan struct{})
-		url, _ := taskServer(t, version, taskTool("research", "required", func(ctx context.Context, _ json.RawMessage, _ *mcptest.TaskRun) (any, error) {
-			select {
-			case <-release:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			return textResult("kept"), nil
-		}))
+		url, _ := taskServer(t, version, taskTool("research", "required", releasedTask(release, "kept")))
 		first, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, tasksOn())
 		require.NoError(t, err)
 		ctx, st := observe(context.Background())
