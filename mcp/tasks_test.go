@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -388,4 +389,26 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 	assert.Equal(t, "report", res.Result.Text())
 	_, err = on.AwaitTask(context.Background(), "nobody", s.TaskID)
 	require.ErrorIs(t, err, mcp.ErrUnknownServer)
+
+	// The configuration decides per server, over the host's default.
+	servers[0].Tasks, servers[1].Tasks = config.TasksRequired, config.TasksOff
+	perServer, err := mcp.Discover(context.Background(), servers, &mcp.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenAllowed}})
+	require.NoError(t, err)
+	defer func() { _ = perServer.Close(context.Background()) }()
+	st, ok = perServer.Tool("old_research")
+	require.True(t, ok)
+	assert.Equal(t, mcp.TaskAlways, st.Task)
+	_, ok = perServer.Tool("new_research")
+	assert.False(t, ok, "tasks: off leaves a tool that says it requires a task out")
+}
+
+func TestTaskTimeoutWithoutADeadline(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		url, srv := taskServer(t, version, taskTool("stuck", "required", stuckTask))
+		c := connect(t, url, &mcp.Options{Tasks: mcp.TasksWhenRequired, TaskTimeout: 200 * time.Millisecond})
+		_, err := c.CallTool(context.Background(), "stuck", nil)
+		require.ErrorIs(t, err, mcp.ErrTaskTimeout)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 1, srv.Tasks.Cancels(), "the task is cancelled when the limit passes")
+	})
 }

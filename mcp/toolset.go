@@ -466,6 +466,14 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 	if s.cfg.Timeout > 0 {
 		o.CallTimeout = s.cfg.Timeout
 	}
+	switch s.cfg.Tasks {
+	case config.TasksOff:
+		o.Tasks = TasksOff
+	case config.TasksRequired:
+		o.Tasks = TasksWhenRequired
+	case config.TasksAllowed:
+		o.Tasks = TasksWhenAllowed
+	}
 	if o.Logger != nil {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
 	}
