@@ -89,7 +89,9 @@
 //
 //   - the caller's context, or [Options.TaskTimeout] ([DefaultTaskTimeout],
 //     30 min) when it has no deadline ([ErrTaskTimeout]); either way the
-//     task is cancelled with tasks/cancel on a fresh context of 5 s;
+//     task is cancelled with tasks/cancel on a fresh context of 5 s, as it
+//     is when the call fails for any reason but the task's own end, its
+//     loss, or Close (after Close the task runs on, for AwaitTask);
 //   - the task's ttl: a task still running one poll after createdAt + ttl
 //     is given up ([ErrTaskExpired]);
 //   - a task the server no longer knows (-32602 on tasks/get) is

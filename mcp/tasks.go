@@ -383,11 +383,11 @@ func (c *Client) taskContext(ctx context.Context) (context.Context, context.Canc
 // created, nil when resuming.
 func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolResult, err error) {
 	defer func() {
-		if err == nil || ctx.Err() == nil {
-			return
+		if err == nil || terminal(t.last.Status) || errors.Is(err, ErrTaskLost) || errors.Is(err, ErrClosed) {
+			return // ended, forgotten, or left for AwaitTask after a restart
 		}
-		// The caller gave up (or the limit passed): the task is cancelled
-		// on a context of its own, since ctx is done.
+		// The caller gave up, the limit passed, or the call failed: the
+		// task is cancelled on a context of its own, since ctx may be done.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
 		defer cancel()
 		if cerr := t.c.CancelTask(cctx, t.id); cerr != nil {
@@ -465,7 +465,9 @@ func (t *taskCall) get(ctx context.Context) (*taskWire, error) {
 	defer cancel()
 	t.polls++
 	var w taskWire
-	if err := t.c.call(ctx, t.c.request("tasks/get", t.id, &taskParams{TaskID: t.id}), &w); err != nil {
+	r := t.c.request("tasks/get", t.id, &taskParams{TaskID: t.id})
+	r.replay = true // a read
+	if err := t.c.call(ctx, r, &w); err != nil {
 		return nil, err
 	}
 	if err := w.check("tasks/get"); err != nil {

@@ -412,3 +412,19 @@ func TestTaskTimeoutWithoutADeadline(t *testing.T) {
 		assert.Equal(t, 1, srv.Tasks.Cancels(), "the task is cancelled when the limit passes")
 	})
 }
+
+func TestTaskInputWithoutAHandlerCancelsTheTask(t *testing.T) {
+	// roots/list with no Roots handler: the call cannot go on, and the
+	// task is not left running.
+	url, srv := taskServer(t, mcptest.Modern, taskTool("needs_roots", "required", func(ctx context.Context, _ json.RawMessage, run *mcptest.TaskRun) (any, error) {
+		if _, err := run.Input(ctx, "roots/list", map[string]any{}); err != nil {
+			return nil, err
+		}
+		return textResult("unexpected"), nil
+	}))
+	c := connect(t, url, tasksOn())
+	_, err := c.CallTool(context.Background(), "needs_roots", nil)
+	require.ErrorIs(t, err, mcp.ErrInputRequired)
+	assert.Equal(t, 1, srv.Tasks.Cancels())
+	assert.Equal(t, 0, srv.Tasks.Updates())
+}
