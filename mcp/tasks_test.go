@@ -428,3 +428,37 @@ func TestTaskInputWithoutAHandlerCancelsTheTask(t *testing.T) {
 	assert.Equal(t, 1, srv.Tasks.Cancels())
 	assert.Equal(t, 0, srv.Tasks.Updates())
 }
+
+func TestTaskStatusNotificationFloodCrowdsOutNothing(t *testing.T) {
+	// While the host's OnLog blocks, a server sends far more task status
+	// notifications than the notification queue holds, then a log
+	// message: the log message still reaches the host.
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true, Tools: []mcptest.Tool{{
+		Def: json.RawMessage(`{"name":"noisy","inputSchema":{"type":"object"}}`),
+		Call: func(_ context.Context, _ json.RawMessage, send func(string, any)) (any, error) {
+			send("notifications/message", map[string]any{"level": "info", "data": "first"})
+			for i := range 1000 {
+				send("notifications/tasks/status", map[string]any{"taskId": "t", "status": "working", "statusMessage": fmt.Sprint(i)})
+			}
+			send("notifications/message", map[string]any{"level": "info", "data": "last"})
+			return textResult("ok"), nil
+		},
+	}}}
+	release := make(chan struct{})
+	logs := make(chan string, 2)
+	c := connect(t, start(t, s), &mcp.Options{OnLog: func(m mcp.LogMessage) {
+		logs <- string(m.Data)
+		<-release
+	}})
+	res, err := c.CallTool(context.Background(), "noisy", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "ok", res.Text())
+	assert.Equal(t, `"first"`, <-logs)
+	close(release)
+	select {
+	case last := <-logs:
+		assert.Equal(t, `"last"`, last)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the last log message was crowded out")
+	}
+}
