@@ -20,6 +20,9 @@ const (
 	// once: enough for the usual handful of independent calls, few enough
 	// not to swamp one MCP server or a small machine.
 	DefaultMaxParallel = 4
+	// DefaultTaskTimeout bounds a task-backed tool call: generous, since
+	// tasks exist for work that takes minutes.
+	DefaultTaskTimeout = 30 * time.Minute
 	// DefaultMaxToolOutput is the size, in bytes, above which a tool's
 	// output is cut before the model sees it: 16 KiB is about 4,000
 	// tokens, a quarter to a half of the context window local models are
@@ -153,6 +156,13 @@ type Agent struct {
 	// longer is cancelled and the model told so. MCP servers also have
 	// their own timeout (config.Server.Timeout).
 	ToolTimeout time.Duration
+	// TaskTimeout bounds, in place of ToolTimeout, each call of a tool
+	// that may run as an MCP task (mcp.ServerTool.Task is not
+	// mcp.TaskNever): long work such as a research query or a build, one
+	// tool call to the model however many polls it takes, reported to the
+	// host with ToolStatus events. Zero means DefaultTaskTimeout. When it
+	// passes, or the run is cancelled, the task is cancelled on its server.
+	TaskTimeout time.Duration
 	// MaxToolOutput is the size in bytes above which a tool's output is
 	// cut, keeping its head and its tail, before the model sees it; zero
 	// or less means DefaultMaxToolOutput. The host still gets the whole

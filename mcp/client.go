@@ -112,6 +112,17 @@ type Options struct {
 	// Roots lists the roots the user allows servers to see. When nil, the
 	// client does not offer roots.
 	Roots func(context.Context) ([]Root, error)
+
+	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
+	// zero value never does. A task-backed call polls until the task
+	// ends (tasks.go gives the limits), reports its steps to the
+	// observer of its context (WithTaskObserver) and returns the task's
+	// result like any call.
+	Tasks TaskPolicy
+	// TaskTimeout bounds a task-backed call whose context has no
+	// deadline; zero means DefaultTaskTimeout. The task is then
+	// cancelled and the call fails with ErrTaskTimeout.
+	TaskTimeout time.Duration
 }
 
 // Progress is one progress notification for a call in flight.
@@ -167,6 +178,7 @@ type Client struct {
 	closed   bool
 	headers  map[string][]headerParam // modern tools/call header paths per tool
 	hints    map[string]*ToolAnnotations
+	tasking  map[string]TaskUse   // how each listed tool is called
 	progress map[string]*Progress // by progress token
 	// toolsFresh is when the last tool list expires (zero: no lifetime).
 	toolsFresh time.Time
@@ -229,7 +241,7 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 }
 
 func newClient(opts *Options) *Client {
-	c := &Client{headers: map[string][]headerParam{}, hints: map[string]*ToolAnnotations{}, progress: map[string]*Progress{},
+	c := &Client{headers: map[string][]headerParam{}, hints: map[string]*ToolAnnotations{}, tasking: map[string]TaskUse{}, progress: map[string]*Progress{},
 		inForced: make(chan struct{})}
 	c.life, c.end = context.WithCancel(context.Background())
 	if opts != nil {
@@ -246,6 +258,9 @@ func newClient(opts *Options) *Client {
 	}
 	if c.opts.MaxMessageSize <= 0 {
 		c.opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.opts.TaskTimeout <= 0 {
+		c.opts.TaskTimeout = DefaultTaskTimeout
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
@@ -540,8 +555,21 @@ func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 			caps["roots"] = struct{}{}
 		}
 	}
+	ext := map[string]any{}
 	if c.opts.Skills {
-		caps["extensions"] = map[string]any{SkillsExtension: struct{}{}}
+		ext[SkillsExtension] = struct{}{}
+	}
+	if c.opts.Tasks != TasksOff {
+		if legacy {
+			// A client that calls tools as tasks and hosts none: the
+			// 2025-11-25 object with no request types, no list, no cancel.
+			caps["tasks"] = struct{}{}
+		} else {
+			ext[TasksExtension] = struct{}{}
+		}
+	}
+	if len(ext) > 0 {
+		caps["extensions"] = ext
 	}
 	b, _ := json.Marshal(caps) // cannot fail: maps of empty structs
 	return b
