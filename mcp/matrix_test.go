@@ -418,6 +418,12 @@ type faultRun struct {
 	elsewhere  *mcptest.Server
 }
 
+// hangAfter is how long a faulty call may take before the matrix calls it
+// a hang. It is generous: a row's own check bounds the time its outcome
+// may take, and the 64 MiB rows under -race on a loaded 2-core machine take
+// several seconds to read their 32 MiB.
+const hangAfter = 30 * time.Second
+
 func (r *faultRun) initializes() int {
 	n := 0
 	for _, q := range r.bad.Requests() {
@@ -687,7 +693,7 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 	select {
 	case o := <-done:
 		r.res, r.err, r.took = o.res, o.err, o.at.Sub(began)
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangAfter):
 		unblock()
 		t.Fatalf("the faulty call hangs (%s)", row.name)
 	}
