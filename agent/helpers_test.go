@@ -57,10 +57,38 @@ func discover(t testing.TB, servers ...config.Server) *mcp.Toolset {
 // startLLM starts a scripted model and returns it with a client of it.
 func startLLM(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
 	t.Helper()
-	s := &llmtest.Server{Turns: turns}
+	return wire{}.start(t, turns...)
+}
+
+// wire is how a scripted model answers: in a server's dialect, streamed
+// or whole.
+type wire struct {
+	dialect llmtest.Dialect
+	whole   bool
+}
+
+// start starts a scripted model answering as w says and returns it with a
+// client of it.
+func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
+	t.Helper()
+	s := &llmtest.Server{Turns: turns, Dialect: w.dialect}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	return s, &agent.OpenAI{BaseURL: url, Model: "test-model"}
+	return s, &agent.OpenAI{BaseURL: url, Model: "test-model", NoStream: w.whole}
+}
+
+// forWires runs f in a subtest for each dialect, streamed and whole.
+func forWires(t *testing.T, f func(t *testing.T, w wire)) {
+	for _, d := range llmtest.Dialects {
+		for _, whole := range []bool{false, true} {
+			w := wire{dialect: d, whole: whole}
+			name := string(d) + "/stream"
+			if whole {
+				name = string(d) + "/whole"
+			}
+			t.Run(name, func(t *testing.T) { f(t, w) })
+		}
+	}
 }
 
 // toolCalls counts the tools/call requests an MCP server received.
