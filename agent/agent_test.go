@@ -323,6 +323,7 @@ func TestRunDuplicateCallsInOneTurn(t *testing.T) {
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []string{`get_issue {"number":7}`, `get_issue {"number":8}`}, toolCalls(gh))
 		assert.Equal(t, agent.StatusRepeated, rec.results()["1.1"].Status)
+		require.Equal(t, []agent.Role{"user", "assistant", "tool", "tool", "tool", "assistant"}, roles(res.Messages))
 		assert.Equal(t, "b", res.Messages[3].ToolCallID, "results stay in the model's order")
 	})
 }
@@ -1205,6 +1206,7 @@ func TestRunRepairsArguments(t *testing.T) {
 		}
 		assert.Equal(t, agent.StatusInvalid, results["1.5"].Status, "a repair the schema rejects is not made")
 		assert.Contains(t, results["1.5"].Sent, "the arguments are not a valid JSON object: {'q': 5}")
+		require.Len(t, res.Messages[1].ToolCalls, len(sent))
 		assert.Equal(t, `{"q":"c \"quoted\"","opt":"it's"}`, res.Messages[1].ToolCalls[2].Arguments, "the conversation keeps the repaired arguments")
 		assert.Equal(t, "{}", res.Messages[1].ToolCalls[5].Arguments)
 		requireResumable(t, res.Messages)

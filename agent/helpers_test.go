@@ -122,14 +122,15 @@ func (r *recorder) on(e agent.Event) {
 	r.events = append(r.events, e)
 }
 
-// results returns the ToolResult events, by turn and index.
-func (r *recorder) results() map[string]*agent.ToolResult {
+// results returns the ToolResult events, by turn and index; a missing one
+// is the zero ToolResult, which fails the test's checks without a panic.
+func (r *recorder) results() map[string]agent.ToolResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[string]*agent.ToolResult{}
+	out := map[string]agent.ToolResult{}
 	for _, e := range r.events {
 		if tr, ok := e.(*agent.ToolResult); ok {
-			out[fmt.Sprintf("%d.%d", tr.Turn, tr.Index)] = tr
+			out[fmt.Sprintf("%d.%d", tr.Turn, tr.Index)] = *tr
 		}
 	}
 	return out
