@@ -120,8 +120,9 @@ const (
 	// It answers as OpenAI does: a first chunk with the role and content
 	// "", deltas with only what changed, each tool call as a fragment
 	// with index, id, type and name (arguments "") then fragments of
-	// arguments with the index only, and a whole answer whose content is
-	// null when it only calls tools. Reasoning is sent as
+	// arguments with the index only, "usage": null in every chunk but
+	// the usage chunk when usage is asked for, and a whole answer whose
+	// content is null when it only calls tools. Reasoning is sent as
 	// reasoning_content, as vLLM and DeepSeek do (OpenAI sends none).
 	DialectOpenAI Dialect = "openai"
 	// DialectLlamaCpp reads them as llama-server does: a top-level
@@ -436,8 +437,12 @@ func (a *answer) stream(w http.ResponseWriter, r *http.Request, includeUsage boo
 				delta["content"] = ""
 			}
 		}
-		return map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
+		c := map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		if includeUsage && (a.dialect == "" || a.dialect == DialectOpenAI) {
+			c["usage"] = nil
+		}
+		return c
 	}
 	switch a.dialect {
 	case DialectLlamaCpp:

@@ -123,6 +123,7 @@ func TestStream(t *testing.T) {
 			resp, body := post(t, url, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
 			assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 			assert.Equal(t, tt.want, deltas(t, body))
+			assert.Equal(t, tt.dialect == llmtest.DialectOpenAI, strings.Contains(body, `"usage":null`), "OpenAI's chunks say usage null")
 			reqs := s.Requests()
 			require.Len(t, reqs, 1)
 			assert.True(t, reqs[0].Stream)
