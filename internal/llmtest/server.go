@@ -1,7 +1,7 @@
 // Package llmtest is an OpenAI-compatible chat completions server for
 // tests and examples. It speaks the real wire format (streamed
-// chat.completion.chunk events with tool-call arguments split across
-// chunks, a usage chunk on request, "[DONE]", error bodies, 429 with
+// chat.completion.chunk events with tool calls in fragments or whole, a
+// usage chunk on request, "[DONE]", error bodies, 429 with
 // Retry-After), replays scripted turns in order, and records the requests
 // it gets, for assertions. Its Dialect makes it read structured-output
 // requests and shape its answers as OpenAI, llama-server or Ollama's /v1
@@ -150,9 +150,8 @@ const (
 	// whole in a chunk of its own (index, id, name and all its
 	// arguments, as compact JSON when they are an object), and a stream
 	// that called tools ends with finish_reason "stop", as Ollama's did
-	// until its pull request 7963 (2025) and gpt-4o's does at times; a
-	// whole answer says "tool_calls", and its tool calls carry their
-	// index.
+	// until its pull request 7963 (2025); a whole answer says
+	// "tool_calls", and its tool calls carry their index.
 	DialectOllama Dialect = "ollama"
 )
 
