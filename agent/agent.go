@@ -20,6 +20,9 @@ const (
 	// once: enough for the usual handful of independent calls, few enough
 	// not to swamp one MCP server or a small machine.
 	DefaultMaxParallel = 4
+	// DefaultTaskTimeout bounds a task-backed tool call: generous, since
+	// tasks exist for work that takes minutes.
+	DefaultTaskTimeout = 30 * time.Minute
 	// DefaultMaxToolOutput is the size, in bytes, above which a tool's
 	// output is cut before the model sees it: 16 KiB is about 4,000
 	// tokens, a quarter to a half of the context window local models are
@@ -74,6 +77,12 @@ var (
 // Decision is always usable, a non-nil error means no answer was obtained
 // and the Decision denies. Check may be called from several goroutines at
 // once.
+//
+// An error matching permission.ErrDeferred puts the call aside and stops
+// the run for approvals (see [Agent.Resume]). A Policy that also has a
+// method Answer(permission.Request, permission.Decision)
+// permission.Decision, as *permission.Policy does, is given the decisions
+// of a Resume, and Resume acts on what it returns.
 type Policy interface {
 	// Check decides whether the call req describes may run.
 	Check(ctx context.Context, req permission.Request) (permission.Decision, error)
@@ -147,6 +156,13 @@ type Agent struct {
 	// longer is cancelled and the model told so. MCP servers also have
 	// their own timeout (config.Server.Timeout).
 	ToolTimeout time.Duration
+	// TaskTimeout bounds, in place of ToolTimeout, each call of a tool
+	// that may run as an MCP task (mcp.ServerTool.Task is not
+	// mcp.TaskNever): long work such as a research query or a build, one
+	// tool call to the model however many polls it takes, reported to the
+	// host with ToolStatus events. Zero means DefaultTaskTimeout. When it
+	// passes, or the run is cancelled, the task is cancelled on its server.
+	TaskTimeout time.Duration
 	// MaxToolOutput is the size in bytes above which a tool's output is
 	// cut, keeping its head and its tail, before the model sees it; zero
 	// or less means DefaultMaxToolOutput. The host still gets the whole
@@ -194,7 +210,8 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // it should return quickly. nil means no events.
 //
 // The error is nil only when the model answered (Result.Stop is
-// StopAnswer). A limit returns ErrMaxTurns or ErrRepeatedCall, a cancelled
+// StopAnswer). A limit returns ErrMaxTurns or ErrRepeatedCall, calls whose
+// approval was deferred ErrPendingApproval (see [Agent.Resume]), a cancelled
 // ctx an error matching ctx.Err(), a model failure the model's error (an
 // *APIError for an endpoint that answered with an error). In every case
 // Result holds the conversation so far, consistent and resumable. A tool
@@ -206,7 +223,9 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // their ctx) and leaves no goroutine behind.
 func (a *Agent) RunStream(ctx context.Context, msgs []Message, onEvent func(Event)) (Result, error) {
 	r := newRun(a, msgs, onEvent)
+	ctx, traced := r.traceRun(ctx, len(msgs))
 	err := r.run(ctx)
+	traced(err)
 	return r.result, err
 }
 

@@ -25,10 +25,11 @@ type call struct {
 	done        bool   // msg is final
 
 	msg    Message
-	kept   *keptOutput // the output, when the tool ran
-	result ToolResult  // the event
-	skill  *skillCall  // for SkillTool
-	all    *catalog    // searched, for ToolSearchTool
+	kept   *keptOutput   // the output, when the tool ran
+	result ToolResult    // the event
+	skill  *skillCall    // for SkillTool
+	all    *catalog      // searched, for ToolSearchTool
+	trace  *ToolCallInfo // for the run's Trace, when there is one
 }
 
 // runCalls takes the calls of one turn, which the conversation's last
@@ -195,12 +196,15 @@ func (r *run) approve(ctx context.Context, c *call) bool {
 		d, err = r.a.Policy.Check(ctx, req)
 	}
 	r.ev.emit(&ApprovalDecided{Turn: c.turn, Index: c.index, Decision: d, Err: err})
+	r.traceDecided(ctx, c, d, err)
 	switch {
 	case d.Allowed() && err == nil:
 		if req.Changed {
 			r.a.changes.acknowledge(&req)
 		}
 		return true
+	case errors.Is(err, permission.ErrDeferred) && ctx.Err() == nil:
+		r.hold(c, req, err)
 	case ctx.Err() != nil:
 		r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was not run: the run was cancelled.", c.sent.Name))
 	default:
@@ -240,14 +244,24 @@ func (r *run) callTool(ctx context.Context, c *call) {
 		return
 	}
 	r.ev.emit(&ToolStarted{Turn: c.turn, Index: c.index, Call: c.sent})
-	cctx := ctx
-	if r.a.ToolTimeout > 0 {
+	cctx, limit, ended := ctx, r.a.ToolTimeout, func() {}
+	if c.tool != nil && c.tool.task != mcp.TaskNever {
+		limit = r.a.TaskTimeout
+		if limit <= 0 {
+			limit = DefaultTaskTimeout
+		}
+		cctx, ended = r.taskStatuses(ctx, c)
+	}
+	if limit > 0 {
 		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, r.a.ToolTimeout)
+		cctx, cancel = context.WithTimeout(cctx, limit)
 		defer cancel()
 	}
+	tctx, traced := r.traceTool(cctx, c)
+	defer traced()
 	start := time.Now()
-	res, err := r.invoke(cctx, c)
+	res, err := r.invoke(tctx, c)
+	ended()
 	c.result.Duration = time.Since(start)
 	switch {
 	case ctx.Err() != nil:
@@ -255,7 +269,7 @@ func (r *run) callTool(ctx context.Context, c *call) {
 		r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was interrupted: the run was cancelled.", c.sent.Name))
 	case cctx.Err() != nil && (err != nil || res.IsError):
 		c.result.Err = cctx.Err()
-		r.refuse(c, StatusFailed, fmt.Sprintf("Error: the call to %q took longer than %v and was cancelled.", c.sent.Name, r.a.ToolTimeout))
+		r.refuse(c, StatusFailed, fmt.Sprintf("Error: the call to %q took longer than %v and was cancelled.", c.sent.Name, limit))
 	case err != nil:
 		c.result.Err = err
 		r.answer(c, StatusFailed, nil, clip(err.Error(), 1000))
@@ -263,6 +277,26 @@ func (r *run) callTool(ctx context.Context, c *call) {
 		r.answer(c, StatusToolError, res, (&mcp.ToolResult{Result: res}).Text())
 	default:
 		r.answer(c, StatusOK, res, (&mcp.ToolResult{Result: res}).Text())
+	}
+}
+
+// taskStatuses makes the task steps of c's call ToolStatus events, until
+// the returned func is called: then the call has ended, and a step still
+// on its way is dropped, so that none follows the ToolResult.
+func (r *run) taskStatuses(ctx context.Context, c *call) (context.Context, func()) {
+	var mu sync.Mutex
+	ended := false
+	ctx = mcp.WithTaskObserver(ctx, func(s mcp.TaskStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended {
+			r.ev.emit(&ToolStatus{Turn: c.turn, Index: c.index, Call: c.sent, Task: s})
+		}
+	})
+	return ctx, func() {
+		mu.Lock()
+		ended = true
+		mu.Unlock()
 	}
 }
 

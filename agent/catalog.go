@@ -25,6 +25,7 @@ type tool struct {
 	fn          *Func // nil for an MCP tool
 	skill       bool  // SkillTool
 	search      bool  // ToolSearchTool
+	task        mcp.TaskUse
 }
 
 // catalog is the tools of one turn.
@@ -99,6 +100,7 @@ func mcpTool(st mcp.ServerTool, ts *toolSchema) *tool {
 		inputSchema: st.Tool.InputSchema,
 		schema:      ts,
 		changed:     st.Changed,
+		task:        st.Task,
 	}
 	if a := st.Tool.Annotations; a != nil && t.title == "" {
 		t.title = a.Title

@@ -48,6 +48,21 @@
 // (isError) is an ordinary result the model reads; so are refusals and
 // validation errors. None of them fails the run.
 //
+// # Approvals that wait
+//
+// A host whose user cannot answer now (a web page, a chat bot) has its
+// Approver return permission.ErrDeferred. The other calls of the turn are
+// settled as usual, and the approved ones run; then the run stops with
+// StopPendingApproval and [ErrPendingApproval], and Result.Pending holds
+// a [State]: the conversation, the calls waiting (each with its ID and
+// the request the Approver was asked) and the limits used. It is plain
+// JSON with no credential in it. Later, in the same process or another,
+// [Agent.Resume] takes it back with one decision per pending call: the
+// approved calls run, once, the denied ones are told so, and the run goes
+// on. Resume checks the State, which is untrusted input, before anything
+// runs (see [ResumeError]); resuming a State twice is the host's to
+// prevent (State.ID).
+//
 // # Safety limits, on by default
 //
 //   - Agent.MaxTurns bounds the model calls of a run (default 10); the
@@ -141,6 +156,14 @@
 // in a conversation is withheld from any other model. Each tool of the
 // ToolSource carries its server's setting (mcp.ServerTool.Egress); a
 // warning says what was withheld and why.
+//
+// # Tracing
+//
+// A [Trace] attached with [WithTrace] to the context given to Run is
+// called at the start and end of the run, of each model call and of each
+// tool call, and with each approval; an [mcp.ClientTrace] on the same
+// context sees the MCP requests beneath. The nested module agent/otel
+// turns both into OpenTelemetry spans and metrics.
 //
 // # Cancellation
 //

@@ -9,17 +9,21 @@ import (
 
 // Event is something that happened during a run, for the host to render.
 // It is one of *TextDelta, *ToolCallProposed, *ApprovalRequested,
-// *ApprovalDecided, *ToolStarted, *ToolResult, *TurnFinished, *SkillLoaded
-// and *Warning; a host tells them apart with a type switch. Every event of
+// *ApprovalDecided, *ToolStarted, *ToolStatus, *ToolResult, *TurnFinished,
+// *SkillLoaded and *Warning; a host tells them apart with a type switch. Every event of
 // a run carries the number of its turn, counting from 1 (a Warning about
 // the tools offered, sent before the first model call, and the events of a
 // pre-loaded skill, carry 0).
 //
 // For each tool call the model proposes, the host sees, in order:
 // ToolCallProposed; then, if the call is valid, ApprovalRequested and
-// ApprovalDecided; then, if it was allowed, ToolStarted; and always, last,
-// one ToolResult. Events of different calls of a turn may interleave once
-// the calls run.
+// ApprovalDecided; then, if it was allowed, ToolStarted, and ToolStatus
+// events while it runs as an MCP task; and always, last, one ToolResult.
+// Events of different calls of a turn may interleave once the calls run. A
+// call whose approval was deferred ends its run with a ToolResult of
+// StatusPending; the run that resumes it (Agent.Resume) reports its
+// ApprovalDecided, ToolStarted and ToolResult, with the call's turn and
+// index.
 //
 // Events are plain data; the host may keep them, but must not modify the
 // messages, requests and results they refer to.
@@ -78,6 +82,22 @@ type ToolStarted struct {
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
+}
+
+// ToolStatus reports a step of a call that runs as an MCP task: the task
+// was created, or its status or message changed. A host that keeps TaskID
+// and Server can pick the task up after a restart (mcp.Toolset.AwaitTask).
+// Statuses come between ToolStarted and ToolResult; one that arrives
+// after the call ended is dropped, and a host slower than the task sees
+// the newest in place of some (see mcp.WithTaskObserver).
+type ToolStatus struct {
+	// Turn is the number of the turn, counting from 1; Index is the call's
+	// position in it, counting from 0.
+	Turn, Index int
+	// Call is the call as the model sent it.
+	Call ToolCall
+	// Task is the task's step, as its server reported it.
+	Task mcp.TaskStatus
 }
 
 // ToolResult reports how a proposed call ended, whether it ran or not.
@@ -144,6 +164,9 @@ const (
 	// StatusCanceled: the run was cancelled or stopped before the call
 	// finished.
 	StatusCanceled CallStatus = "canceled"
+	// StatusPending: the Approver deferred its answer (permission.ErrDeferred);
+	// the call did not run, and waits in Result.Pending for Agent.Resume.
+	StatusPending CallStatus = "pending"
 )
 
 // TurnFinished reports the end of one model turn, before its tool calls
@@ -212,6 +235,7 @@ func (*ToolCallProposed) isEvent()  {}
 func (*ApprovalRequested) isEvent() {}
 func (*ApprovalDecided) isEvent()   {}
 func (*ToolStarted) isEvent()       {}
+func (*ToolStatus) isEvent()        {}
 func (*ToolResult) isEvent()        {}
 func (*TurnFinished) isEvent()      {}
 func (*Warning) isEvent()           {}

@@ -53,6 +53,10 @@ type run struct {
 	// call, in the requests of a typed run (see RunTyped).
 	note   string
 	schema *ResponseSchema
+	// held are the calls of this turn whose approval was deferred.
+	held []PendingCall
+	// trace is the Trace of the run's context, nil when none.
+	trace *Trace
 }
 
 // keptOutput is a tool output in the conversation, kept as head and tail
@@ -102,6 +106,12 @@ func (r *run) run(ctx context.Context) error {
 		r.result.Stop = StopError
 		return err
 	}
+	return r.loop(ctx)
+}
+
+// loop calls the model and runs the calls it makes, turn after turn,
+// until the run ends.
+func (r *run) loop(ctx context.Context) error {
 	maxTurns := r.a.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns
@@ -147,6 +157,9 @@ func (r *run) run(ctx context.Context) error {
 		}
 		if repeated {
 			return r.limit(ctx, StopRepeatedCall, ErrRepeatedCall)
+		}
+		if len(r.held) > 0 {
+			return r.pause()
 		}
 	}
 }
@@ -216,7 +229,7 @@ func (r *run) chat(ctx context.Context, cat *catalog, choice ToolChoice) (*Reply
 	onDelta := func(d Delta) { r.ev.emit(&TextDelta{Turn: turn, Delta: d}) }
 	msgs, _ := r.request(cat.size)
 	req := &ChatRequest{Messages: msgs, Tools: cat.defs, ToolChoice: choice, Schema: r.schema}
-	reply, err := r.a.Model.Chat(ctx, req, onDelta)
+	reply, err := r.chatModel(ctx, req, onDelta)
 	if errors.Is(err, ErrContextExceeded) && ctx.Err() == nil {
 		reply, err = r.refit(ctx, cat, req, err, onDelta)
 	}
@@ -264,7 +277,7 @@ func (r *run) refit(ctx context.Context, cat *catalog, req *ChatRequest, cause e
 			"and the request sent again (set Agent.ContextBudget to fit the model's context)", r.budget))
 	req.Messages = msgs
 	r.result.Turns++ // a second model call, in the same turn
-	reply, err := r.a.Model.Chat(ctx, req, onDelta)
+	reply, err := r.chatModel(ctx, req, onDelta)
 	if errors.Is(err, ErrContextExceeded) {
 		return nil, fmt.Errorf("agent: the conversation is longer than the model's context, even with tool outputs shortened: %w", err)
 	}

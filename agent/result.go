@@ -9,7 +9,7 @@ type Result struct {
 	// Messages is the whole conversation: the messages the run was given,
 	// then every message of the run. Every tool call in it has its tool
 	// message, even when the run stopped early, so it can be passed to a
-	// later Run as it is.
+	// later Run as it is: a call waiting for approval has one saying so.
 	Messages []Message
 	// Answer is the text of the model's last message when it answered
 	// without calling tools; "" if it never did.
@@ -22,6 +22,10 @@ type Result struct {
 	Usage Usage
 	// Warnings are the warnings of the run, also delivered as events.
 	Warnings []Warning
+	// Pending is set when Stop is StopPendingApproval: the calls waiting
+	// for the host's decisions, and what Agent.Resume needs to carry on
+	// once they are given. nil otherwise.
+	Pending *State
 }
 
 // StopReason says why a run ended.
@@ -43,6 +47,10 @@ const (
 	// StopError: the model failed (endpoint error, broken stream) or the
 	// run could not start (invalid conversation, tool name conflict).
 	StopError StopReason = "error"
+	// StopPendingApproval: the Approver deferred its answer about one or
+	// more calls (permission.ErrDeferred); they are in Result.Pending,
+	// for Agent.Resume.
+	StopPendingApproval StopReason = "pending-approval"
 )
 
 // Errors that Run returns when a limit stops the run; match them with
@@ -52,4 +60,7 @@ var (
 	ErrMaxTurns = errors.New("agent: maximum number of turns reached")
 	// ErrRepeatedCall: the model kept repeating the same call.
 	ErrRepeatedCall = errors.New("agent: the model repeated the same tool call")
+	// ErrPendingApproval: the run stopped to wait for approvals
+	// (StopPendingApproval); Result.Pending holds them.
+	ErrPendingApproval = errors.New("agent: the run waits for approvals")
 )

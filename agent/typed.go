@@ -108,7 +108,9 @@ func RunTyped[T any](ctx context.Context, a *Agent, msgs []Message, onEvent func
 		return zero, Result{Stop: StopError, Messages: append([]Message(nil), msgs...)}, err
 	}
 	r := newRun(a, msgs, onEvent)
+	ctx, traced := r.traceRun(ctx, len(msgs))
 	raw, err := r.runTyped(ctx, ta)
+	traced(err)
 	if err != nil {
 		return zero, r.result, err
 	}

@@ -77,6 +77,22 @@ const (
 	EgressLocal Egress = "local"
 )
 
+// Tasks says when a server's tools run as MCP tasks (long-running calls
+// the client polls; see mcp.Options.Tasks).
+type Tasks string
+
+const (
+	// TasksDefault, the key absent, leaves it to the host.
+	TasksDefault Tasks = ""
+	// TasksOff never calls the server's tools as tasks: a tool that can
+	// only run as one is left out.
+	TasksOff Tasks = "off"
+	// TasksRequired calls a tool as a task when it requires one.
+	TasksRequired Tasks = "required"
+	// TasksAllowed also calls a tool as a task when it allows one.
+	TasksAllowed Tasks = "allowed"
+)
+
 // MaxNameLength is the longest server name accepted, in bytes. Tool names
 // are exposed to the model as "{server}_{tool}", which models cap at 64
 // characters; a short server name leaves room for the tool's own name.
@@ -171,6 +187,9 @@ type Server struct {
 	// Egress says which models may see the server's tools (default
 	// EgressAny).
 	Egress Egress
+	// Tasks says when the server's tools run as MCP tasks; TasksDefault
+	// leaves it to the host.
+	Tasks Tasks
 	// Line is the line of the server's entry in its file, for messages.
 	Line int
 }

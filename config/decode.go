@@ -14,7 +14,7 @@ var (
 	rootKeys   = []string{"mcp", "skills"}
 	mcpKeys    = []string{"permissions", "confirmDestructive", "servers"}
 	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "headers",
-		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress"}
+		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress", "tasks"}
 	authKeys = []string{"type", "tokenEnv", "header", "grant", "clientId", "clientSecretEnv", "clientSecretFile",
 		"clientKeyEnv", "clientKeyFile", "assertionFile", "assertionCommand", "idpTokenEndpoint", "idpClientId",
 		"idpClientSecretEnv", "issuer", "scopes", "redirectUrl", "tokenEndpointAuth", "dpop"}
@@ -180,6 +180,9 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	}
 	if e, ok := f["egress"]; ok {
 		s.Egress = oneOf(d, e.val, sub("egress"), "egress", EgressAny, EgressLocal)
+	}
+	if e, ok := f["tasks"]; ok {
+		s.Tasks = oneOf(d, e.val, sub("tasks"), "tasks setting", TasksOff, TasksRequired, TasksAllowed)
 	}
 	return s, nameNode
 }

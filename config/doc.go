@@ -34,6 +34,7 @@
 //	      timeout: 30s
 //	      connectTimeout: 10s
 //	      egress: any
+//	      tasks: required
 //	    - name: search
 //	      url: http://127.0.0.1:8080/mcp
 //	      auth:
@@ -162,6 +163,9 @@
 //     (default the transport's).
 //   - egress: any (default) or local. The tools of a local server, and what
 //     they return, must never be sent to a hosted model.
+//   - tasks: off, required or allowed: whether the server's tools run as
+//     MCP tasks, never, when a tool requires it, or also when it allows it.
+//     Absent leaves it to the host (mcp.Options.Tasks, off by default).
 //
 // args, env and dir are only for stdio servers; auth and headers only for
 // HTTP servers.

@@ -257,6 +257,8 @@ var problemTests = []struct {
 		[]problem{{5, 19, "mcp.servers[0].permissions", "missing value (want ask or auto)"}}},
 	{"egress", server1 + lines("    - name: a", "      command: x", "      egress: remote"),
 		[]problem{{5, 15, "mcp.servers[0].egress", `unknown egress "remote" (want any or local)`}}},
+	{"tasks", server1 + lines("    - name: a", "      command: x", "      tasks: always"),
+		[]problem{{5, 14, "mcp.servers[0].tasks", `unknown tasks setting "always" (want off, required or allowed)`}}},
 
 	// Env.
 	{"env is a list", server1 + lines("    - name: a", "      command: x", "      env: [A=b]"),

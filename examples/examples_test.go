@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -314,6 +315,46 @@ func TestApprover(t *testing.T) {
 		results := toolResults(t, llm, 2)
 		require.Len(t, results, 1)
 		assert.Contains(t, results[0], "no one is there to approve it")
+	})
+}
+
+// With -wait the run stops at the call that needs the user, its state
+// goes to a file, and a fresh Agent resumes from it with the decision.
+func TestApproverWaiting(t *testing.T) {
+	stateFile := regexp.MustCompile(`saved in (\S+state\.json)\n`)
+	t.Run("without a model, approved", func(t *testing.T) {
+		out, code := run(t, environ(t), "y\n", "approver", "-wait")
+		assert.Equal(t, 0, code, out)
+		for _, want := range []string{
+			"Without a model, a script plays its part",
+			"← ok text_count: 6 words",
+			`← pending notes_save_note: The call to "notes_save_note" was not run: it is waiting for the user's approval.`,
+			"[host] the run stopped for approval; its state (",
+			`[ui] Run notes_save_note with {"title":"hamlet","text":"6 words"}? It writes, additive only`,
+			"[host] resuming the run from ",
+			`← ok notes_save_note: saved note "hamlet"`,
+			"(scripted) Both calls are settled",
+		} {
+			assert.Contains(t, out, want)
+		}
+		assert.Equal(t, 1, strings.Count(out, "→ text_count"), "the read-only call ran before the pause, and not again")
+		m := stateFile.FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		assert.NoFileExists(t, m[1], "the example removes its state file")
+	})
+	t.Run("with a model, denied", func(t *testing.T) {
+		llm, url := model(t,
+			call("c1", "notes_delete_note", `{"title":"shopping"}`),
+			llmtest.Turn{Text: "The note was kept."})
+		out, code := run(t, environ(t, "MINIME_MODEL_URL="+url), "n\n", "approver", "-wait")
+		assert.Equal(t, 0, code, out)
+		assert.Contains(t, out, `[ui] Run notes_delete_note with {"title":"shopping"}? It writes, destructive`)
+		assert.Contains(t, out, "← denied notes_delete_note")
+		assert.Contains(t, out, "The note was kept.")
+		results := toolResults(t, llm, 2)
+		require.Len(t, results, 1)
+		assert.Contains(t, results[0], "Permission denied")
+		assert.Contains(t, results[0], "the user said no")
 	})
 }
 

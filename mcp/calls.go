@@ -27,6 +27,7 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 	fresh := life.until()
 	headers := make(map[string][]headerParam)
 	hints := make(map[string]*ToolAnnotations, len(tools))
+	tasking := map[string]TaskUse{}
 	kept := tools[:0]
 	for _, t := range tools {
 		if c.era() == EraModern && c.httpHeaders() {
@@ -43,10 +44,13 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 			}
 		}
 		hints[t.Name] = t.Annotations
+		if u := c.TaskUse(t); u != TaskNever {
+			tasking[t.Name] = u
+		}
 		kept = append(kept, t)
 	}
 	c.mu.Lock()
-	c.headers, c.hints, c.toolsFresh = headers, hints, fresh
+	c.headers, c.hints, c.tasking, c.toolsFresh = headers, hints, tasking, fresh
 	c.mu.Unlock()
 	return kept, nil
 }
@@ -110,9 +114,10 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
 	}
-	if c.opts.TrustToolHints && c.toolLists.Load() == 0 {
-		// The hints to trust come with the tool list: fetch it once, so
-		// that the replay rules do not depend on the host listing first.
+	if (c.opts.TrustToolHints || c.opts.Tasks != TasksOff && c.legacyTasks().toolCalls()) && c.toolLists.Load() == 0 {
+		// The hints to trust, and which tools run as tasks, come with the
+		// tool list: fetch it once, so that neither depends on the host
+		// listing first.
 		if _, err := c.ListTools(ctx); err != nil {
 			return nil, fmt.Errorf("mcp: tools/call %s: listing the tools for their hints: %w", name, err)
 		}
@@ -120,8 +125,11 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	p := &callToolParams{Name: name, Arguments: raw}
 	r := c.request("tools/call", name, p)
 	c.mu.Lock()
-	hp, hints := c.headers[name], c.hints[name]
+	hp, hints, tasking := c.headers[name], c.hints[name], c.tasking[name]
 	c.mu.Unlock()
+	if tasking == TaskAlways && c.era() != EraModern {
+		p.Task = &taskCreate{}
+	}
 	if len(hp) > 0 && c.era() == EraModern {
 		if r.headers, err = paramHeaders(hp, raw); err != nil {
 			return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
@@ -149,13 +157,30 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	if err != nil {
 		return nil, err
 	}
+	if seed := res.created(c.era()); seed != nil {
+		return c.followTask(ctx, name, seed)
+	}
 	return &res.CallToolResult, nil
+}
+
+// followTask follows the task a tools/call created until it ends.
+func (c *Client) followTask(ctx context.Context, name string, seed *taskHead) (*CallToolResult, error) {
+	ctx, cancel := c.taskContext(ctx)
+	defer cancel()
+	t := &taskCall{c: c, tool: name, id: seed.TaskID, rep: newTaskReporter(ctx)}
+	defer t.rep.close()
+	if t.id == "" {
+		return nil, fmt.Errorf("%w: tools/call %s: task without a taskId", ErrProtocol, name)
+	}
+	return t.follow(ctx, seed)
 }
 
 type callToolParams struct {
 	metaParams
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Task asks a 2025-11-25 server to run the call as a task.
+	Task *taskCreate `json:"task,omitempty"`
 	inputAnswers
 }
 
@@ -170,9 +195,25 @@ func (a *inputAnswers) setInput(r map[string]json.RawMessage, state json.RawMess
 	a.InputResponses, a.RequestState = r, state
 }
 
+// callToolWire is a tools/call result: a CallToolResult, a request for
+// input, or a task: flat with resultType "task" (2026-07-28), or under
+// "task" (2025-11-25).
 type callToolWire struct {
 	CallToolResult
 	inputRound
+	taskHead
+	Task *taskHead `json:"task"`
+}
+
+// created returns the task the call created, or nil for a final result.
+func (w *callToolWire) created(era Era) *taskHead {
+	if era == EraModern {
+		if w.ResultType == "task" {
+			return &w.taskHead
+		}
+		return nil
+	}
+	return w.Task
 }
 
 // marshalArgs encodes tool arguments and checks they form an object.
@@ -401,6 +442,11 @@ func callWithInput[T any, PT interface {
 		switch in.ResultType {
 		case "", "complete":
 			return res, nil
+		case "task":
+			if r.method == "tools/call" && c.era() == EraModern {
+				return res, nil // a task: the caller follows it
+			}
+			return nil, fmt.Errorf("%w: %s: resultType \"task\" is valid only for tools/call", ErrProtocol, r.method)
 		case "input_required":
 		default:
 			return nil, fmt.Errorf("%w: %s: unknown resultType %q", ErrProtocol, r.method, clip(in.ResultType, 40))

@@ -57,6 +57,9 @@ type Options struct {
 	MaxMessageSize int64
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// ServerName names the server in trace hooks (RequestInfo.Server);
+	// a Toolset sets it to the server's name in the configuration.
+	ServerName string
 
 	// The notification callbacks below run one at a time, in arrival
 	// order, on a goroutine of the connection, never on one that reads
@@ -109,6 +112,17 @@ type Options struct {
 	// Roots lists the roots the user allows servers to see. When nil, the
 	// client does not offer roots.
 	Roots func(context.Context) ([]Root, error)
+
+	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
+	// zero value never does. A task-backed call polls until the task
+	// ends (tasks.go gives the limits), reports its steps to the
+	// observer of its context (WithTaskObserver) and returns the task's
+	// result like any call.
+	Tasks TaskPolicy
+	// TaskTimeout bounds a task-backed call whose context has no
+	// deadline; zero means DefaultTaskTimeout. The task is then
+	// cancelled and the call fails with ErrTaskTimeout.
+	TaskTimeout time.Duration
 }
 
 // Progress is one progress notification for a call in flight.
@@ -164,6 +178,7 @@ type Client struct {
 	closed   bool
 	headers  map[string][]headerParam // modern tools/call header paths per tool
 	hints    map[string]*ToolAnnotations
+	tasking  map[string]TaskUse   // how each listed tool is called
 	progress map[string]*Progress // by progress token
 	// toolsFresh is when the last tool list expires (zero: no lifetime).
 	toolsFresh time.Time
@@ -171,6 +186,8 @@ type Client struct {
 	// resourceSubs are the 2026-07-28 resource subscriptions, each a
 	// listen stream of its own (see subscribe.go).
 	resourceSubs resourceStreams
+	// peer is where the server is, for the trace hooks.
+	peer peer
 }
 
 // conn carries messages for one era-aware transport.
@@ -206,6 +223,7 @@ type header struct{ name, value string }
 // legacy server, runs the initialize handshake. opts may be nil.
 func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 	c := newClient(opts)
+	c.peer = peerOf(t)
 	cn, err := t.connect(ctx, c)
 	if err != nil {
 		return nil, err
@@ -223,7 +241,7 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 }
 
 func newClient(opts *Options) *Client {
-	c := &Client{headers: map[string][]headerParam{}, hints: map[string]*ToolAnnotations{}, progress: map[string]*Progress{},
+	c := &Client{headers: map[string][]headerParam{}, hints: map[string]*ToolAnnotations{}, tasking: map[string]TaskUse{}, progress: map[string]*Progress{},
 		inForced: make(chan struct{})}
 	c.life, c.end = context.WithCancel(context.Background())
 	if opts != nil {
@@ -240,6 +258,9 @@ func newClient(opts *Options) *Client {
 	}
 	if c.opts.MaxMessageSize <= 0 {
 		c.opts.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.opts.TaskTimeout <= 0 {
+		c.opts.TaskTimeout = DefaultTaskTimeout
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
@@ -317,12 +338,18 @@ const closeTimeout = 5 * time.Second
 
 // call sends one request and decodes its result, applying the call timeout,
 // progress tokens, cancellation and the legacy session rules.
-func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
+func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) {
 	c.mu.Lock()
 	closed, gen := c.closed, c.initGen
 	c.mu.Unlock()
 	if closed {
 		return ErrClosed
+	}
+	r.id = c.nextID.Add(1)
+	if t := ContextTrace(ctx); t != nil {
+		var done func(error)
+		ctx, done = c.traceRequest(ctx, t, r, result)
+		defer func() { done(err) }()
 	}
 	var cancel context.CancelFunc
 	if _, ok := ctx.Deadline(); ok {
@@ -333,7 +360,7 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 	defer cancel()
 	// Close ends the calls in flight.
 	defer context.AfterFunc(c.life, cancel)()
-	err := c.send(ctx, r, result, gen)
+	err = c.send(ctx, r, result, gen)
 	if err != nil && c.life.Err() != nil {
 		return ErrClosed
 	}
@@ -341,7 +368,6 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) error {
 }
 
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
-	r.id = c.nextID.Add(1)
 	err := c.conn.roundTrip(ctx, r, result)
 	if err != nil && c.era() == EraModern {
 		// A version refused says the server did not run the request.
@@ -529,8 +555,21 @@ func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 			caps["roots"] = struct{}{}
 		}
 	}
+	ext := map[string]any{}
 	if c.opts.Skills {
-		caps["extensions"] = map[string]any{SkillsExtension: struct{}{}}
+		ext[SkillsExtension] = struct{}{}
+	}
+	if c.opts.Tasks != TasksOff {
+		if legacy {
+			// A client that calls tools as tasks and hosts none: the
+			// 2025-11-25 object with no request types, no list, no cancel.
+			caps["tasks"] = struct{}{}
+		} else {
+			ext[TasksExtension] = struct{}{}
+		}
+	}
+	if len(ext) > 0 {
+		caps["extensions"] = ext
 	}
 	b, _ := json.Marshal(caps) // cannot fail: maps of empty structs
 	return b

@@ -45,14 +45,14 @@ func failTool() mcptest.Tool {
 	}
 }
 
-func start(t *testing.T, s *mcptest.Server) string {
+func start(t testing.TB, s *mcptest.Server) string {
 	t.Helper()
 	url := s.Start()
 	t.Cleanup(s.Close)
 	return url
 }
 
-func connect(t *testing.T, url string, opts *mcp.Options) *mcp.Client {
+func connect(t testing.TB, url string, opts *mcp.Options) *mcp.Client {
 	t.Helper()
 	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, opts)
 	require.NoError(t, err)

@@ -64,11 +64,66 @@
 // it or one of whose templates matches it, and refuses any other with
 // [ErrUnknownResource].
 //
+// # Tracing
+//
+// A [ClientTrace] attached to a context with [WithTrace] is called at the
+// start and end of every request made with that context, and of each
+// server's discovery by a Toolset; its TraceContext hook puts the W3C
+// trace context of the host's span in the request's params._meta. The
+// hooks run on the calling goroutine and must not block; without a trace
+// they cost nothing. [RequestInfo.Attributes] names what is known after
+// the OpenTelemetry semantic conventions for MCP; the nested module
+// agent/otel maps it all to OpenTelemetry.
+//
+// # Tasks
+//
+// When the host sets [Options.Tasks], a tool that needs minutes runs as an
+// MCP task: in the 2025-11-25 era the client asks for one when the tool's
+// execution.taskSupport requires it (or allows it, with
+// [TasksWhenAllowed]); in the 2026-07-28 era it declares the
+// [TasksExtension] on every request and the server decides. [Client.CallTool]
+// then polls tasks/get until the task ends and returns its result as any
+// call's; input the task asks for goes to [Options.Elicit] and
+// [Options.Roots], as for a plain call. [ServerTool.Task] says how a tool
+// of a Toolset runs, [WithTaskObserver] reports each step of a call, and
+// [Client.AwaitTask] (or [Toolset.AwaitTask]) follows a task created
+// before a restart, from its id.
+//
 // # Deliberate limits
 //
 // The client offers elicitation (form mode) and roots only when the host
-// sets [Options.Elicit] or [Options.Roots]; it never offers sampling or
-// tasks.
+// sets [Options.Elicit] or [Options.Roots]; it never offers sampling, and
+// hosts no tasks of its own (it only calls tools as tasks).
+//
+// A task-backed call is bounded, and each bound is an error that works
+// with errors.Is:
+//
+//   - the caller's context, or [Options.TaskTimeout] ([DefaultTaskTimeout],
+//     30 min) when it has no deadline ([ErrTaskTimeout]); either way the
+//     task is cancelled with tasks/cancel on a fresh context of 5 s, as it
+//     is when the call fails for any reason but the task's own end, its
+//     loss, or Close (after Close the task runs on, for AwaitTask);
+//   - the task's ttl: a task still running one poll after createdAt + ttl
+//     is given up ([ErrTaskExpired]);
+//   - a task the server no longer knows (-32602 on tasks/get) is
+//     [ErrTaskLost]; a failed task [ErrTaskFailed], wrapping the server's
+//     [*RPCError] when there is one; a task the server cancelled
+//     [ErrTaskCancelled]. A completed task whose result has IsError is a
+//     tool error, returned as a result;
+//   - a server that reports a status after a terminal one, another task's
+//     id, an input key reused for another request, more than 64 input
+//     requests or more than 10,000 status changes for one task breaks the
+//     rules ([ErrTaskMisbehaved]);
+//   - polls follow the server's interval, clamped to [MinTaskPollInterval]
+//     (50 ms) and [MaxTaskPollInterval] (30 s), [DefaultTaskPollInterval]
+//     (1 s) when it gives none; each tasks/get, tasks/update and
+//     tasks/cancel is bounded by 30 s, a blocking 2025-11-25 tasks/result
+//     by 10 min (polling then resumes), and three transport failures of
+//     tasks/get in a row end the call. Task status notifications are not
+//     listened to: polling alone drives the call, so no server can make
+//     the client poll faster. A task observer that falls behind gets the
+//     first 16 steps queued and the newest in place of the rest; it never
+//     holds up the call.
 //
 // A request is sent twice only when that cannot make it run twice. The one
 // rule, for both eras and every way a request can be lost:

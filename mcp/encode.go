@@ -56,8 +56,8 @@ func appendParams(b []byte, params any) (_ []byte, ok bool) {
 		}
 		return append(b, '}'), true
 	case *callToolParams:
-		if p.InputResponses != nil || p.RequestState != nil {
-			return b, false // a retry with input: rare, left to json.Marshal
+		if p.InputResponses != nil || p.RequestState != nil || p.Task != nil {
+			return b, false // a retry with input, a task: rare, left to json.Marshal
 		}
 		b = appendMeta(append(b, '{'), p.Meta, true)
 		b = appendString(append(b, `"name":`...), p.Name)

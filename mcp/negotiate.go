@@ -245,7 +245,7 @@ func (c *Client) handshakeOnce(ctx context.Context, version string) (*initialize
 	}{version, c.capabilitiesJSON(true), c.opts.ClientInfo}
 	var res initializeResult
 	r := &outgoing{id: c.nextID.Add(1), method: "initialize", params: params}
-	if err := c.conn.roundTrip(ctx, r, &res); err != nil {
+	if err := c.tracedRoundTrip(ctx, r, &res); err != nil {
 		return nil, err
 	}
 	if !isLegacyVersion(res.ProtocolVersion) {

@@ -54,8 +54,13 @@ func newNotifyQueue(c *Client) *notifyQueue {
 	return q
 }
 
-// push queues a notification for the host; it never blocks.
+// push queues a notification for the host; it never blocks. Task status
+// notifications are not queued: polling follows tasks, so a server that
+// floods them crowds out no other notification.
 func (q *notifyQueue) push(method string, params json.RawMessage) {
+	if method == "notifications/tasks/status" || method == "notifications/tasks" {
+		return
+	}
 	n := notice{method: method, params: params}
 	if method == "notifications/progress" {
 		// Read now: by delivery time the call may have returned.

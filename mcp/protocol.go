@@ -74,6 +74,9 @@ type ServerCapabilities struct {
 	Logging json.RawMessage `json:"logging,omitempty"`
 	// Completions is set when the server completes arguments.
 	Completions json.RawMessage `json:"completions,omitempty"`
+	// Tasks is the 2025-11-25 tasks capability (which requests may be
+	// tasks, tasks/list, tasks/cancel).
+	Tasks json.RawMessage `json:"tasks,omitempty"`
 	// Experimental holds the server's non-standard capabilities.
 	Experimental json.RawMessage `json:"experimental,omitempty"`
 	// Extensions maps the extensions the server supports (2026-07-28) to

@@ -96,6 +96,9 @@ type ServerTool struct {
 	// config.EgressLocal server, and what they return, must not reach a
 	// model off this machine.
 	Egress config.Egress
+	// Task says whether a call runs as an MCP task, which may take far
+	// longer than a plain call (Options.Tasks).
+	Task TaskUse
 }
 
 // WarningKind classifies a Warning.
@@ -115,8 +118,8 @@ const (
 	// WarnBinaryInput: a tool needs binary input, which a model cannot
 	// produce.
 	WarnBinaryInput WarningKind = "binary-input"
-	// WarnTaskRequired: a tool can only run as a task, which this client
-	// does not implement.
+	// WarnTaskRequired: a tool can only run as a task, and the client
+	// does not use tasks (Options.Tasks is TasksOff).
 	WarnTaskRequired WarningKind = "task-required"
 	// WarnNameCollision: a tool's name was taken by another tool, so it has
 	// a hashed name.
@@ -300,7 +303,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 		t.servers[i] = s
 		if err := checkServer(cfg, names); err != nil {
 			listings[i].err = err
-			progress.server(i, cfg.Name).done(nil, &listings[i])
+			progress.server(i, cfg.Name).done(nil, &listings[i], nil)
 			continue
 		}
 		wg.Add(1)
@@ -379,8 +382,9 @@ func checkServer(cfg config.Server, names map[string]bool) error {
 // connect connects to one server and lists its tools within the server's
 // connect timeout.
 func (t *Toolset) connect(ctx context.Context, s *tsServer, progress serverProgress) listing {
+	ctx, traced := traceDiscover(ctx, s.cfg.Name)
 	l := t.connectList(ctx, s, progress)
-	progress.done(s.client, &l)
+	progress.done(s.client, &l, traced)
 	return l
 }
 
@@ -460,8 +464,17 @@ func (s *tsServer) due() {
 func (t *Toolset) clientOptions(s *tsServer) *Options {
 	o := t.opts.Client
 	o.ConnectTimeout = s.connectTimeout
+	o.ServerName = s.cfg.Name
 	if s.cfg.Timeout > 0 {
 		o.CallTimeout = s.cfg.Timeout
+	}
+	switch s.cfg.Tasks {
+	case config.TasksOff:
+		o.Tasks = TasksOff
+	case config.TasksRequired:
+		o.Tasks = TasksWhenRequired
+	case config.TasksAllowed:
+		o.Tasks = TasksWhenAllowed
 	}
 	if o.Logger != nil {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
@@ -503,7 +516,7 @@ func (s *tsServer) list(ctx context.Context, c *Client) listing {
 	if err != nil {
 		return listing{err: err}
 	}
-	kept, warns := filterTools(s.cfg.Name, s.cfg.Tools, tools, invalid)
+	kept, warns := filterTools(s.cfg.Name, s.cfg.Tools, tools, invalid, c.TaskUse)
 	return listing{tools: kept, warnings: warns}
 }
 
@@ -555,7 +568,11 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 			ch.Updated = append(ch.Updated, a.name)
 		}
 		delete(prev, a.name)
-		tools = append(tools, ServerTool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress})
+		st := ServerTool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress}
+		if s.client != nil {
+			st.Task = s.client.TaskUse(tool)
+		}
+		tools = append(tools, st)
 	}
 	for _, st := range s.tools {
 		if prev[st.Name] {
@@ -795,7 +812,7 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
-	res, err := r.srv.client.CallTool(ctx, r.original, args)
+	res, err := r.srv.client.CallTool(namedObserver(ctx, r.srv.cfg.Name), r.original, args)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: call %s (server %q): %w", name, r.srv.cfg.Name, err)
 	}

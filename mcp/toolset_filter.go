@@ -16,10 +16,11 @@ type invalidTool struct {
 
 // filterTools applies a server's allowlist (nil allows every tool) and
 // drops the tools an agent cannot use: invalid definitions, binary inputs
-// and tools that require tasks. It returns the kept tools in the server's
+// and tools that require tasks when the client does not use tasks (use
+// says how each tool is called). It returns the kept tools in the server's
 // order and a warning for each tool dropped and each allowlisted name the
 // server does not have. Tools outside the allowlist are dropped silently.
-func filterTools(server string, allow []string, tools []Tool, invalid []invalidTool) ([]Tool, []Warning) {
+func filterTools(server string, allow []string, tools []Tool, invalid []invalidTool, use func(Tool) TaskUse) ([]Tool, []Warning) {
 	allowed := func(string) bool { return true }
 	if allow != nil {
 		set := make(map[string]bool, len(allow))
@@ -62,8 +63,8 @@ func filterTools(server string, allow []string, tools []Tool, invalid []invalidT
 			warn(WarnBinaryInput, t.Name, "input %s has %s: binary data cannot come from the model", where, why)
 			continue
 		}
-		if t.Execution != nil && t.Execution.TaskSupport == "required" {
-			warn(WarnTaskRequired, t.Name, "tool requires task execution, which this client does not implement")
+		if t.Execution != nil && t.Execution.TaskSupport == "required" && use(t) == TaskNever {
+			warn(WarnTaskRequired, t.Name, "tool requires task execution: enable tasks (Options.Tasks) to use it")
 			continue
 		}
 		kept = append(kept, t)

@@ -57,8 +57,14 @@ func (r *progressReporter) server(index int, name string) serverProgress {
 }
 
 // done reports the end of the server's discovery: ready with l, listed
-// over c, or skipped for l.err.
-func (p serverProgress) done(c *Client, l *listing) { p.report(DiscoverReady, c, l) }
+// over c, or skipped for l.err; to the trace too, when traced is not nil.
+func (p serverProgress) done(c *Client, l *listing, traced func(*DiscoverProgress)) {
+	if traced != nil {
+		d := p.progress(DiscoverReady, c, l)
+		traced(&d)
+	}
+	p.report(DiscoverReady, c, l)
+}
 
 // report reports stage, with what c and l say when set; a listing that
 // failed makes it DiscoverSkipped.
@@ -66,6 +72,13 @@ func (p serverProgress) report(stage DiscoverStage, c *Client, l *listing) {
 	if p.r.on == nil {
 		return
 	}
+	d := p.progress(stage, c, l)
+	p.r.mu.Lock()
+	defer p.r.mu.Unlock()
+	p.r.on(d)
+}
+
+func (p serverProgress) progress(stage DiscoverStage, c *Client, l *listing) DiscoverProgress {
 	d := DiscoverProgress{Server: p.name, Index: p.index, Stage: stage}
 	if c != nil {
 		d.Era, d.ProtocolVersion = c.Era(), c.ProtocolVersion()
@@ -76,7 +89,5 @@ func (p serverProgress) report(stage DiscoverStage, c *Client, l *listing) {
 			d.Stage, d.Era, d.ProtocolVersion = DiscoverSkipped, "", ""
 		}
 	}
-	p.r.mu.Lock()
-	defer p.r.mu.Unlock()
-	p.r.on(d)
+	return d
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 	"git.rickub.com/bots-garden/mini-me/sse"
@@ -410,11 +411,16 @@ func (h *httpConn) reply(method string, msg *jsonrpc.Message) error {
 	return nil
 }
 
+// stringBytes returns the bytes of s without copying them, for
+// json.Unmarshal, which only reads its input: they must not be written.
+// An event's data can be a whole 1 MiB result, which a copy would double.
+func stringBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
 // events consumes a decoder's events; done says the response arrived (or a
 // final error happened).
 func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, want jsonrpc.ID, result any, modern bool) (done bool, err error) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer func() { buf.Reset(); bufPool.Put(buf) }()
 	for ev, err := range dec.Events(ctx) {
 		if err != nil {
 			return false, err
@@ -423,10 +429,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			continue // a priming event: only its id and retry matter
 		}
 		msg := jsonrpc.Message{Result: result}
-		// Decoded from a reused buffer: what msg keeps of it is copied.
-		buf.Reset()
-		buf.WriteString(ev.Data)
-		if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
+		if err := json.Unmarshal(stringBytes(ev.Data), &msg); err != nil || msg.Check() != nil {
 			if err == nil {
 				err = msg.Check()
 			}

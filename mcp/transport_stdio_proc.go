@@ -74,6 +74,7 @@ type proc struct {
 	stdout io.ReadCloser
 	stderr io.ReadCloser // nil over a host's stream
 	wsem   chan struct{} // serialises writes to stdin
+	cut    writeCut      // cancels the write in progress; used under wsem
 	mux    *mux
 	ctx    context.Context // for server requests; ends with the process
 	cancel context.CancelFunc
@@ -232,20 +233,15 @@ func (p *proc) writeLine(ctx context.Context, b []byte) error {
 		return ctx.Err()
 	}
 	defer func() { <-p.wsem }()
-	fired := make(chan struct{})
+	if p.cut.fn == nil {
+		p.cut.fired, p.cut.fn = make(chan struct{}, 1), p.cutWrite
+	}
+	p.cut.ctx = ctx
 	dl, deadlines := p.stdin.(writeDeadliner)
-	stop := context.AfterFunc(ctx, func() {
-		if deadlines {
-			_ = dl.SetWriteDeadline(time.Unix(1, 0))
-		} else {
-			// A stream without deadlines can only be cut.
-			p.fatal(fmt.Errorf("mcp: server %q: a write was cancelled: %w", p.l.name, ctx.Err()))
-		}
-		close(fired)
-	})
+	stop := context.AfterFunc(ctx, p.cut.fn)
 	n, err := p.stdin.Write(b)
 	if !stop() {
-		<-fired
+		<-p.cut.fired
 		if deadlines {
 			_ = dl.SetWriteDeadline(time.Time{})
 		}
@@ -270,6 +266,26 @@ func (p *proc) writeLine(ctx context.Context, b []byte) error {
 	case <-t.C:
 	}
 	return fmt.Errorf("stdin: %w", err)
+}
+
+// writeCut is what writeLine needs to cancel a write, kept from one write
+// to the next so that a write allocates nothing for it.
+type writeCut struct {
+	ctx   context.Context // of the write in progress
+	fired chan struct{}   // receives once fn has run
+	fn    func()          // p.cutWrite, bound once
+}
+
+// cutWrite ends the write in progress when its context is done: by a
+// deadline in the past, or by cutting a stream that has none.
+func (p *proc) cutWrite() {
+	if dl, ok := p.stdin.(writeDeadliner); ok {
+		_ = dl.SetWriteDeadline(time.Unix(1, 0))
+	} else {
+		// A stream without deadlines can only be cut.
+		p.fatal(fmt.Errorf("mcp: server %q: a write was cancelled: %w", p.l.name, p.cut.ctx.Err()))
+	}
+	p.cut.fired <- struct{}{}
 }
 
 // writeDeadliner is the part of *os.File and net.Conn that lets a blocked

@@ -1,6 +1,9 @@
 package permission
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Approver decides whether one MCP tool call may run. It is the back end a
 // host implements to put its own approval UI in front of tool calls; the
@@ -27,12 +30,46 @@ import "context"
 // safe for concurrent use. An Approver that can ask only one question at a
 // time serialises its calls itself, as [Terminal] does.
 //
+// An Approver that cannot answer now, because the person who decides is
+// not there (a web page closed, a chat that answers tomorrow), returns
+// [ErrDeferred], possibly wrapped: the agent then ends the run with the call
+// pending, for the host to ask later and resume (agent.Agent.Resume). A
+// caller that does not know about deferral sees an error and denies, so
+// deferring fails closed.
+//
 // An Approver answers one call; remembering "always" answers for the rest of
 // the session is the Policy's job, so an Approver is usually stateless.
 type Approver interface {
 	// Approve answers whether the call req describes may run.
 	Approve(ctx context.Context, req Request) (Decision, error)
 }
+
+// ErrDeferred is the error an [Approver] returns to put off its answer: the
+// call neither runs nor is denied now. [Policy.Check] passes it on
+// (in a *[DeferredError], with a denying Decision, Source
+// [SourceDeferred]); the agent
+// stops the run with the call pending, and the host gives the answer
+// later, to agent.Agent.Resume, which passes it to [Policy.Answer].
+var ErrDeferred = errors.New("permission: approval deferred")
+
+// DeferredError is the error [Policy.Check] returns when its Approver
+// deferred: it matches ErrDeferred, and holds the Request as the Approver
+// was asked, with Changed as the Policy set it, for the host to show the
+// user later.
+type DeferredError struct {
+	// Request is the request the Approver was asked.
+	Request Request
+	// Err is the Approver's error, which matches ErrDeferred.
+	Err error
+}
+
+// Error returns "permission: approving ", the tool's name and Err.
+func (e *DeferredError) Error() string {
+	return "permission: approving " + e.Request.name() + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *DeferredError) Unwrap() error { return e.Err }
 
 // ApproverFunc adapts an ordinary function to the [Approver] interface. The
 // function must honour the Approver contract, concurrency included.

@@ -16,9 +16,12 @@ const (
 	// SourceFailed: no answer could be obtained (the Approver failed, the
 	// question timed out, or ctx was done), so the call was denied.
 	SourceFailed
+	// SourceDeferred: the Approver put off its answer (ErrDeferred), so the
+	// call was not run now; its answer comes later, through Policy.Answer.
+	SourceDeferred
 )
 
-// String returns "asked", "remembered", "auto" or "failed".
+// String returns "asked", "remembered", "auto", "failed" or "deferred".
 func (s Source) String() string {
 	switch s {
 	case SourceAsked:
@@ -29,6 +32,8 @@ func (s Source) String() string {
 		return "auto"
 	case SourceFailed:
 		return "failed"
+	case SourceDeferred:
+		return "deferred"
 	}
 	return "unknown"
 }
@@ -54,6 +59,6 @@ type Event struct {
 	// last allowed (Request.Changed as the Approver saw it).
 	Changed bool
 	// Err is the error returned by Check: non-nil exactly when Source is
-	// SourceFailed.
+	// SourceFailed or SourceDeferred.
 	Err error
 }

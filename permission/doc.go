@@ -42,6 +42,11 @@
 // the agent sends back to the model instead of running the tool. Every
 // decision is reported to the host's audit function ([WithAudit], [Event]).
 //
+// An Approver that cannot answer now (the user is not on the page) returns
+// [ErrDeferred]. Check denies, with an error matching it; the agent, which
+// knows, stops the run with the call pending instead, and the answer given
+// later goes to [Policy.Answer] (see agent.Agent.Resume).
+//
 // # Plugging in an approval UI
 //
 // A host with its own UI (a chat front end, a desktop dialog, a web page)

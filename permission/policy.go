@@ -2,6 +2,7 @@ package permission
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -25,7 +26,10 @@ import (
 //  5. Otherwise: asked.
 //
 // Asking fails closed: an Approver error, an expired WithTimeout, or a done
-// ctx denies the call, with a Reason for the model and a non-nil error. A
+// ctx denies the call, with a Reason for the model and a non-nil error. An
+// Approver that defers ([ErrDeferred]) gets the same denial, with an error
+// matching ErrDeferred: a caller that can wait for the answer gives it
+// later to [Policy.Answer]. A
 // Policy never allows a call nobody approved, except as its modes say.
 //
 // Session allowances and remembered definitions live as long as the Policy:
@@ -91,25 +95,32 @@ func NewPolicy(approver Approver, opts ...Option) *Policy {
 // that says why without the error's details. To tell the failures apart:
 // ctx.Err() is non-nil when the caller's ctx ended; errors.Is(err,
 // context.DeadlineExceeded) with a nil ctx.Err() means the question timed
-// out (WithTimeout); anything else is the Approver's own failure.
+// out (WithTimeout); errors.Is(err, ErrDeferred) means the Approver put off
+// its answer; anything else is the Approver's own failure.
 func (p *Policy) Check(ctx context.Context, req Request) (Decision, error) {
 	mode := p.modeOf(req.Server)
 	d, src, err := p.decide(ctx, mode, &req)
-	if p.audit != nil {
-		p.audit(Event{
-			Time:         time.Now(),
-			Server:       req.Server,
-			Tool:         req.Tool,
-			PrefixedName: req.PrefixedName,
-			Mode:         mode,
-			Source:       src,
-			Verdict:      d.Verdict,
-			Reason:       d.Reason,
-			Changed:      req.Changed,
-			Err:          err,
-		})
-	}
+	p.report(&req, mode, src, d, err)
 	return d, err
+}
+
+// report sends the audit Event of one decision, if the host wants them.
+func (p *Policy) report(req *Request, mode Mode, src Source, d Decision, err error) {
+	if p.audit == nil {
+		return
+	}
+	p.audit(Event{
+		Time:         time.Now(),
+		Server:       req.Server,
+		Tool:         req.Tool,
+		PrefixedName: req.PrefixedName,
+		Mode:         mode,
+		Source:       src,
+		Verdict:      d.Verdict,
+		Reason:       d.Reason,
+		Changed:      req.Changed,
+		Err:          err,
+	})
 }
 
 func (p *Policy) decide(ctx context.Context, mode Mode, req *Request) (Decision, Source, error) {
@@ -173,7 +184,10 @@ func (p *Policy) record(key toolKey, req *Request, written fingerprint, v Verdic
 	}
 }
 
-const reasonCancelled = "the approval was cancelled"
+const (
+	reasonCancelled = "the approval was cancelled"
+	reasonDeferred  = "the approval was deferred"
+)
 
 // ask asks the Approver, failing closed.
 func (p *Policy) ask(ctx context.Context, req Request, key toolKey, written fingerprint) (Decision, Source, error) {
@@ -190,6 +204,9 @@ func (p *Policy) ask(ctx context.Context, req Request, key toolKey, written fing
 	d, err := approver.Approve(actx, req)
 	if err == nil {
 		err = actx.Err() // an answer given after ctx ended is no answer
+	}
+	if errors.Is(err, ErrDeferred) && actx.Err() == nil {
+		return Decision{Verdict: Deny, Reason: reasonDeferred}, SourceDeferred, &DeferredError{Request: req, Err: err}
 	}
 	if err != nil {
 		reason := "the approval could not be obtained"
@@ -209,6 +226,28 @@ func (p *Policy) ask(ctx context.Context, req Request, key toolKey, written fing
 	p.record(key, &req, written, d.Verdict)
 	p.mu.Unlock()
 	return d, SourceAsked, nil
+}
+
+// Answer settles a call whose approval the Approver deferred
+// ([ErrDeferred]): d is the answer it gave later, for req as it was asked.
+// The Policy takes it as it takes an answer given within Check: an
+// AllowTool or AllowServer answer is remembered for the rest of the
+// session, one audit Event reports it (Source SourceAsked), and the
+// returned Decision, which denies unless d allows, is the one to act on.
+//
+// Answer does not ask the Approver, nor apply the modes and rules: the
+// question was already asked. It is safe for concurrent use.
+func (p *Policy) Answer(req Request, d Decision) Decision {
+	if d.Allowed() {
+		written := fingerprintOf(&req, req.InputSchema)
+		p.mu.Lock()
+		p.record(toolKey{req.Server, req.Tool}, &req, written, d.Verdict)
+		p.mu.Unlock()
+	} else {
+		d = Decision{Verdict: Deny, Reason: d.Reason}
+	}
+	p.report(&req, p.modeOf(req.Server), SourceAsked, d, nil)
+	return d
 }
 
 func (p *Policy) modeOf(server string) Mode {

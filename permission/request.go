@@ -18,25 +18,26 @@ import (
 //
 // Every string and byte slice here comes from an MCP server or from the
 // model, so a UI must treat it as untrusted text: [Terminal] escapes control
-// characters before printing.
+// characters before printing. Its JSON form (snake_case names) is what an
+// agent.State stores for a call awaiting a deferred decision.
 type Request struct {
 	// Server is the name of the MCP server, as configured.
-	Server string
+	Server string `json:"server"`
 	// Tool is the tool's name on its server.
-	Tool string
+	Tool string `json:"tool"`
 	// PrefixedName is the name the model knows the tool by ("{server}_{tool}").
-	PrefixedName string
+	PrefixedName string `json:"prefixed_name,omitempty"`
 	// Title is the tool's human-readable title, if it has one (the tool's
 	// title, or else its annotations' title).
-	Title string
+	Title string `json:"title,omitempty"`
 	// Description is the tool's description.
-	Description string
+	Description string `json:"description,omitempty"`
 	// InputSchema is the tool's JSON Schema for its arguments.
-	InputSchema json.RawMessage
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// Arguments are the arguments the model passed, as raw JSON.
-	Arguments json.RawMessage
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 	// Annotations are the tool's hints (read-only, destructive, ...).
-	Annotations Annotations
+	Annotations Annotations `json:"annotations"`
 	// Changed reports that the tool's definition is not the one that was in
 	// force when a call of this tool was last allowed in this session: the
 	// server changed its description, schema, title or hints since. Such a
@@ -45,7 +46,7 @@ type Request struct {
 	//
 	// Policy.Check sets Changed itself before asking the Approver, by
 	// comparing definitions; a true value set by the caller is kept.
-	Changed bool
+	Changed bool `json:"changed,omitempty"`
 }
 
 // name returns the name used in errors: the prefixed name when there is one.

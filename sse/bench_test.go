@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	gosse "github.com/tmaxmax/go-sse"
 )
@@ -89,4 +90,33 @@ func decodeDecoder(r io.Reader) (events, size int, err error) {
 		size += len(ev.Data)
 	}
 	return events, size, nil
+}
+
+// BenchmarkDecodePaired decodes the same stream with go-sse's bare Read
+// and with the Decoder in alternation, and reports the Decoder's time as a
+// ratio to go-sse's (x-go-sse), so that a noisy machine slows both alike:
+//
+//	go test -run '^$' -bench DecodePaired -count 10 ./sse
+func BenchmarkDecodePaired(b *testing.B) {
+	for _, size := range []int{200, 8 << 10} {
+		stream := mcpStream(20000/max(1, size/200), size)
+		b.Run(fmt.Sprintf("events=%dB", size), func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			var tg, td time.Duration
+			for range b.N {
+				for i, decode := range []func(io.Reader) (int, int, error){decodeGoSSE, decodeDecoder} {
+					t0 := time.Now()
+					if _, _, err := decode(bytes.NewReader(stream)); err != nil {
+						b.Fatal(err)
+					}
+					if i == 0 {
+						tg += time.Since(t0)
+					} else {
+						td += time.Since(t0)
+					}
+				}
+			}
+			b.ReportMetric(float64(td)/float64(tg), "x-go-sse")
+		})
+	}
 }

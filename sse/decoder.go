@@ -40,11 +40,10 @@ type Options struct {
 	// their line endings, and any comment or blank lines right before it.
 	// A larger event ends the stream with an error matching
 	// ErrEventTooLarge, before the decoder buffers more than MaxEventSize
-	// bytes: the bytes of an event over 64 KiB are
-	// kept back until the event is complete, so that go-sse's scanner,
-	// which grows its buffer by doubling, never grows it for an event that
-	// is refused. Zero means DefaultMaxEventSize; negative values are
-	// invalid.
+	// bytes: an event's bytes are kept back, in pooled 32 KiB chunks, until
+	// the event is complete, so that go-sse's scanner, which grows its
+	// buffer by doubling, never grows it for an event that is refused.
+	// Zero means DefaultMaxEventSize; negative values are invalid.
 	MaxEventSize int
 
 	// IdleTimeout, if positive, bounds how long the decoder waits for the
@@ -97,10 +96,7 @@ func NewDecoder(r io.Reader, opts *Options) *Decoder {
 		}
 		d.lines.wd.idle = opts.IdleTimeout
 	}
-	if d.err == nil {
-		d.lines.hold = newHoldReader(r, d.maxSize)
-		d.lines.r = d.lines.hold
-	}
+	d.lines.max = d.maxSize
 	return d
 }
 
@@ -122,22 +118,32 @@ func (d *Decoder) Events(ctx context.Context) iter.Seq2[Event, error] {
 			return
 		}
 		defer d.lines.wd.stop()
+		defer d.lines.spool.release()
 
-		cfg := gosse.ReadConfig{MaxEventSize: d.maxSize}
-		for ev, err := range gosse.Read(&d.lines, &cfg) {
-			if err != nil {
-				yield(Event{}, d.endErr(err))
-				return
+		for {
+			cfg := gosse.ReadConfig{MaxEventSize: d.lines.session()}
+			own := false // go-sse's last event ID comes from this session
+			for ev, err := range gosse.Read(&d.lines, &cfg) {
+				if err != nil {
+					yield(Event{}, d.endErr(err))
+					return
+				}
+				dispatch, id := d.lines.pop()
+				if own = own || id; own {
+					d.lastID = ev.LastEventID
+				}
+				if !dispatch {
+					continue
+				}
+				if err := d.lines.wd.err(); err != nil {
+					yield(Event{}, err)
+					return
+				}
+				if !yield(Event{Type: ev.Type, Data: ev.Data, ID: d.lastID}, nil) {
+					return
+				}
 			}
-			d.lastID = ev.LastEventID
-			if !d.lines.pop() {
-				continue
-			}
-			if err := d.lines.wd.err(); err != nil {
-				yield(Event{}, err)
-				return
-			}
-			if !yield(Event{Type: ev.Type, Data: ev.Data, ID: ev.LastEventID}, nil) {
+			if !d.lines.restart {
 				return
 			}
 		}

@@ -24,8 +24,11 @@
 //     [io.ErrUnexpectedEOF] rather than delivered.
 //
 // Decoding costs go-sse's Read plus a vectorized pass over the bytes to
-// find line ends, and no allocation per event beyond Read's own. Because the
-// decoder reads until an event is complete before handing bytes to go-sse,
-// a large event arriving in many small network reads is parsed in linear
-// time, where go-sse alone rescans it after every read.
+// find line ends and one copy of them, and no allocation per event beyond
+// Read's own. The decoder reads the stream into pooled chunks and hands
+// go-sse only whole events, so a large event arriving in many small network
+// reads is parsed in linear time, where go-sse alone rescans it after every
+// read; and it gives each go-sse Read a MaxEventSize about the size of the
+// events seen, so that go-sse's scanner starts with a buffer that size (a
+// short response then costs no 4 KiB buffer).
 package sse

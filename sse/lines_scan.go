@@ -12,9 +12,10 @@ const bom = "\xEF\xBB\xBF"
 // time.Duration.
 const maxRetryMS = math.MaxInt64 / int64(time.Millisecond)
 
-// scan follows the line structure of b, the next bytes of the stream.
-func (l *lineReader) scan(b []byte) {
-	l.nextCR = -1
+// scan follows the line structure of b, the next bytes of the stream, from
+// stream position base on.
+func (l *lineReader) scan(b []byte, base int64) {
+	l.nextCR, l.base = -1, base
 	for i := 0; i < len(b); {
 		if l.state == atLineStart && l.start == startDone {
 			if i = l.scanLines(b, i); i == len(b) {
@@ -28,7 +29,7 @@ func (l *lineReader) scan(b []byte) {
 			if b[i] != bom[l.bomLen] {
 				// The first line starts with part of a BOM: a field with
 				// an unknown name, for WHATWG and go-sse alike.
-				l.state, l.kind = inValue, fieldOther
+				l.state, l.kind, l.inToken = inValue, fieldOther, true
 				continue
 			}
 			l.bomLen++
@@ -52,7 +53,7 @@ func (l *lineReader) scanLines(b []byte, i int) int {
 	for i < len(b) {
 		if c := b[i]; c == '\n' || c == '\r' {
 			if c == '\r' || !l.pendingCR { // not the LF of a CRLF
-				l.endBlock()
+				l.endBlock(i + 1)
 			}
 			l.pendingCR = c == '\r'
 			i++
@@ -62,6 +63,7 @@ func (l *lineReader) scanLines(b []byte, i int) int {
 		if end == len(b) {
 			return i
 		}
+		l.lineStart(b, i)
 		l.endFieldLine(b[i:end])
 		l.pendingCR = b[end] == '\r'
 		i = end + 1
@@ -95,15 +97,14 @@ func (l *lineReader) scanLineStart(b []byte, i int) int {
 		if l.start == startFresh {
 			l.start = startBlank
 		}
-		l.endBlock()
+		l.endBlock(i + 1)
 		return i + 1
 	}
 	l.pendingCR = false
-	if l.start != startDone {
-		if l.scanStart(b, i) {
-			return i
-		}
+	if l.start != startDone && l.scanStart(b, i) {
+		return i
 	}
+	l.lineStart(b, i)
 	if c == ':' {
 		l.state, l.kind = inValue, fieldOther
 		return l.scanValue(b, i+1)
@@ -113,23 +114,28 @@ func (l *lineReader) scanLineStart(b []byte, i int) int {
 }
 
 // scanStart handles the first byte of the first line that is not blank, and
-// reports whether it started a BOM. WHATWG strips a BOM only at the very
-// start of the stream; go-sse strips one at the start of its first event,
-// after any blank lines. When a BOM follows blank lines, its first byte is
-// replaced so that go-sse, too, reads the line as a field with an unknown
-// name, which it is either way.
+// reports whether it started a BOM at the very start of the stream.
 func (l *lineReader) scanStart(b []byte, i int) bool {
 	fresh := l.start == startFresh
 	l.start = startDone
-	if b[i] != bom[0] {
-		return false
-	}
-	if fresh {
+	if fresh && b[i] == bom[0] {
 		l.state, l.bomLen = inBOM, 0
 		return true
 	}
-	b[i] = '?'
 	return false
+}
+
+// lineStart handles b[i], the first byte of a line that is not blank (after
+// the stream's BOM, if any). WHATWG strips a BOM only at the very start of
+// the stream; go-sse strips one at the start of the first event of each
+// Read, after any blank lines. A line that starts with the first byte of a
+// BOM anywhere else has a field with an unknown name, for WHATWG and go-sse
+// alike; that byte is replaced so that go-sse never strips it.
+func (l *lineReader) lineStart(b []byte, i int) {
+	l.inToken = true
+	if b[i] == bom[0] {
+		b[i] = '?'
+	}
 }
 
 // scanName reads the field name from b[i:] and returns the index of the
@@ -255,6 +261,7 @@ func (l *lineReader) endLine() {
 		l.dirty = true
 	case fieldID:
 		l.dirty = l.dirty || !l.idNUL
+		l.hasID = l.hasID || !l.idNUL
 	case fieldRetry:
 		if l.retryState == retryDigits {
 			l.retry, l.hasRetry = time.Duration(l.retryMS)*time.Millisecond, true
@@ -262,10 +269,23 @@ func (l *lineReader) endLine() {
 	}
 }
 
-// endBlock handles a blank line, which ends the current block.
-func (l *lineReader) endBlock() {
+// endBlock handles a blank line, which ends the current block, and the
+// current token if a line that is not blank came before it. The line
+// ending's first byte is b[end-1] in the bytes being scanned.
+func (l *lineReader) endBlock(end int) {
 	if l.dirty {
-		l.queue = append(l.queue, l.hasData)
+		var q uint8
+		if l.hasData {
+			q |= queueDispatch
+		}
+		if l.hasID {
+			q |= queueID
+		}
+		l.queue = append(l.queue, q)
 	}
-	l.dirty, l.hasData = false, false
+	l.dirty, l.hasData, l.hasID = false, false, false
+	if l.inToken {
+		l.inToken, l.tokenStart = false, l.base+int64(end)
+		l.ends = append(l.ends, l.tokenStart)
+	}
 }

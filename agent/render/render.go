@@ -160,6 +160,9 @@ func Events(w io.Writer) func(agent.Event) {
 		case *agent.ToolCallProposed:
 			newline()
 			fmt.Fprintf(w, "→ %s %s\n", Clean(e.Call.Name, 64), Clean(e.Call.Arguments, 300))
+		case *agent.ToolStatus:
+			newline()
+			fmt.Fprintf(w, "… %s task %s: %s %s\n", Clean(e.Call.Name, 64), Clean(e.Task.TaskID, 16), e.Task.Status, Clean(e.Task.Message, 200))
 		case *agent.ToolResult:
 			newline()
 			out := e.Output

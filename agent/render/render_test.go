@@ -86,6 +86,7 @@ func TestEvents(t *testing.T) {
 		&agent.TextDelta{Turn: 1, Delta: agent.Delta{Text: "Let me count"}},
 		&agent.TurnFinished{Turn: 1, ToolCalls: 1},
 		&agent.ToolCallProposed{Turn: 1, Call: call},
+		&agent.ToolStatus{Turn: 1, Call: call, Task: mcp.TaskStatus{TaskID: "7f3a", Status: mcp.TaskWorking, Message: "Counting\x1b[2J..."}},
 		&agent.ToolResult{Turn: 1, Call: call, Status: agent.StatusOK, Output: "1 word\nfine", Duration: 1500 * time.Microsecond},
 		&agent.ToolResult{Turn: 1, Call: call, Status: agent.StatusDenied, Output: "Permission denied"},
 		&agent.SkillLoaded{Turn: 1, Skill: "haiku", File: "SKILL.md", Bytes: 107, Verified: true},
@@ -99,6 +100,7 @@ func TestEvents(t *testing.T) {
 	}
 	assert.Equal(t, "(thinking…)\nLet me count\n"+
 		"→ text_count {\"text\":\"a\"}\n"+
+		"… text_count task 7f3a: working Counting�[2J...\n"+
 		"← ok text_count: 1 word⏎fine (1.5ms)\n"+
 		"← denied text_count: Permission denied\n"+
 		"skill haiku: SKILL.md, 107 bytes, verified\n"+

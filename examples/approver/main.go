@@ -19,6 +19,19 @@
 // one, then makes three calls itself through the same policy: one
 // read-only, approved without asking, and two that the UI asks about. It
 // exits with status 0 in both cases.
+//
+// With -wait, it is a host that cannot ask while the run goes on, such as
+// a web back end answering one HTTP request (wait.go): its Approver defers
+// every call that is not read-only (permission.ErrDeferred), so the run
+// stops with the call pending. The program saves the run's state, plain
+// JSON, to a file, reads it back, asks the user, and resumes the run in a
+// fresh Agent with the decision (agent.Agent.Resume), as a later request,
+// or another process, would:
+//
+//	go run ./examples/approver -wait
+//
+// Without a model, a script plays the model's part, so that this too runs
+// on a fresh machine.
 package main
 
 import (
@@ -85,21 +98,32 @@ func serveUI(ctx context.Context, questions <-chan question, lines *permission.L
 		case <-ctx.Done():
 			return
 		}
-		fmt.Fprintf(out, "[ui] Run %s with %s? It %s. [y/N] ",
-			render.Clean(q.req.PrefixedName, 64), render.Clean(string(q.req.Arguments), 300), q.req.Annotations)
-		d := permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
-		line, err := lines.Next(ctx)
-		switch {
-		case ctx.Err() != nil:
+		d, ok := ask(ctx, q.req, string(q.req.Arguments), lines, out)
+		if !ok {
 			return
-		case err != nil:
-			fmt.Fprintln(out)
-			d.Reason = "no one is there to approve it"
-		case strings.EqualFold(strings.TrimSpace(line), "y"), strings.EqualFold(strings.TrimSpace(line), "yes"):
-			d = permission.Decision{Verdict: permission.AllowOnce}
 		}
 		q.answer <- d
 	}
+}
+
+// ask shows the call req describes, with its arguments args, and reads the
+// user's answer from lines; when lines end, the call is denied. It reports
+// false when ctx is done.
+func ask(ctx context.Context, req permission.Request, args string, lines *permission.Lines, out io.Writer) (permission.Decision, bool) {
+	fmt.Fprintf(out, "[ui] Run %s with %s? It %s. [y/N] ",
+		render.Clean(req.PrefixedName, 64), render.Clean(args, 300), req.Annotations)
+	d := permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
+	line, err := lines.Next(ctx)
+	switch {
+	case ctx.Err() != nil:
+		return d, false
+	case err != nil:
+		fmt.Fprintln(out)
+		d.Reason = "no one is there to approve it"
+	case strings.EqualFold(strings.TrimSpace(line), "y"), strings.EqualFold(strings.TrimSpace(line), "yes"):
+		d = permission.Decision{Verdict: permission.AllowOnce}
+	}
+	return d, true
 }
 
 // withoutModel is what the program does when there is no model.
@@ -116,25 +140,38 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prompt := `Count the words of "to be or not to be", then save the count in a note titled "hamlet".`
-	if len(os.Args) > 1 {
-		prompt = strings.Join(os.Args[1:], " ")
+	args, do := os.Args[1:], run
+	if len(args) > 0 && args[0] == "-wait" {
+		args, do = args[1:], runWaiting
 	}
-	if err := run(ctx, prompt, os.Stdin, os.Stdout); err != nil {
+	if len(args) > 0 {
+		prompt = strings.Join(args, " ")
+	}
+	if err := do(ctx, prompt, os.Stdin, os.Stdout); err != nil {
 		log.SetFlags(0)
 		log.Fatal("approver: ", err)
 	}
 }
 
-func run(ctx context.Context, prompt string, stdin io.Reader, stdout io.Writer) error {
+// start starts the demo's servers and shows title and their banner; the
+// caller closes them.
+func start(ctx context.Context, stdout io.Writer, title string) (*demo.Servers, error) {
 	servers, err := demo.Discover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "%s\n\n", title)
+	render.Banner(stdout, servers.Tools)
+	return servers, nil
+}
+
+func run(ctx context.Context, prompt string, stdin io.Reader, stdout io.Writer) error {
+	servers, err := start(ctx, stdout, "mini-me approver: a host with its own approval UI")
 	if err != nil {
 		return err
 	}
 	defer servers.Close()
 	cfg, tools := servers.Config, servers.Tools
-	fmt.Fprintln(stdout, "mini-me approver: a host with its own approval UI")
-	fmt.Fprintln(stdout)
-	render.Banner(stdout, tools)
 
 	// The UI runs beside the agent, for as long as run does.
 	uiCtx, stopUI := context.WithCancel(ctx)

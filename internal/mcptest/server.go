@@ -36,6 +36,10 @@ type Tool struct {
 	// Call runs the tool. send delivers a notification on the request's
 	// stream (SSE mode only). The returned value is the result object.
 	Call func(ctx context.Context, args json.RawMessage, send func(method string, params any)) (any, error)
+	// Task, when set with Server.Tasks, runs the tool as a task when the
+	// call asks for one (see Tasks); its value is the result. A call that
+	// does not ask gets Call, or an error when Call is nil.
+	Task func(ctx context.Context, args json.RawMessage, run *TaskRun) (any, error)
 }
 
 // Request is what the server saw of one POST.
@@ -71,6 +75,8 @@ type Server struct {
 	Intercept func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool
 	// Fault, when set, misbehaves on the requests it matches (see Fault).
 	Fault *Fault
+	// Tasks, when set, serves tasks in both eras (see Tasks).
+	Tasks *Tasks
 
 	mu       sync.Mutex
 	sessions map[string]bool
@@ -86,14 +92,23 @@ type Server struct {
 // Start serves on 127.0.0.1 and returns the endpoint URL. Close stops it.
 func (s *Server) Start() string {
 	s.sessions = map[string]bool{}
+	if s.Tasks != nil {
+		s.Tasks.start()
+	}
 	s.srv = httptest.NewServer(s)
 	return s.srv.URL + "/mcp"
 }
 
 // Close stops the server and closes its connections.
 func (s *Server) Close() {
+	if s.Tasks != nil {
+		s.Tasks.end() // ends the tasks and the tasks/result streams
+	}
 	s.srv.CloseClientConnections()
 	s.srv.Close()
+	if s.Tasks != nil {
+		s.Tasks.stop()
+	}
 }
 
 // ExpireSessions forgets every legacy session, as a restarted server would.
@@ -162,6 +177,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg.Method == "" || len(msg.ID) == 0 {
+		if msg.Method == "" && s.Tasks != nil {
+			s.Tasks.respond(msg)
+		}
 		w.WriteHeader(http.StatusAccepted) // responses and notifications
 		return
 	}
@@ -181,6 +199,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if modern && msg.Method == "subscriptions/listen" {
 		s.listen(w, r, msg)
+		return
+	}
+	if s.Tasks != nil && s.Tasks.handle(w, r, msg, modern) {
 		return
 	}
 	s.answer(w, r, msg, modern)
@@ -317,7 +338,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 		}
 		return map[string]any{
 			"supportedVersions": s.Versions,
-			"capabilities":      s.capabilities(),
+			"capabilities":      s.capabilities(modern),
 			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mcptest", "version": "1.0.0"}},
 			"ttlMs":             0, "cacheScope": "public",
 		}, nil
@@ -327,7 +348,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 		}
 		return map[string]any{
 			"protocolVersion": Legacy,
-			"capabilities":    s.capabilities(),
+			"capabilities":    s.capabilities(modern),
 			"serverInfo":      map[string]any{"name": "mcptest", "version": "1.0.0"},
 		}, nil
 	case "ping":
@@ -344,6 +365,15 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 		}
 		for _, t := range s.tools() {
 			if toolName(t.Def) == p.Name {
+				if t.Task != nil && s.Tasks != nil && wantsTask(msg.Params, modern) {
+					return s.Tasks.create(modern, p.Arguments, t.Task), nil
+				}
+				if t.Call == nil {
+					if modern {
+						return nil, &jsonrpc.Error{Code: jsonrpc.CodeMissingCapability, Message: "tool " + p.Name + " runs only as a task"}
+					}
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool " + p.Name + " requires task augmentation"}
+				}
 				res, err := t.Call(r.Context(), p.Arguments, send)
 				if err != nil {
 					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}

@@ -72,7 +72,7 @@ func (k *Skills) skills() []Skill {
 }
 
 // capabilities are what the server declares.
-func (s *Server) capabilities() map[string]any {
+func (s *Server) capabilities(modern bool) map[string]any {
 	caps := map[string]any{"tools": map[string]any{"listChanged": true}}
 	if s.Skills != nil {
 		caps["resources"] = map[string]any{"listChanged": true}
@@ -80,6 +80,9 @@ func (s *Server) capabilities() map[string]any {
 	}
 	if s.Catalog != nil {
 		s.Catalog.capabilities(caps)
+	}
+	if s.Tasks != nil {
+		s.Tasks.capabilities(caps, modern)
 	}
 	return caps
 }

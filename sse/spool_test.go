@@ -11,14 +11,14 @@ import (
 	"time"
 )
 
-// Events longer than holdAt are kept back until complete, and come out
+// Events longer than a spool chunk are kept back until complete, and come out
 // the same, between short ones, whatever the line endings and the read
 // sizes.
 func TestLongEventsPassWhole(t *testing.T) {
-	big := strings.Repeat("x", 3*holdAt+17)
+	big := strings.Repeat("x", 3*spoolChunk+17)
 	for _, eol := range []string{"\n", "\r", "\r\n"} {
 		stream := "data: a" + eol + eol +
-			"event: big" + eol + "data: " + big + eol + "data: " + big[:holdAt] + eol + eol +
+			"event: big" + eol + "data: " + big + eol + "data: " + big[:spoolChunk] + eol + eol +
 			"data: b" + eol + eol +
 			"data: " + big + eol + eol
 		for name, r := range map[string]io.Reader{
@@ -26,11 +26,11 @@ func TestLongEventsPassWhole(t *testing.T) {
 			"byte a read": iotest.OneByteReader(strings.NewReader(stream)),
 			"half reads":  iotest.HalfReader(strings.NewReader(stream)),
 		} {
-			got, err := decodeAll(t, r, &Options{MaxEventSize: 8 * holdAt})
+			got, err := decodeAll(t, r, &Options{MaxEventSize: 8 * spoolChunk})
 			if err != nil || got.incomplete || len(got.events) != 4 {
 				t.Fatalf("%q %s: %d events, incomplete %v, error %v", eol, name, len(got.events), got.incomplete, err)
 			}
-			want := []Event{{Data: "a"}, {Type: "big", Data: big + "\n" + big[:holdAt]}, {Data: "b"}, {Data: big}}
+			want := []Event{{Data: "a"}, {Type: "big", Data: big + "\n" + big[:spoolChunk]}, {Data: "b"}, {Data: big}}
 			for i, ev := range got.events {
 				if ev != want[i] {
 					t.Errorf("%q %s: event %d: type %q, %d bytes of data; want type %q, %d bytes", eol, name, i, ev.Type, len(ev.Data), want[i].Type, len(want[i].Data))
@@ -42,7 +42,7 @@ func TestLongEventsPassWhole(t *testing.T) {
 
 // An event of exactly MaxEventSize bytes passes; one byte more is refused.
 func TestLongEventAtTheLimit(t *testing.T) {
-	const max = 4 * holdAt
+	const max = 4 * spoolChunk
 	event := func(size int) string { // "data: xxx\n\n" of size bytes
 		return "data: " + strings.Repeat("x", size-len("data: \n\n")) + "\n\n"
 	}
@@ -78,9 +78,9 @@ func TestHeldEventKeepsTheIdleTimer(t *testing.T) {
 	pr, pw := io.Pipe()
 	go func() {
 		defer pw.Close()
-		chunk := bytes.Repeat([]byte("x"), holdAt/8)
+		chunk := bytes.Repeat([]byte("x"), spoolChunk/8)
 		_, _ = pw.Write([]byte("data: "))
-		for range 32 { // four times holdAt, in 32 writes over about 1.9 s
+		for range 32 { // four times spoolChunk, in 32 writes over about 1.9 s
 			if _, err := pw.Write(chunk); err != nil {
 				return
 			}
@@ -89,8 +89,8 @@ func TestHeldEventKeepsTheIdleTimer(t *testing.T) {
 		_, _ = pw.Write([]byte("\n\n"))
 	}()
 	got, err := decodeAll(t, pr, &Options{IdleTimeout: time.Second})
-	if err != nil || len(got.events) != 1 || len(got.events[0].Data) != 4*holdAt {
-		t.Fatalf("%d events, error %v; want one event of %d bytes", len(got.events), err, 4*holdAt)
+	if err != nil || len(got.events) != 1 || len(got.events[0].Data) != 4*spoolChunk {
+		t.Fatalf("%d events, error %v; want one event of %d bytes", len(got.events), err, 4*spoolChunk)
 	}
 }
 

@@ -1,0 +1,187 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// hookLog is an agent.Trace and an mcp.ClientTrace that log each hook as
+// a line, with the step ("run", "chat 1", "tool 1.0") whose context it
+// got, so that the nesting can be checked.
+type hookLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+type stepKey struct{}
+
+func (h *hookLog) add(ctx context.Context, format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	in, _ := ctx.Value(stepKey{}).(string)
+	h.lines = append(h.lines, fmt.Sprintf(format, args...)+" in "+in)
+}
+
+func (h *hookLog) context(ctx context.Context) context.Context {
+	ctx = agent.WithTrace(ctx, &agent.Trace{
+		RunStart: func(ctx context.Context, run *agent.RunInfo) context.Context {
+			h.add(ctx, "run start %s %d", run.Model.Name, run.Messages)
+			return context.WithValue(ctx, stepKey{}, "run")
+		},
+		RunDone: func(ctx context.Context, _ *agent.RunInfo, res *agent.Result, err error) {
+			h.add(ctx, "run done %s %d %v", res.Stop, res.Turns, err)
+		},
+		ModelStart: func(ctx context.Context, call *agent.ModelCall) context.Context {
+			h.add(ctx, "%s start turn %d, %d tools", call.SpanName(), call.Turn, call.Tools)
+			return context.WithValue(ctx, stepKey{}, fmt.Sprint("chat ", call.Turn))
+		},
+		ModelDone: func(ctx context.Context, _ *agent.ModelCall, res *agent.ModelResult) {
+			h.add(ctx, "chat done %s %d+%d %v", res.Reply.Finish, res.Reply.Usage.PromptTokens, res.Reply.Usage.CompletionTokens, res.Err)
+		},
+		ToolDecided: func(ctx context.Context, call *agent.ToolCallInfo) {
+			h.add(ctx, "decided %s %s", call.Call.ID, call.Decision.Verdict)
+		},
+		ToolStart: func(ctx context.Context, call *agent.ToolCallInfo) context.Context {
+			h.add(ctx, "%s start %s %s/%s", call.SpanName(), call.Call.ID, call.Server, call.Tool)
+			return context.WithValue(ctx, stepKey{}, fmt.Sprintf("tool %d.%d", call.Turn, call.Index))
+		},
+		ToolDone: func(ctx context.Context, call *agent.ToolCallInfo, res *agent.ToolResult) {
+			h.add(ctx, "tool done %s %s %q", call.Call.ID, res.Status, agent.ToolErrorType(res))
+		},
+	})
+	return mcp.WithTrace(ctx, &mcp.ClientTrace{
+		RequestStart: func(ctx context.Context, req *mcp.RequestInfo) context.Context {
+			h.add(ctx, "mcp %s", req.SpanName())
+			return ctx
+		},
+	})
+}
+
+func TestTraceRun(t *testing.T) {
+	weather := mcpTool(`{"name":"get_weather","inputSchema":{"type":"object","properties":{"city":{"type":"string"}}}}`,
+		func(_ context.Context, args map[string]any) (string, bool) {
+			return fmt.Sprint("sunny in ", args["city"]), args["city"] == "Atlantis"
+		})
+	_, cfg := startMCP(t, "w", weather)
+	ts := discover(t, cfg)
+	_, model := startLLM(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+			{ID: "c1", Name: "w_get_weather", Arguments: `{"city":"Paris"}`},
+			{ID: "c2", Name: "w_get_weather", Arguments: `{"city":"Atlantis"}`},
+		}, Usage: &llmtest.Usage{PromptTokens: 10, CompletionTokens: 5}},
+		llmtest.Turn{Text: "Sunny.", Usage: &llmtest.Usage{PromptTokens: 30, CompletionTokens: 2}},
+	)
+	h := &hookLog{}
+	a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxParallel: 1}
+	res, err := a.Run(h.context(context.Background()), user("weather?"))
+	require.NoError(t, err)
+	assert.Equal(t, "Sunny.", res.Answer)
+	assert.Equal(t, []string{
+		"run start test-model 1 in ",
+		"chat test-model start turn 1, 1 tools in run",
+		"chat done tool_calls 10+5 <nil> in chat 1",
+		"decided c1 allow once in run",
+		"decided c2 allow once in run",
+		"execute_tool w_get_weather start c1 w/get_weather in run",
+		"mcp tools/call get_weather in tool 1.0",
+		`tool done c1 ok "" in tool 1.0`,
+		"execute_tool w_get_weather start c2 w/get_weather in run",
+		"mcp tools/call get_weather in tool 1.1",
+		`tool done c2 tool-error "tool-error" in tool 1.1`,
+		"chat test-model start turn 2, 1 tools in run",
+		"chat done stop 30+2 <nil> in chat 2",
+		"run done answer 2 <nil> in run",
+	}, h.lines)
+}
+
+func TestTraceDenied(t *testing.T) {
+	_, cfg := startMCP(t, "w", mcpTool(`{"name":"get_weather","inputSchema":{"type":"object"}}`,
+		func(context.Context, map[string]any) (string, bool) { return "sunny", false }))
+	ts := discover(t, cfg)
+	_, model := startLLM(t,
+		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "w_get_weather", Arguments: `{}`}}},
+		llmtest.Turn{Text: "I may not."},
+	)
+	h := &hookLog{}
+	a := &agent.Agent{Model: model, Tools: ts, Policy: permission.NewPolicy(permission.DenyAll{})}
+	_, err := a.Run(h.context(context.Background()), user("weather?"))
+	require.NoError(t, err)
+	assert.Contains(t, h.lines, "decided c1 deny in run")
+	for _, l := range h.lines {
+		assert.NotContains(t, l, "execute_tool", "a denied call does not run")
+	}
+}
+
+func TestTraceAttributes(t *testing.T) {
+	call := &agent.ModelCall{Turn: 1, Model: agent.ModelInfo{Name: "m", Provider: "openai", Address: "127.0.0.1", Port: 8080}}
+	assert.Equal(t, "chat m", call.SpanName())
+	got := map[string]any{}
+	for _, a := range call.Attributes() {
+		got[a.Key] = a.Value.Any()
+	}
+	assert.Equal(t, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+		"gen_ai.request.model": "m", "server.address": "127.0.0.1", "server.port": int64(8080)}, got)
+	res := &agent.ModelResult{Reply: &agent.Reply{Finish: agent.FinishStop, Usage: agent.Usage{PromptTokens: 3, CompletionTokens: 4}}}
+	clear(got)
+	for _, a := range res.Attributes() {
+		got[a.Key] = a.Value.Any()
+	}
+	assert.Equal(t, map[string]any{"gen_ai.usage.input_tokens": int64(3), "gen_ai.usage.output_tokens": int64(4),
+		"gen_ai.response.finish_reasons": []string{"stop"}}, got)
+	failed := &agent.ModelResult{Err: fmt.Errorf("x: %w", agent.ErrContextExceeded)}
+	assert.Equal(t, "context_exceeded", failed.Attributes()[0].Value.String())
+	assert.Equal(t, "error.type", failed.Attributes()[0].Key)
+}
+
+// BenchmarkRunTrace shows what the agent's hooks cost a run without a
+// trace: compare its allocations with BenchmarkRun on main.
+func BenchmarkRunTrace(b *testing.B) {
+	fn, err := agent.NewFunc("noop", "Does nothing.", func(context.Context, struct{}) (string, error) { return "ok", nil })
+	require.NoError(b, err)
+	m := &scripted{}
+	a := &agent.Agent{Model: m, Funcs: []*agent.Func{fn}, Policy: allowAll()}
+	msgs := user("go")
+	b.ReportAllocs()
+	for range b.N {
+		m.n = 0
+		if _, err := a.Run(context.Background(), msgs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// scripted is a Model calling noop once, then answering.
+type scripted struct{ n int }
+
+func (s *scripted) Chat(context.Context, *agent.ChatRequest, func(agent.Delta)) (*agent.Reply, error) {
+	s.n++
+	if s.n == 1 {
+		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
+			ToolCalls: []agent.ToolCall{{ID: "1", Name: "noop", Arguments: "{}"}}}, Finish: agent.FinishToolCalls}, nil
+	}
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}, Finish: agent.FinishStop}, nil
+}
+
+// A resumed run is traced like any other: its approved calls run under
+// the resumed run's span, and the run's end reports its own stop.
+func TestTraceResume(t *testing.T) {
+	_, st, r := pausedFiles(t, llmtest.Turn{Text: "done"})
+	h := &hookLog{}
+	res, err := r.agent.Resume(h.context(context.Background()), st, allowEvery(st))
+	require.NoError(t, err)
+	assert.Equal(t, "done", res.Answer)
+	assert.Equal(t, fmt.Sprintf("run start %s %d in ", "test-model", len(st.Messages)), h.lines[0])
+	assert.Contains(t, h.lines, "mcp tools/call write in tool 1.1")
+	assert.Contains(t, h.lines, "mcp tools/call delete in tool 1.2")
+	assert.Equal(t, "run done answer 2 <nil> in run", h.lines[len(h.lines)-1])
+}

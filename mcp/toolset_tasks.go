@@ -1,0 +1,50 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+)
+
+// AwaitTask follows a task of the named server, such as one a TaskStatus
+// named before the host restarted, until it ends (see Client.AwaitTask).
+// A server the Toolset does not use gives ErrUnknownServer.
+func (t *Toolset) AwaitTask(ctx context.Context, server, taskID string) (*ToolResult, error) {
+	t.mu.RLock()
+	closed := t.closed
+	var s *tsServer
+	for _, cand := range t.servers {
+		if cand.cfg.Name == server && cand.client != nil {
+			s = cand
+			break
+		}
+	}
+	if s != nil && !closed {
+		s.calls.Add(1) // as Call does, before Remove can wait
+		defer s.calls.Done()
+	}
+	t.mu.RUnlock()
+	switch {
+	case closed:
+		return nil, fmt.Errorf("mcp: await task %s: %w", taskID, ErrClosed)
+	case s == nil:
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
+	}
+	res, err := s.client.AwaitTask(namedObserver(ctx, server), taskID)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: await task (server %q): %w", server, err)
+	}
+	return &ToolResult{Server: server, Result: res}, nil
+}
+
+// namedObserver makes the task observer of ctx, if any, see the server's
+// name in each TaskStatus.
+func namedObserver(ctx context.Context, server string) context.Context {
+	fn, _ := ctx.Value(taskObserverKey{}).(func(TaskStatus))
+	if fn == nil {
+		return ctx
+	}
+	return WithTaskObserver(ctx, func(s TaskStatus) {
+		s.Server = server
+		fn(s)
+	})
+}
