@@ -39,83 +39,87 @@ func echoTool(def string) func(context.Context, map[string]any) (string, bool) {
 }
 
 func TestRunToolsOnTwoServers(t *testing.T) {
-	gh, github := startMCP(t, "github", mcpTool(searchDef, echoTool(searchDef)), mcpTool(issueDef, echoTool(issueDef)))
-	fs, files := startMCP(t, "files", mcpTool(readDef, echoTool(readDef)))
-	ts := discover(t, github, files)
-	llm, model := startLLM(t,
-		llmtest.Turn{Text: "Let me look.", ToolCalls: []llmtest.ToolCall{
-			{ID: "c1", Name: "github_search_issues", Arguments: `{"query":"crash","limit":null}`},
-			{ID: "c2", Name: "files_read", Arguments: `{"path":"notes.txt"}`},
-		}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "github_get_issue", Arguments: `{"number":7}`}}},
-		llmtest.Turn{Text: "Issue 7 is the crash; notes agree."},
-	)
-	var rec recorder
-	a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll()}
-	res, err := a.RunStream(context.Background(), user("What about the crash?"), rec.on)
-	require.NoError(t, err)
+	forWires(t, func(t *testing.T, w wire) {
+		gh, github := startMCP(t, "github", mcpTool(searchDef, echoTool(searchDef)), mcpTool(issueDef, echoTool(issueDef)))
+		fs, files := startMCP(t, "files", mcpTool(readDef, echoTool(readDef)))
+		ts := discover(t, github, files)
+		llm, model := w.start(t,
+			llmtest.Turn{Text: "Let me look.", Reasoning: "Two places to look.", ToolCalls: []llmtest.ToolCall{
+				{ID: "c1", Name: "github_search_issues", Arguments: `{"query":"crash","limit":null}`},
+				{ID: "c2", Name: "files_read", Arguments: `{"path":"notes.txt"}`},
+			}},
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "github_get_issue", Arguments: `{"number":7}`}}},
+			llmtest.Turn{Text: "Issue 7 is the crash; notes agree."},
+		)
+		var rec recorder
+		a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll()}
+		res, err := a.RunStream(context.Background(), user("What about the crash?"), rec.on)
+		require.NoError(t, err)
 
-	assert.Equal(t, agent.StopAnswer, res.Stop)
-	assert.Equal(t, "Issue 7 is the crash; notes agree.", res.Answer)
-	assert.Equal(t, 3, res.Turns)
-	assert.Equal(t, []agent.Role{"user", "assistant", "tool", "tool", "assistant", "tool", "assistant"}, roles(res.Messages))
-	assert.Equal(t, "Let me look.", res.Messages[1].Content)
+		assert.Equal(t, agent.StopAnswer, res.Stop)
+		assert.Equal(t, "Issue 7 is the crash; notes agree.", res.Answer)
+		assert.Equal(t, 3, res.Turns)
+		require.Equal(t, []agent.Role{"user", "assistant", "tool", "tool", "assistant", "tool", "assistant"}, roles(res.Messages))
+		assert.Equal(t, "Let me look.", res.Messages[1].Content)
 
-	// Each server ran its own tools, under their own names; the null for
-	// the optional limit was dropped before the call.
-	assert.Equal(t, []string{`search_issues {"query":"crash"}`, `get_issue {"number":7}`}, toolCalls(gh))
-	assert.Equal(t, []string{`read {"path":"notes.txt"}`}, toolCalls(fs))
+		// Each server ran its own tools, under their own names; the null for
+		// the optional limit was dropped before the call.
+		assert.Equal(t, []string{`search_issues {"query":"crash"}`, `get_issue {"number":7}`}, toolCalls(gh))
+		assert.Equal(t, []string{`read {"path":"notes.txt"}`}, toolCalls(fs))
 
-	// Results are in the model's order, framed with server and tool.
-	first := res.Messages[2]
-	assert.Equal(t, "c1", first.ToolCallID)
-	assert.Equal(t, "github", first.Server)
-	assert.Equal(t, "<tool_output server=\"github\" tool=\"search_issues\">\nsearch_issues got {\"query\":\"crash\"}\n</tool_output>", first.Content)
-	assert.Equal(t, "c2", res.Messages[3].ToolCallID)
-	assert.Equal(t, "files", res.Messages[3].Server)
+		// Results are in the model's order, framed with server and tool.
+		first := res.Messages[2]
+		assert.Equal(t, "c1", first.ToolCallID)
+		assert.Equal(t, "github", first.Server)
+		assert.Equal(t, "<tool_output server=\"github\" tool=\"search_issues\">\nsearch_issues got {\"query\":\"crash\"}\n</tool_output>", first.Content)
+		assert.Equal(t, "c2", res.Messages[3].ToolCallID)
+		assert.Equal(t, "files", res.Messages[3].Server)
 
-	// The model saw the projected schemas, and the tool results.
-	reqs := llm.Requests()
-	require.Len(t, reqs, 3)
-	var names []string
-	for _, tool := range reqs[0].Tools {
-		names = append(names, tool.Name)
-	}
-	assert.Equal(t, []string{"github_search_issues", "github_get_issue", "files_read"}, names)
-	assert.JSONEq(t, `{"type":"object","properties":{"query":{"type":"string","description":"words to look for"},
-		"limit":{"default":null,"type":"integer","minimum":1}},"required":["query"]}`, string(reqs[0].Tools[0].Parameters))
-	assert.JSONEq(t, `{"type":"object","properties":{"path":{"type":"string","description":"(pattern: ^[a-z./]+$)"}},"required":["path"]}`,
-		string(reqs[0].Tools[2].Parameters))
-	assert.Equal(t, res.Messages[2].Content, reqs[1].Messages[3].Content)
-	assert.Equal(t, "system", reqs[0].Messages[0].Role)
-	assert.Equal(t, agent.DefaultSystemPrompt, reqs[0].Messages[0].Content)
-
-	// Events: each call went through every step, in order.
-	assert.Equal(t, []string{"proposed github/search_issues", "approval github_search_issues", "decided allow once", "started", "result ok"}, rec.trace(1, 0))
-	assert.Equal(t, []string{"proposed files/read", "approval files_read", "decided allow once", "started", "result ok"}, rec.trace(1, 1))
-	assert.Equal(t, []string{"proposed github/get_issue", "approval github_get_issue", "decided allow once", "started", "result ok"}, rec.trace(2, 0))
-	var usage agent.Usage
-	var text string
-	for _, e := range rec.events {
-		switch e := e.(type) {
-		case *agent.TurnFinished:
-			usage.PromptTokens += e.Usage.PromptTokens
-			usage.TotalTokens += e.Usage.TotalTokens
-		case *agent.TextDelta:
-			text += e.Text
+		// The model saw the projected schemas, and the tool results.
+		reqs := llm.Requests()
+		require.Len(t, reqs, 3)
+		var names []string
+		for _, tool := range reqs[0].Tools {
+			names = append(names, tool.Name)
 		}
-	}
-	assert.Equal(t, res.Usage.PromptTokens, usage.PromptTokens)
-	assert.Positive(t, res.Usage.TotalTokens)
-	assert.Equal(t, "Let me look.Issue 7 is the crash; notes agree.", text)
+		assert.Equal(t, []string{"github_search_issues", "github_get_issue", "files_read"}, names)
+		assert.JSONEq(t, `{"type":"object","properties":{"query":{"type":"string","description":"words to look for"},
+		"limit":{"default":null,"type":"integer","minimum":1}},"required":["query"]}`, string(reqs[0].Tools[0].Parameters))
+		assert.JSONEq(t, `{"type":"object","properties":{"path":{"type":"string","description":"(pattern: ^[a-z./]+$)"}},"required":["path"]}`,
+			string(reqs[0].Tools[2].Parameters))
+		assert.Equal(t, res.Messages[2].Content, reqs[1].Messages[3].Content)
+		assert.Equal(t, "system", reqs[0].Messages[0].Role)
+		assert.Equal(t, agent.DefaultSystemPrompt, reqs[0].Messages[0].Content)
 
-	// The conversation survives JSON and can be carried on.
-	raw, err := json.Marshal(res.Messages)
-	require.NoError(t, err)
-	var back []agent.Message
-	require.NoError(t, json.Unmarshal(raw, &back))
-	assert.Equal(t, res.Messages, back)
-	requireResumable(t, back)
+		// Events: each call went through every step, in order.
+		assert.Equal(t, []string{"proposed github/search_issues", "approval github_search_issues", "decided allow once", "started", "result ok"}, rec.trace(1, 0))
+		assert.Equal(t, []string{"proposed files/read", "approval files_read", "decided allow once", "started", "result ok"}, rec.trace(1, 1))
+		assert.Equal(t, []string{"proposed github/get_issue", "approval github_get_issue", "decided allow once", "started", "result ok"}, rec.trace(2, 0))
+		var usage agent.Usage
+		var text, reasoning string
+		for _, e := range rec.events {
+			switch e := e.(type) {
+			case *agent.TurnFinished:
+				usage.PromptTokens += e.Usage.PromptTokens
+				usage.TotalTokens += e.Usage.TotalTokens
+			case *agent.TextDelta:
+				text += e.Text
+				reasoning += e.Reasoning
+			}
+		}
+		assert.Equal(t, res.Usage.PromptTokens, usage.PromptTokens)
+		assert.Positive(t, res.Usage.TotalTokens)
+		assert.Equal(t, "Let me look.Issue 7 is the crash; notes agree.", text)
+		assert.Equal(t, "Two places to look.", reasoning, "reasoning_content or reasoning, as the server names it")
+
+		// The conversation survives JSON and can be carried on.
+		raw, err := json.Marshal(res.Messages)
+		require.NoError(t, err)
+		var back []agent.Message
+		require.NoError(t, json.Unmarshal(raw, &back))
+		assert.Equal(t, res.Messages, back)
+		requireResumable(t, back)
+	})
 }
 
 func TestRunPermissionRequest(t *testing.T) {
@@ -181,66 +185,72 @@ func TestRunDenied(t *testing.T) {
 }
 
 func TestRunToolErrorCorrected(t *testing.T) {
-	def := `{"name":"divide","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}}`
-	calc, server := startMCP(t, "calc", mcpTool(def, func(_ context.Context, args map[string]any) (string, bool) {
-		if args["b"].(float64) == 0 {
-			return "division by zero", true
-		}
-		return fmt.Sprint(args["a"].(float64) / args["b"].(float64)), false
-	}))
-	ts := discover(t, server)
-	_, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "calc_divide", Arguments: `{"a":1,"b":0}`}}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "calc_divide", Arguments: `{"a":1,"b":4}`}}},
-		llmtest.Turn{Text: "0.25"},
-	)
-	var rec recorder
-	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("1/0, or else 1/4"), rec.on)
-	require.NoError(t, err)
-	assert.Equal(t, "0.25", res.Answer)
-	assert.Len(t, toolCalls(calc), 2)
-	assert.Equal(t, "<tool_output server=\"calc\" tool=\"divide\" error=\"true\">\ndivision by zero\n</tool_output>", res.Messages[2].Content)
-	results := rec.results()
-	assert.Equal(t, agent.StatusToolError, results["1.0"].Status)
-	assert.True(t, results["1.0"].Result.IsError)
-	assert.Equal(t, agent.StatusOK, results["2.0"].Status)
-	assert.Equal(t, "0.25", results["2.0"].Output)
+	forWires(t, func(t *testing.T, w wire) {
+		def := `{"name":"divide","inputSchema":{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}}`
+		calc, server := startMCP(t, "calc", mcpTool(def, func(_ context.Context, args map[string]any) (string, bool) {
+			if args["b"].(float64) == 0 {
+				return "division by zero", true
+			}
+			return fmt.Sprint(args["a"].(float64) / args["b"].(float64)), false
+		}))
+		ts := discover(t, server)
+		_, model := w.start(t,
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "calc_divide", Arguments: `{"a":1,"b":0}`}}},
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "calc_divide", Arguments: `{"a":1,"b":4}`}}},
+			llmtest.Turn{Text: "0.25"},
+		)
+		var rec recorder
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("1/0, or else 1/4"), rec.on)
+		require.NoError(t, err)
+		assert.Equal(t, "0.25", res.Answer)
+		require.Len(t, toolCalls(calc), 2)
+		require.Len(t, res.Messages, 6)
+		assert.Equal(t, "<tool_output server=\"calc\" tool=\"divide\" error=\"true\">\ndivision by zero\n</tool_output>", res.Messages[2].Content)
+		results := rec.results()
+		assert.Equal(t, agent.StatusToolError, results["1.0"].Status)
+		assert.True(t, results["1.0"].Result.IsError)
+		assert.Equal(t, agent.StatusOK, results["2.0"].Status)
+		assert.Equal(t, "0.25", results["2.0"].Output)
+	})
 }
 
 func TestRunInvalidArguments(t *testing.T) {
-	gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
-	ts := discover(t, github)
-	tests := []struct {
-		name, args, problem string
-		stored              string // arguments kept in the conversation
-	}{
-		{"wrong type", `{"number":"seven"}`, "do not match the tool's input schema", `{"number":"seven"}`},
-		{"missing field", `{}`, "do not match the tool's input schema", `{}`},
-		{"required null kept", `{"number":null}`, "do not match the tool's input schema", `{"number":null}`},
-		{"not JSON", `{"number": 7`, `not valid JSON: {"number": 7`, `{}`},
-		{"not an object", `[7]`, "must be a JSON object", `{}`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			llm, model := startLLM(t,
-				llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "github_get_issue", Arguments: tt.args}}},
-				llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "github_get_issue", Arguments: `{"number":7}`}}},
-				llmtest.Turn{Text: "fixed"},
-			)
-			before := len(toolCalls(gh))
-			var rec recorder
-			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("issue 7"), rec.on)
-			require.NoError(t, err)
-			assert.Equal(t, "fixed", res.Answer)
-			assert.Len(t, toolCalls(gh), before+1, "only the valid call reached the server")
-			assert.Equal(t, tt.stored, res.Messages[1].ToolCalls[0].Arguments)
-			assert.Contains(t, res.Messages[2].Content, tt.problem)
-			assert.Contains(t, res.Messages[2].Content, `Error: the call to "github_get_issue" was not run`)
-			assert.Equal(t, []string{"proposed github/get_issue", "result invalid"}, rec.trace(1, 0))
-			assert.Equal(t, tt.args, rec.results()["1.0"].Call.Arguments, "the event shows what the model sent")
-			assert.Len(t, llm.Requests(), 3, "the strict server accepted the corrected conversation")
-		})
-	}
+	forWires(t, func(t *testing.T, w wire) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		tests := []struct {
+			name, args, problem string
+			stored              string // arguments kept in the conversation
+		}{
+			{"wrong type", `{"number":"seven"}`, "do not match the tool's input schema", `{"number":"seven"}`},
+			{"missing field", `{}`, "do not match the tool's input schema", `{}`},
+			{"required null kept", `{"number":null}`, "do not match the tool's input schema", `{"number":null}`},
+			{"not JSON", `{"number": 7`, `not valid JSON: {"number": 7`, `{}`},
+			{"not an object", `[7]`, "must be a JSON object", `{}`},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				llm, model := w.start(t,
+					llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "github_get_issue", Arguments: tt.args}}},
+					llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "github_get_issue", Arguments: `{"number":7}`}}},
+					llmtest.Turn{Text: "fixed"},
+				)
+				before := len(toolCalls(gh))
+				var rec recorder
+				res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("issue 7"), rec.on)
+				require.NoError(t, err)
+				assert.Equal(t, "fixed", res.Answer)
+				assert.Len(t, toolCalls(gh), before+1, "only the valid call reached the server")
+				require.Equal(t, []agent.Role{"user", "assistant", "tool", "assistant", "tool", "assistant"}, roles(res.Messages))
+				assert.Equal(t, tt.stored, res.Messages[1].ToolCalls[0].Arguments)
+				assert.Contains(t, res.Messages[2].Content, tt.problem)
+				assert.Contains(t, res.Messages[2].Content, `Error: the call to "github_get_issue" was not run`)
+				assert.Equal(t, []string{"proposed github/get_issue", "result invalid"}, rec.trace(1, 0))
+				assert.Equal(t, tt.args, rec.results()["1.0"].Call.Arguments, "the event shows what the model sent")
+				assert.Len(t, llm.Requests(), 3, "the strict server accepted the corrected conversation")
+			})
+		}
+	})
 }
 
 func TestRunUnknownTool(t *testing.T) {
@@ -258,59 +268,64 @@ func TestRunUnknownTool(t *testing.T) {
 }
 
 func TestRunRepeatedCall(t *testing.T) {
-	for _, final := range []bool{false, true} {
-		t.Run(fmt.Sprintf("FinalAnswer=%v", final), func(t *testing.T) {
-			gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
-			ts := discover(t, github)
-			same := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
-			turns := []llmtest.Turn{same, same, same}
-			if final {
-				turns = append(turns, llmtest.Turn{Text: "Issue 7 is open."})
-			}
-			llm, model := startLLM(t, turns...)
-			var rec recorder
-			a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll(), FinalAnswer: final}
-			res, err := a.RunStream(context.Background(), user("issue 7"), rec.on)
-			require.ErrorIs(t, err, agent.ErrRepeatedCall)
-			assert.Equal(t, agent.StopRepeatedCall, res.Stop)
-			assert.Len(t, toolCalls(gh), 1, "the repeats were not run")
-			results := rec.results()
-			assert.Equal(t, agent.StatusOK, results["1.0"].Status)
-			assert.Equal(t, agent.StatusRepeated, results["2.0"].Status)
-			assert.Contains(t, results["2.0"].Sent, "it repeats an earlier call with the same arguments")
-			assert.Equal(t, agent.StatusRepeated, results["3.0"].Status)
-			reqs := llm.Requests()
-			if final {
-				assert.Equal(t, "Issue 7 is open.", res.Answer)
-				require.Len(t, reqs, 4)
-				assert.Empty(t, reqs[3].Tools, "the final call offers no tools")
-				assert.Equal(t, "user", reqs[3].Messages[len(reqs[3].Messages)-1].Role)
-			} else {
-				assert.Empty(t, res.Answer)
-				assert.Len(t, reqs, 3)
-			}
-			requireResumable(t, res.Messages)
-		})
-	}
+	forWires(t, func(t *testing.T, w wire) {
+		for _, final := range []bool{false, true} {
+			t.Run(fmt.Sprintf("FinalAnswer=%v", final), func(t *testing.T) {
+				gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+				ts := discover(t, github)
+				same := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
+				turns := []llmtest.Turn{same, same, same}
+				if final {
+					turns = append(turns, llmtest.Turn{Text: "Issue 7 is open."})
+				}
+				llm, model := w.start(t, turns...)
+				var rec recorder
+				a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll(), FinalAnswer: final}
+				res, err := a.RunStream(context.Background(), user("issue 7"), rec.on)
+				require.ErrorIs(t, err, agent.ErrRepeatedCall)
+				assert.Equal(t, agent.StopRepeatedCall, res.Stop)
+				assert.Len(t, toolCalls(gh), 1, "the repeats were not run")
+				results := rec.results()
+				assert.Equal(t, agent.StatusOK, results["1.0"].Status)
+				assert.Equal(t, agent.StatusRepeated, results["2.0"].Status)
+				assert.Contains(t, results["2.0"].Sent, "it repeats an earlier call with the same arguments")
+				assert.Equal(t, agent.StatusRepeated, results["3.0"].Status)
+				reqs := llm.Requests()
+				if final {
+					assert.Equal(t, "Issue 7 is open.", res.Answer)
+					require.Len(t, reqs, 4)
+					assert.Empty(t, reqs[3].Tools, "the final call offers no tools")
+					assert.Equal(t, "user", reqs[3].Messages[len(reqs[3].Messages)-1].Role)
+				} else {
+					assert.Empty(t, res.Answer)
+					assert.Len(t, reqs, 3)
+				}
+				requireResumable(t, res.Messages)
+			})
+		}
+	})
 }
 
 func TestRunDuplicateCallsInOneTurn(t *testing.T) {
-	gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
-	ts := discover(t, github)
-	_, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{
-			{ID: "a", Name: "github_get_issue", Arguments: `{"number":7}`},
-			{ID: "b", Name: "github_get_issue", Arguments: `{ "number": 7 }`},
-			{ID: "c", Name: "github_get_issue", Arguments: `{"number":8}`},
-		}},
-		llmtest.Turn{Text: "ok"},
-	)
-	var rec recorder
-	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
-	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{`get_issue {"number":7}`, `get_issue {"number":8}`}, toolCalls(gh))
-	assert.Equal(t, agent.StatusRepeated, rec.results()["1.1"].Status)
-	assert.Equal(t, "b", res.Messages[3].ToolCallID, "results stay in the model's order")
+	forWires(t, func(t *testing.T, w wire) {
+		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+		ts := discover(t, github)
+		_, model := w.start(t,
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+				{ID: "a", Name: "github_get_issue", Arguments: `{"number":7}`},
+				{ID: "b", Name: "github_get_issue", Arguments: `{ "number": 7 }`},
+				{ID: "c", Name: "github_get_issue", Arguments: `{"number":8}`},
+			}},
+			llmtest.Turn{Text: "ok"},
+		)
+		var rec recorder
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{`get_issue {"number":7}`, `get_issue {"number":8}`}, toolCalls(gh))
+		assert.Equal(t, agent.StatusRepeated, rec.results()["1.1"].Status)
+		require.Equal(t, []agent.Role{"user", "assistant", "tool", "tool", "tool", "assistant"}, roles(res.Messages))
+		assert.Equal(t, "b", res.Messages[3].ToolCallID, "results stay in the model's order")
+	})
 }
 
 func TestRunMaxTurns(t *testing.T) {
@@ -1040,151 +1055,162 @@ func TestRunSchemaRootNotObject(t *testing.T) {
 }
 
 func TestRunRetriedFailureIsNotARepeat(t *testing.T) {
-	var calls atomic.Int32
-	failOnce := mcptest.Tool{Def: json.RawMessage(issueDef), Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
-		if calls.Add(1) == 1 {
-			return nil, errors.New("backend unavailable")
-		}
-		return map[string]any{"content": []any{map[string]any{"type": "text", "text": "issue 7 is open"}}}, nil
-	}}
-	_, github := startMCP(t, "github", failOnce)
-	ts := discover(t, github)
-	same := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
-	_, model := startLLM(t, same, same, same, llmtest.Turn{Text: "Issue 7 is open."})
-	var rec recorder
-	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("issue 7"), rec.on)
-	require.NoError(t, err)
-	assert.Equal(t, "Issue 7 is open.", res.Answer)
-	assert.EqualValues(t, 2, calls.Load(), "the retry of the failed call ran; the repeat of the result did not")
-	results := rec.results()
-	assert.Equal(t, agent.StatusFailed, results["1.0"].Status)
-	assert.Equal(t, agent.StatusOK, results["2.0"].Status)
-	assert.Contains(t, results["2.0"].Sent, "issue 7 is open")
-	assert.Equal(t, agent.StatusRepeated, results["3.0"].Status)
+	forWires(t, func(t *testing.T, w wire) {
+		var calls atomic.Int32
+		failOnce := mcptest.Tool{Def: json.RawMessage(issueDef), Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
+			if calls.Add(1) == 1 {
+				return nil, errors.New("backend unavailable")
+			}
+			return map[string]any{"content": []any{map[string]any{"type": "text", "text": "issue 7 is open"}}}, nil
+		}}
+		_, github := startMCP(t, "github", failOnce)
+		ts := discover(t, github)
+		same := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
+		_, model := w.start(t, same, same, same, llmtest.Turn{Text: "Issue 7 is open."})
+		var rec recorder
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("issue 7"), rec.on)
+		require.NoError(t, err)
+		assert.Equal(t, "Issue 7 is open.", res.Answer)
+		assert.EqualValues(t, 2, calls.Load(), "the retry of the failed call ran; the repeat of the result did not")
+		results := rec.results()
+		assert.Equal(t, agent.StatusFailed, results["1.0"].Status)
+		assert.Equal(t, agent.StatusOK, results["2.0"].Status)
+		assert.Contains(t, results["2.0"].Sent, "issue 7 is open")
+		assert.Equal(t, agent.StatusRepeated, results["3.0"].Status)
+	})
 }
 
 func TestRunAlternatingRepeats(t *testing.T) {
-	turn := func(n int) llmtest.Turn {
-		return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprint("c", n), Name: "github_get_issue", Arguments: fmt.Sprintf(`{"number":%d}`, n)}}}
-	}
-	t.Run("told", func(t *testing.T) {
-		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
-		ts := discover(t, github)
-		_, model := startLLM(t, turn(1), turn(2), turn(1), turn(2), llmtest.Turn{Text: "both are open"})
-		var rec recorder
-		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
-		require.NoError(t, err)
-		assert.Equal(t, "both are open", res.Answer)
-		assert.Len(t, toolCalls(gh), 3, "reading 1 again is allowed; the cycle is not")
-		results := rec.results()
-		assert.Equal(t, agent.StatusOK, results["3.0"].Status)
-		assert.Equal(t, agent.StatusRepeated, results["4.0"].Status)
-		assert.Contains(t, results["4.0"].Sent, "going round in a loop")
-	})
-	t.Run("stopped", func(t *testing.T) {
-		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
-		ts := discover(t, github)
-		llm, model := startLLM(t, turn(1), turn(2), turn(1), turn(2), turn(1), turn(2), turn(1))
-		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 7}).Run(context.Background(), user("x"))
-		require.ErrorIs(t, err, agent.ErrRepeatedCall)
-		assert.Equal(t, agent.StopRepeatedCall, res.Stop)
-		assert.Len(t, toolCalls(gh), 3)
-		assert.Len(t, llm.Requests(), 5, "stopped at the second round of the loop")
+	forWires(t, func(t *testing.T, w wire) {
+		turn := func(n int) llmtest.Turn {
+			return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprint("c", n), Name: "github_get_issue", Arguments: fmt.Sprintf(`{"number":%d}`, n)}}}
+		}
+		t.Run("told", func(t *testing.T) {
+			gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+			ts := discover(t, github)
+			_, model := w.start(t, turn(1), turn(2), turn(1), turn(2), llmtest.Turn{Text: "both are open"})
+			var rec recorder
+			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+			require.NoError(t, err)
+			assert.Equal(t, "both are open", res.Answer)
+			assert.Len(t, toolCalls(gh), 3, "reading 1 again is allowed; the cycle is not")
+			results := rec.results()
+			assert.Equal(t, agent.StatusOK, results["3.0"].Status)
+			assert.Equal(t, agent.StatusRepeated, results["4.0"].Status)
+			assert.Contains(t, results["4.0"].Sent, "going round in a loop")
+		})
+		t.Run("stopped", func(t *testing.T) {
+			gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+			ts := discover(t, github)
+			llm, model := w.start(t, turn(1), turn(2), turn(1), turn(2), turn(1), turn(2), turn(1))
+			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 7}).Run(context.Background(), user("x"))
+			require.ErrorIs(t, err, agent.ErrRepeatedCall)
+			assert.Equal(t, agent.StopRepeatedCall, res.Stop)
+			assert.Len(t, toolCalls(gh), 3)
+			assert.Len(t, llm.Requests(), 5, "stopped at the second round of the loop")
+		})
 	})
 }
 
 func TestRunReportsEveryValidationProblem(t *testing.T) {
-	def := `{"name":"find","inputSchema":{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer","maximum":10},"sort":{"enum":["asc","desc"]}},"required":["q","n"],"additionalProperties":false}}`
-	gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
-	ts := discover(t, srv)
-	_, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "db_find", Arguments: `{"n":11,"sort":"up","extra":1}`}}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "db_find", Arguments: `{"q":"go","n":10,"sort":"asc"}`}}},
-		llmtest.Turn{Text: "found"})
-	var rec recorder
-	_, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
-	require.NoError(t, err)
-	sent := rec.results()["1.0"].Sent
-	assert.Equal(t, agent.StatusInvalid, rec.results()["1.0"].Status)
-	assert.Contains(t, sent, "4 problems")
-	for _, want := range []string{`missing required property "q"`, "/properties/n", "maximum", "/properties/sort", "enum", "extra"} {
-		assert.Contains(t, sent, want)
-	}
-	assert.Equal(t, agent.StatusOK, rec.results()["2.0"].Status, "fixed in one round trip")
-	assert.Len(t, toolCalls(gh), 1)
+	forWires(t, func(t *testing.T, w wire) {
+		def := `{"name":"find","inputSchema":{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer","maximum":10},"sort":{"enum":["asc","desc"]}},"required":["q","n"],"additionalProperties":false}}`
+		gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
+		ts := discover(t, srv)
+		_, model := w.start(t,
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "db_find", Arguments: `{"n":11,"sort":"up","extra":1}`}}},
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "db_find", Arguments: `{"q":"go","n":10,"sort":"asc"}`}}},
+			llmtest.Turn{Text: "found"})
+		var rec recorder
+		_, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+		require.NoError(t, err)
+		sent := rec.results()["1.0"].Sent
+		assert.Equal(t, agent.StatusInvalid, rec.results()["1.0"].Status)
+		assert.Contains(t, sent, "4 problems")
+		for _, want := range []string{`missing required property "q"`, "/properties/n", "maximum", "/properties/sort", "enum", "extra"} {
+			assert.Contains(t, sent, want)
+		}
+		assert.Equal(t, agent.StatusOK, rec.results()["2.0"].Status, "fixed in one round trip")
+		assert.Len(t, toolCalls(gh), 1)
+	})
 }
 
 func TestRunFinalAnswerWithToolCalls(t *testing.T) {
-	call := func(id string) llmtest.Turn {
-		return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: id, Name: "github_get_issue", Arguments: `{"number":7}`}}}
-	}
-	withText := func(text string) llmtest.Turn { tt := call("late"); tt.Text = text; return tt }
-	t.Run("retried", func(t *testing.T) {
-		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
-		ts := discover(t, github)
-		llm, model := startLLM(t, call("c1"), withText(""), llmtest.Turn{Text: "Issue 7 is open."})
-		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
-		require.ErrorIs(t, err, agent.ErrMaxTurns)
-		assert.Equal(t, "Issue 7 is open.", res.Answer)
-		assert.Empty(t, res.Warnings)
-		assert.Len(t, toolCalls(gh), 1, "the calls of the final answer are not run")
-		reqs := llm.Requests()
-		require.Len(t, reqs, 3)
-		assert.Empty(t, reqs[2].Tools)
-		assert.Contains(t, reqs[2].Messages[len(reqs[2].Messages)-1].Content, "Do not call any tool")
-		requireResumable(t, res.Messages)
-	})
-	t.Run("text kept", func(t *testing.T) {
-		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
-		ts := discover(t, github)
-		llm, model := startLLM(t, call("c1"), withText(""), withText("Issue 7 is probably open."))
-		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
-		require.ErrorIs(t, err, agent.ErrMaxTurns)
-		assert.Equal(t, "Issue 7 is probably open.", res.Answer)
-		require.Len(t, res.Warnings, 1)
-		assert.Equal(t, agent.WarnDroppedCalls, res.Warnings[0].Kind)
-		assert.Len(t, toolCalls(gh), 1)
-		assert.Len(t, llm.Requests(), 3, "retried once only")
-		requireResumable(t, res.Messages)
+	forWires(t, func(t *testing.T, w wire) {
+		call := func(id string) llmtest.Turn {
+			return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: id, Name: "github_get_issue", Arguments: `{"number":7}`}}}
+		}
+		withText := func(text string) llmtest.Turn { tt := call("late"); tt.Text = text; return tt }
+		t.Run("retried", func(t *testing.T) {
+			gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+			ts := discover(t, github)
+			llm, model := w.start(t, call("c1"), withText(""), llmtest.Turn{Text: "Issue 7 is open."})
+			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
+			require.ErrorIs(t, err, agent.ErrMaxTurns)
+			assert.Equal(t, "Issue 7 is open.", res.Answer)
+			assert.Empty(t, res.Warnings)
+			assert.Len(t, toolCalls(gh), 1, "the calls of the final answer are not run")
+			reqs := llm.Requests()
+			require.Len(t, reqs, 3)
+			assert.Empty(t, reqs[2].Tools)
+			assert.Contains(t, reqs[2].Messages[len(reqs[2].Messages)-1].Content, "Do not call any tool")
+			requireResumable(t, res.Messages)
+		})
+		t.Run("text kept", func(t *testing.T) {
+			gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+			ts := discover(t, github)
+			llm, model := w.start(t, call("c1"), withText(""), withText("Issue 7 is probably open."))
+			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
+			require.ErrorIs(t, err, agent.ErrMaxTurns)
+			assert.Equal(t, "Issue 7 is probably open.", res.Answer)
+			require.Len(t, res.Warnings, 1)
+			assert.Equal(t, agent.WarnDroppedCalls, res.Warnings[0].Kind)
+			assert.Len(t, toolCalls(gh), 1)
+			assert.Len(t, llm.Requests(), 3, "retried once only")
+			requireResumable(t, res.Messages)
+		})
 	})
 }
 
 func TestRunRepairsArguments(t *testing.T) {
-	def := `{"name":"find","inputSchema":{"type":"object","properties":{"q":{"type":"string"},"opt":{"type":"string"}},"required":["q"]}}`
-	gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
-	ts := discover(t, srv)
-	sent := []string{
-		"```json\n{\"q\":\"a\"}\n```",
-		`{"q":"b", "tags":[1,2,],}`,
-		`{'q':'c "quoted"', "opt": 'it\'s'}`,
-		`"{\"q\":\"d\"}"`,
-		`{"q":"e","opt":null}`,
-		`{'q': 5}`,
-		`{"q":"f"}`,
-	}
-	var calls []llmtest.ToolCall
-	for i, args := range sent {
-		calls = append(calls, llmtest.ToolCall{ID: fmt.Sprint("c", i), Name: "db_find", Arguments: args})
-	}
-	_, model := startLLM(t, llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Text: "found"})
-	var rec recorder
-	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
-	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{`find {"q":"a"}`, `find {"q":"b","tags":[1,2]}`, `find {"q":"c \"quoted\"","opt":"it's"}`,
-		`find {"q":"d"}`, `find {"q":"e"}`, `find {"q":"f"}`}, toolCalls(gh))
-	results := rec.results()
-	for i, want := range [][]string{
-		{"code fence removed"}, {"trailing commas removed"}, {"single quotes replaced by double quotes"},
-		{"stringified object decoded"}, {`null dropped for optional "opt"`}, nil, nil,
-	} {
-		r := results[fmt.Sprint("1.", i)]
-		assert.Equal(t, want, r.Repairs, "call %d: %s", i, sent[i])
-	}
-	assert.Equal(t, agent.StatusInvalid, results["1.5"].Status, "a repair the schema rejects is not made")
-	assert.Contains(t, results["1.5"].Sent, "the arguments are not a valid JSON object: {'q': 5}")
-	assert.Equal(t, `{"q":"c \"quoted\"","opt":"it's"}`, res.Messages[1].ToolCalls[2].Arguments, "the conversation keeps the repaired arguments")
-	assert.Equal(t, "{}", res.Messages[1].ToolCalls[5].Arguments)
-	requireResumable(t, res.Messages)
+	forWires(t, func(t *testing.T, w wire) {
+		def := `{"name":"find","inputSchema":{"type":"object","properties":{"q":{"type":"string"},"opt":{"type":"string"}},"required":["q"]}}`
+		gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
+		ts := discover(t, srv)
+		sent := []string{
+			"```json\n{\"q\":\"a\"}\n```",
+			`{"q":"b", "tags":[1,2,],}`,
+			`{'q':'c "quoted"', "opt": 'it\'s'}`,
+			`"{\"q\":\"d\"}"`,
+			`{"q":"e","opt":null}`,
+			`{'q': 5}`,
+			`{"q":"f"}`,
+		}
+		var calls []llmtest.ToolCall
+		for i, args := range sent {
+			calls = append(calls, llmtest.ToolCall{ID: fmt.Sprint("c", i), Name: "db_find", Arguments: args})
+		}
+		_, model := w.start(t, llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Text: "found"})
+		var rec recorder
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{`find {"q":"a"}`, `find {"q":"b","tags":[1,2]}`, `find {"q":"c \"quoted\"","opt":"it's"}`,
+			`find {"q":"d"}`, `find {"q":"e"}`, `find {"q":"f"}`}, toolCalls(gh))
+		results := rec.results()
+		for i, want := range [][]string{
+			{"code fence removed"}, {"trailing commas removed"}, {"single quotes replaced by double quotes"},
+			{"stringified object decoded"}, {`null dropped for optional "opt"`}, nil, nil,
+		} {
+			r := results[fmt.Sprint("1.", i)]
+			assert.Equal(t, want, r.Repairs, "call %d: %s", i, sent[i])
+		}
+		assert.Equal(t, agent.StatusInvalid, results["1.5"].Status, "a repair the schema rejects is not made")
+		assert.Contains(t, results["1.5"].Sent, "the arguments are not a valid JSON object: {'q': 5}")
+		require.Len(t, res.Messages[1].ToolCalls, len(sent))
+		assert.Equal(t, `{"q":"c \"quoted\"","opt":"it's"}`, res.Messages[1].ToolCalls[2].Arguments, "the conversation keeps the repaired arguments")
+		assert.Equal(t, "{}", res.Messages[1].ToolCalls[5].Arguments)
+		requireResumable(t, res.Messages)
+	})
 }
 
 // catalogueTools makes n tools of a made-up issue tracker; tool 0 creates
@@ -1210,41 +1236,43 @@ func toolNames(r llmtest.Request) []string {
 }
 
 func TestRunToolSearch(t *testing.T) {
-	gh, srv := startMCP(t, "tracker", catalogueTools(60)...)
-	ts := discover(t, srv)
-	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"t"}`}}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":2}`}}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}},
-		llmtest.Turn{Text: "created"})
-	var rec recorder
-	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), PinnedTools: []string{"tracker_op_007"}}).RunStream(context.Background(), user("file a bug"), rec.on)
-	require.NoError(t, err)
-	assert.Equal(t, "created", res.Answer)
-	reqs := llm.Requests()
-	require.Len(t, reqs, 4)
-	assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[0]), "60 tools: searched, the pinned tool offered")
-	assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[1]))
-	assert.Contains(t, reqs[0].Tools[1].Description, "among the 60 tools of the connected servers")
-	assert.Contains(t, reqs[0].Tools[1].Description, "Servers: tracker.")
-	assert.Equal(t, []string{"tracker_create_issue", "tracker_op_001", "tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[2]), "the loaded tools, in the catalogue's order")
-	assert.Equal(t, toolNames(reqs[2]), toolNames(reqs[3]), "loaded for the rest of the run")
+	forWires(t, func(t *testing.T, w wire) {
+		gh, srv := startMCP(t, "tracker", catalogueTools(60)...)
+		ts := discover(t, srv)
+		llm, model := w.start(t,
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"t"}`}}},
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":2}`}}},
+			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}},
+			llmtest.Turn{Text: "created"})
+		var rec recorder
+		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), PinnedTools: []string{"tracker_op_007"}}).RunStream(context.Background(), user("file a bug"), rec.on)
+		require.NoError(t, err)
+		assert.Equal(t, "created", res.Answer)
+		reqs := llm.Requests()
+		require.Len(t, reqs, 4)
+		assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[0]), "60 tools: searched, the pinned tool offered")
+		assert.Equal(t, []string{"tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[1]))
+		assert.Contains(t, reqs[0].Tools[1].Description, "among the 60 tools of the connected servers")
+		assert.Contains(t, reqs[0].Tools[1].Description, "Servers: tracker.")
+		assert.Equal(t, []string{"tracker_create_issue", "tracker_op_001", "tracker_op_007", agent.ToolSearchTool}, toolNames(reqs[2]), "the loaded tools, in the catalogue's order")
+		assert.Equal(t, toolNames(reqs[2]), toolNames(reqs[3]), "loaded for the rest of the run")
 
-	results := rec.results()
-	assert.Equal(t, agent.StatusUnknown, results["1.0"].Status)
-	assert.Contains(t, results["1.0"].Sent, `the tool "tracker_create_issue" is not loaded yet: call search_tools`)
-	assert.Equal(t, agent.StatusOK, results["2.0"].Status)
-	found := results["2.0"].Sent
-	assert.Contains(t, found, `<tool_output server="" tool="search_tools">`, "framed as any tool output")
-	assert.Contains(t, found, "tracker_create_issue (server tracker): Create a new issue in a repository.")
-	assert.Contains(t, found, `parameters: {"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}},"required":["repo","title"]}`)
-	assert.Equal(t, 2, strings.Count(found, "(server tracker)"), "bounded by the limit")
-	assert.Less(t, strings.Index(found, "tracker_create_issue"), strings.Index(found, "tracker_op_001"), "the best match first")
-	assert.Equal(t, agent.StatusOK, results["3.0"].Status)
-	assert.Equal(t, []string{`create_issue {"repo":"a","title":"bug"}`}, toolCalls(gh))
-	assert.Contains(t, rec.trace(2, 0), "approval search_tools", "the search goes through the policy")
-	assert.Contains(t, rec.trace(3, 0), "approval tracker_create_issue", "so does a loaded tool")
-	requireResumable(t, res.Messages)
+		results := rec.results()
+		assert.Equal(t, agent.StatusUnknown, results["1.0"].Status)
+		assert.Contains(t, results["1.0"].Sent, `the tool "tracker_create_issue" is not loaded yet: call search_tools`)
+		assert.Equal(t, agent.StatusOK, results["2.0"].Status)
+		found := results["2.0"].Sent
+		assert.Contains(t, found, `<tool_output server="" tool="search_tools">`, "framed as any tool output")
+		assert.Contains(t, found, "tracker_create_issue (server tracker): Create a new issue in a repository.")
+		assert.Contains(t, found, `parameters: {"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}},"required":["repo","title"]}`)
+		assert.Equal(t, 2, strings.Count(found, "(server tracker)"), "bounded by the limit")
+		assert.Less(t, strings.Index(found, "tracker_create_issue"), strings.Index(found, "tracker_op_001"), "the best match first")
+		assert.Equal(t, agent.StatusOK, results["3.0"].Status)
+		assert.Equal(t, []string{`create_issue {"repo":"a","title":"bug"}`}, toolCalls(gh))
+		assert.Contains(t, rec.trace(2, 0), "approval search_tools", "the search goes through the policy")
+		assert.Contains(t, rec.trace(3, 0), "approval tracker_create_issue", "so does a loaded tool")
+		requireResumable(t, res.Messages)
+	})
 }
 
 func TestRunToolSearchModes(t *testing.T) {

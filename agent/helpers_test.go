@@ -57,10 +57,38 @@ func discover(t testing.TB, servers ...config.Server) *mcp.Toolset {
 // startLLM starts a scripted model and returns it with a client of it.
 func startLLM(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
 	t.Helper()
-	s := &llmtest.Server{Turns: turns}
+	return wire{}.start(t, turns...)
+}
+
+// wire is how a scripted model answers: in a server's dialect, streamed
+// or whole.
+type wire struct {
+	dialect llmtest.Dialect
+	whole   bool
+}
+
+// start starts a scripted model answering as w says and returns it with a
+// client of it.
+func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
+	t.Helper()
+	s := &llmtest.Server{Turns: turns, Dialect: w.dialect}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	return s, &agent.OpenAI{BaseURL: url, Model: "test-model"}
+	return s, &agent.OpenAI{BaseURL: url, Model: "test-model", NoStream: w.whole}
+}
+
+// forWires runs f in a subtest for each dialect, streamed and whole.
+func forWires(t *testing.T, f func(t *testing.T, w wire)) {
+	for _, d := range llmtest.Dialects {
+		for _, whole := range []bool{false, true} {
+			w := wire{dialect: d, whole: whole}
+			name := string(d) + "/stream"
+			if whole {
+				name = string(d) + "/whole"
+			}
+			t.Run(name, func(t *testing.T) { f(t, w) })
+		}
+	}
 }
 
 // toolCalls counts the tools/call requests an MCP server received.
@@ -94,14 +122,15 @@ func (r *recorder) on(e agent.Event) {
 	r.events = append(r.events, e)
 }
 
-// results returns the ToolResult events, by turn and index.
-func (r *recorder) results() map[string]*agent.ToolResult {
+// results returns the ToolResult events, by turn and index; a missing one
+// is the zero ToolResult, which fails the test's checks without a panic.
+func (r *recorder) results() map[string]agent.ToolResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[string]*agent.ToolResult{}
+	out := map[string]agent.ToolResult{}
 	for _, e := range r.events {
 		if tr, ok := e.(*agent.ToolResult); ok {
-			out[fmt.Sprintf("%d.%d", tr.Turn, tr.Index)] = tr
+			out[fmt.Sprintf("%d.%d", tr.Turn, tr.Index)] = *tr
 		}
 	}
 	return out

@@ -150,7 +150,9 @@ func (a *assembler) add(r *wireResponse, whole bool) error {
 // its index (the last call when it has none) unless it names another id or
 // another function; a fragment without an index that names a function
 // starts a call too. Some servers send every call whole, all with index 0,
-// or with no index at all.
+// or with no index at all. llama-server may send a name before it is
+// whole, then the same index and id with the whole name: that name
+// replaces the first.
 func (a *assembler) addCall(f *wireToolCall) error {
 	args, err := argumentsText(f.Function.Arguments)
 	if err != nil {
@@ -167,6 +169,8 @@ func (a *assembler) addCall(f *wireToolCall) error {
 	}
 	name := f.Function.Name
 	switch {
+	case p != nil && f.Index != nil && f.ID != "" && f.ID == p.id && strings.HasPrefix(name, p.name):
+		p.name = name // a grown name, or the same one again
 	case p == nil,
 		f.ID != "" && p.id != "" && f.ID != p.id,
 		name != "" && p.name != "" && (name != p.name || f.Index == nil):

@@ -34,10 +34,7 @@ func schemaOf[T any](t *testing.T) string {
 // typedLLM starts a scripted model speaking dialect.
 func typedLLM(t *testing.T, dialect llmtest.Dialect, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
 	t.Helper()
-	s := &llmtest.Server{Turns: turns, Dialect: dialect}
-	url := s.Start()
-	t.Cleanup(s.Close)
-	return s, &agent.OpenAI{BaseURL: url, Model: "test-model"}
+	return wire{dialect: dialect}.start(t, turns...)
 }
 
 const parisJSON = `{"city":"Paris","temp":18.5,"sky":"clear"}`
@@ -45,7 +42,7 @@ const parisJSON = `{"city":"Paris","temp":18.5,"sky":"clear"}`
 var paris = forecast{City: "Paris", Temp: 18.5, Sky: "clear"}
 
 func TestRunTypedDialects(t *testing.T) {
-	for _, d := range []llmtest.Dialect{llmtest.DialectOpenAI, llmtest.DialectLlamaCpp, llmtest.DialectOllama} {
+	for _, d := range llmtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			s, m := typedLLM(t, d, llmtest.Turn{Text: parisJSON})
 			var ev recorder
@@ -105,7 +102,7 @@ func TestRunTypedStrict(t *testing.T) {
 // With tools, the run goes on as usual, the schema in the system prompt
 // only, and the answer is asked for once the model stops calling tools.
 func TestRunTypedWithTools(t *testing.T) {
-	for _, d := range []llmtest.Dialect{llmtest.DialectOpenAI, llmtest.DialectLlamaCpp, llmtest.DialectOllama} {
+	for _, d := range llmtest.Dialects {
 		t.Run(string(d), func(t *testing.T) {
 			s, m := typedLLM(t, d,
 				llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}},

@@ -1,13 +1,15 @@
 // Package llmtest is an OpenAI-compatible chat completions server for
 // tests and examples. It speaks the real wire format (streamed
-// chat.completion.chunk events with tool-call arguments split across
-// chunks, a usage chunk on request, "[DONE]", error bodies, 429 with
+// chat.completion.chunk events with tool calls in fragments or whole, a
+// usage chunk on request, "[DONE]", error bodies, 429 with
 // Retry-After), replays scripted turns in order, and records the requests
-// it gets, for assertions, with the JSON Schema a structured-output request
-// asks for read as OpenAI, llama-server or Ollama reads it (Dialect).
+// it gets, for assertions. Its Dialect makes it read structured-output
+// requests and shape its answers as OpenAI, llama-server or Ollama's /v1
+// does.
 package llmtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,21 +19,22 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
 
 // Turn is one scripted answer: an assistant turn, or an error.
 type Turn struct {
-	// Text and Reasoning are the answer and the reasoning
-	// (reasoning_content), streamed in pieces of ChunkSize bytes.
+	// Text and Reasoning are the answer and the reasoning, streamed in
+	// pieces of ChunkSize bytes; the Dialect names the reasoning member.
 	Text, Reasoning string
-	// ToolCalls are the calls the turn asks for, streamed llama-server
-	// and OpenAI style: a first fragment with index, id and name, then
-	// the arguments in pieces.
+	// ToolCalls are the calls the turn asks for, streamed as the Dialect
+	// streams them.
 	ToolCalls []ToolCall
-	// Finish is the finish reason; "" means "tool_calls" when there are
-	// calls, else "stop".
+	// Finish is the finish reason; "" means the Dialect's: "tool_calls"
+	// when there are calls (streamed by DialectOllama: "stop"), else
+	// "stop".
 	Finish string
 	// Usage is reported when the client asks for it (always in a whole
 	// response); nil means a count derived from the sizes of the request
@@ -99,8 +102,11 @@ type Request struct {
 	Strict bool
 }
 
-// Dialect is the server whose reading of a request's structured-output
-// members the Server copies; the streamed answers are the same in all.
+// Dialect is the server the Server copies: how it reads a request's
+// structured-output members and how it shapes its answers, streamed and
+// whole. All three send usage in a stream only when
+// stream_options.include_usage asks for it, in a last chunk with no
+// choices, and end a stream with "[DONE]".
 type Dialect string
 
 // Dialects.
@@ -110,17 +116,47 @@ const (
 	// a name of 1 to 64 letters, digits, '_' or '-' and an object schema;
 	// with strict true, every object in it must require all its
 	// properties and allow no other. Anything else is a 400 error.
+	//
+	// It answers as OpenAI does: a first chunk with the role and content
+	// "", deltas with only what changed, each tool call as a fragment
+	// with index, id, type and name (arguments "") then fragments of
+	// arguments with the index only, "usage": null in every chunk but
+	// the usage chunk when usage is asked for, and a whole answer whose
+	// content is null when it only calls tools. Reasoning is sent as
+	// reasoning_content, as vLLM and DeepSeek do (OpenAI sends none).
 	DialectOpenAI Dialect = "openai"
 	// DialectLlamaCpp reads them as llama-server does: a top-level
 	// json_schema, overridden by response_format of type "json_object"
 	// (its own schema member) or "json_schema" (json_schema.schema); any
 	// other type but "text" is a 400 error.
+	//
+	// It answers as llama-server (tools/server) does: an SSE comment
+	// ping first (sent while a long prompt is processed), a first chunk
+	// with the role and content null, reasoning_content deltas, a tool
+	// call's first fragment carrying id, type, name and the first piece
+	// of arguments; a name longer than ChunkSize arrives in two
+	// fragments, the second repeating the id and carrying the whole name
+	// (its diff of a growing parse sends the new name whole); then
+	// fragments of arguments with the index only. The last chunk and a
+	// whole answer carry "timings"; a whole answer's content is "" when
+	// it only calls tools.
 	DialectLlamaCpp Dialect = "llama.cpp"
 	// DialectOllama reads them as Ollama's /v1 does: response_format of
 	// type "json_schema" gives json_schema.schema; "json_object" plain
 	// JSON mode, no schema; any other type is ignored.
+	//
+	// It answers as Ollama's /v1 does: every delta carries the role and
+	// content, reasoning is sent as "reasoning", each tool call comes
+	// whole in a chunk of its own (index, id, name and all its
+	// arguments, as compact JSON when they are an object), and a stream
+	// that called tools ends with finish_reason "stop", as Ollama's did
+	// until its pull request 7963 (2025); a whole answer says
+	// "tool_calls", and its tool calls carry their index.
 	DialectOllama Dialect = "ollama"
 )
+
+// Dialects lists every Dialect, for tests run in each.
+var Dialects = []Dialect{DialectOpenAI, DialectLlamaCpp, DialectOllama}
 
 // Message is a message of a request.
 type Message struct {
@@ -153,7 +189,8 @@ type Server struct {
 	// streamed in; 0 means 4. Pieces never split a UTF-8 character.
 	ChunkSize int
 	// Dialect says how requests' structured-output members are read
-	// (Request.Schema); "" means DialectOpenAI.
+	// (Request.Schema) and how answers are shaped; "" means
+	// DialectOpenAI.
 	Dialect Dialect
 
 	mu       sync.Mutex
@@ -226,7 +263,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, turn.Status, turn.Error)
 		return
 	}
-	a := answer{turn: turn, id: "chatcmpl-llmtest-" + strconv.Itoa(n+1), model: req.Model, chunk: s.ChunkSize, promptSize: len(body)}
+	a := answer{turn: turn, id: "chatcmpl-llmtest-" + strconv.Itoa(n+1), model: req.Model, chunk: s.ChunkSize, promptSize: len(body), dialect: s.Dialect}
 	if a.chunk <= 0 {
 		a.chunk = 4
 	}
@@ -329,19 +366,42 @@ type answer struct {
 	id, model  string
 	chunk      int
 	promptSize int
+	dialect    Dialect
 }
 
 const created = 1700000000
 
-func (a *answer) finish() string {
+func (a *answer) finish(streamed bool) string {
 	switch {
 	case a.turn.Finish != "":
 		return a.turn.Finish
-	case len(a.turn.ToolCalls) > 0:
+	case len(a.turn.ToolCalls) > 0 && !(streamed && a.dialect == DialectOllama):
 		return "tool_calls"
 	}
 	return "stop"
 }
+
+// reasoningKey is the member the dialect sends reasoning in.
+func (a *answer) reasoningKey() string {
+	if a.dialect == DialectOllama {
+		return "reasoning"
+	}
+	return "reasoning_content"
+}
+
+// arguments are a call's arguments as the dialect sends them: Ollama
+// parses them and sends them again, compact.
+func (a *answer) arguments(c ToolCall) string {
+	var b bytes.Buffer
+	if a.dialect == DialectOllama && strings.HasPrefix(strings.TrimSpace(c.Arguments), "{") && json.Compact(&b, []byte(c.Arguments)) == nil {
+		return b.String()
+	}
+	return c.Arguments
+}
+
+// timings is llama-server's speed report, sent with its last chunk and
+// its whole answers.
+var timings = map[string]any{"prompt_n": 1, "prompt_ms": 1.0, "predicted_n": 1, "predicted_ms": 1.0}
 
 func (a *answer) usage() Usage {
 	if a.turn.Usage != nil {
@@ -368,13 +428,31 @@ func (a *answer) stream(w http.ResponseWriter, r *http.Request, includeUsage boo
 			flusher.Flush()
 		}
 	}
+	ollama := a.dialect == DialectOllama
 	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
+		if ollama {
+			delta["role"] = "assistant"
+			if _, ok := delta["content"]; !ok {
+				delta["content"] = ""
+			}
+		}
+		c := map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+		if includeUsage && (a.dialect == "" || a.dialect == DialectOpenAI) {
+			c["usage"] = nil
+		}
+		return c
 	}
-	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	switch a.dialect {
+	case DialectLlamaCpp:
+		fmt.Fprint(w, ":\n\n")
+		send(chunk(map[string]any{"role": "assistant", "content": nil}, nil))
+	case DialectOllama:
+	default:
+		send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	}
 	for _, p := range pieces(a.turn.Reasoning, a.chunk) {
-		send(chunk(map[string]any{"reasoning_content": p}, nil))
+		send(chunk(map[string]any{a.reasoningKey(): p}, nil))
 	}
 	for _, p := range pieces(a.turn.Text, a.chunk) {
 		send(chunk(map[string]any{"content": p}, nil))
@@ -384,23 +462,62 @@ func (a *answer) stream(w http.ResponseWriter, r *http.Request, includeUsage boo
 		return
 	}
 	for i, c := range a.turn.ToolCalls {
-		send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function",
-			"function": map[string]any{"name": c.Name, "arguments": ""}}}}, nil))
-		for _, p := range pieces(c.Arguments, a.chunk) {
-			send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i,
-				"function": map[string]any{"arguments": p}}}}, nil))
+		for _, f := range a.callFragments(i, c) {
+			send(chunk(map[string]any{"tool_calls": []any{f}}, nil))
 		}
 	}
 	if a.turn.Error != "" {
 		send(map[string]any{"error": map[string]any{"message": a.turn.Error, "type": "server_error", "code": 500}})
 		return
 	}
-	send(chunk(map[string]any{}, a.finish()))
+	last := chunk(map[string]any{}, a.finish(true))
 	if includeUsage {
-		send(map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
-			"choices": []any{}, "usage": a.usage()})
+		send(last)
+		last = map[string]any{"id": a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
+			"choices": []any{}, "usage": a.usage()}
 	}
+	if a.dialect == DialectLlamaCpp {
+		last["timings"] = timings
+	}
+	send(last)
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// callFragments are the tool_calls entries call i is streamed in.
+func (a *answer) callFragments(i int, c ToolCall) []map[string]any {
+	fn := func(name, args string) map[string]any {
+		f := map[string]any{}
+		if name != "" {
+			f["name"] = name
+		}
+		if args != "" {
+			f["arguments"] = args
+		}
+		return f
+	}
+	args := pieces(a.arguments(c), a.chunk)
+	var out []map[string]any
+	switch a.dialect {
+	case DialectOllama:
+		return []map[string]any{{"index": i, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": a.arguments(c)}}}
+	case DialectLlamaCpp:
+		if len(c.Name) > a.chunk {
+			out = append(out, map[string]any{"index": i, "id": c.ID, "type": "function", "function": fn(c.Name[:len(c.Name)/2], "")})
+		}
+		first := ""
+		if len(args) > 0 {
+			first, args = args[0], args[1:]
+		}
+		out = append(out, map[string]any{"index": i, "id": c.ID, "type": "function", "function": fn(c.Name, first)})
+	default:
+		out = append(out, map[string]any{"index": i, "id": c.ID, "type": "function",
+			"function": map[string]any{"name": c.Name, "arguments": ""}})
+	}
+	for _, p := range args {
+		out = append(out, map[string]any{"index": i, "function": fn("", p)})
+	}
+	return out
 }
 
 func (a *answer) whole(w http.ResponseWriter, r *http.Request) {
@@ -414,23 +531,31 @@ func (a *answer) whole(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := map[string]any{"role": "assistant", "content": a.turn.Text}
 	if a.turn.Reasoning != "" {
-		msg["reasoning_content"] = a.turn.Reasoning
+		msg[a.reasoningKey()] = a.turn.Reasoning
 	}
 	if len(a.turn.ToolCalls) > 0 {
 		calls := make([]any, len(a.turn.ToolCalls))
 		for i, c := range a.turn.ToolCalls {
-			calls[i] = map[string]any{"id": c.ID, "type": "function",
-				"function": map[string]any{"name": c.Name, "arguments": c.Arguments}}
+			call := map[string]any{"id": c.ID, "type": "function",
+				"function": map[string]any{"name": c.Name, "arguments": a.arguments(c)}}
+			if a.dialect == DialectOllama {
+				call["index"] = i
+			}
+			calls[i] = call
 		}
 		msg["tool_calls"] = calls
-		if a.turn.Text == "" {
+		if a.turn.Text == "" && (a.dialect == "" || a.dialect == DialectOpenAI) {
 			msg["content"] = nil
 		}
 	}
+	resp := map[string]any{"id": a.id, "object": "chat.completion", "created": created, "model": a.model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": a.finish(false)}},
+		"usage":   a.usage()}
+	if a.dialect == DialectLlamaCpp {
+		resp["timings"] = timings
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"id": a.id, "object": "chat.completion", "created": created, "model": a.model,
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": a.finish()}},
-		"usage":   a.usage()})
+	_ = json.NewEncoder(w).Encode(resp)
 }
 
 // pieces splits s into pieces of about n bytes, on character boundaries.

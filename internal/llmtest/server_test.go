@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,21 +27,19 @@ func post(t *testing.T, url, body string) (*http.Response, string) {
 	return resp, string(b)
 }
 
-func TestStream(t *testing.T) {
-	s := &llmtest.Server{ChunkSize: 3, Turns: []llmtest.Turn{{
-		Text: "héllo", Reasoning: "hm",
-		ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}},
-		Usage:     &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
-	}}}
-	url := s.Start()
-	defer s.Close()
-	resp, body := post(t, url, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
-	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-
-	var deltas []string
+// deltas reads a stream: each chunk's delta and finish reason, "usage"
+// for a usage chunk, "timings" after a chunk that has them and "ping" for
+// a comment.
+func deltas(t *testing.T, body string) []string {
+	t.Helper()
+	var out []string
 	events := strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n")
 	require.Equal(t, "data: [DONE]", events[len(events)-1])
 	for _, ev := range events[:len(events)-1] {
+		if ev == ":" {
+			out = append(out, "ping")
+			continue
+		}
 		require.True(t, strings.HasPrefix(ev, "data: "), ev)
 		var chunk struct {
 			Object  string `json:"object"`
@@ -48,22 +47,38 @@ func TestStream(t *testing.T) {
 				Delta        json.RawMessage `json:"delta"`
 				FinishReason *string         `json:"finish_reason"`
 			} `json:"choices"`
-			Usage *llmtest.Usage `json:"usage"`
+			Usage   *llmtest.Usage  `json:"usage"`
+			Timings json.RawMessage `json:"timings"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &chunk))
 		assert.Equal(t, "chat.completion.chunk", chunk.Object)
 		if len(chunk.Choices) == 0 {
 			assert.Equal(t, &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, chunk.Usage)
-			deltas = append(deltas, "usage")
-			continue
+			out = append(out, "usage")
+		} else {
+			d := string(chunk.Choices[0].Delta)
+			if f := chunk.Choices[0].FinishReason; f != nil {
+				d += " " + *f
+			}
+			out = append(out, d)
 		}
-		d := string(chunk.Choices[0].Delta)
-		if f := chunk.Choices[0].FinishReason; f != nil {
-			d += " " + *f
+		if chunk.Timings != nil {
+			out = append(out, "timings")
 		}
-		deltas = append(deltas, d)
 	}
-	assert.Equal(t, []string{
+	return out
+}
+
+func TestStream(t *testing.T) {
+	turn := llmtest.Turn{
+		Text: "héllo", Reasoning: "hm",
+		ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}, {ID: "c2", Name: "find_it", Arguments: `{ "b" : 2 }`}},
+		Usage:     &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
+	}
+	for _, tt := range []struct {
+		dialect llmtest.Dialect
+		want    []string
+	}{{llmtest.DialectOpenAI, []string{
 		`{"content":"","role":"assistant"}`,
 		`{"reasoning_content":"hm"}`,
 		`{"content":"hé"}`, `{"content":"llo"}`,
@@ -71,14 +86,95 @@ func TestStream(t *testing.T) {
 		`{"tool_calls":[{"function":{"arguments":"{\"a"},"index":0}]}`,
 		`{"tool_calls":[{"function":{"arguments":"\":1"},"index":0}]}`,
 		`{"tool_calls":[{"function":{"arguments":"}"},"index":0}]}`,
+		`{"tool_calls":[{"function":{"arguments":"","name":"find_it"},"id":"c2","index":1,"type":"function"}]}`,
+		`{"tool_calls":[{"function":{"arguments":"{ \""},"index":1}]}`,
+		`{"tool_calls":[{"function":{"arguments":"b\" "},"index":1}]}`,
+		`{"tool_calls":[{"function":{"arguments":": 2"},"index":1}]}`,
+		`{"tool_calls":[{"function":{"arguments":" }"},"index":1}]}`,
 		`{} tool_calls`,
 		"usage",
-	}, deltas)
-	reqs := s.Requests()
-	require.Len(t, reqs, 1)
-	assert.True(t, reqs[0].Stream)
-	assert.True(t, reqs[0].IncludeUsage)
-	assert.Equal(t, []llmtest.Message{{Role: "user", Content: "hi"}}, reqs[0].Messages)
+	}}, {llmtest.DialectLlamaCpp, []string{
+		"ping",
+		`{"content":null,"role":"assistant"}`,
+		`{"reasoning_content":"hm"}`,
+		`{"content":"hé"}`, `{"content":"llo"}`,
+		`{"tool_calls":[{"function":{"arguments":"{\"a","name":"f"},"id":"c1","index":0,"type":"function"}]}`,
+		`{"tool_calls":[{"function":{"arguments":"\":1"},"index":0}]}`,
+		`{"tool_calls":[{"function":{"arguments":"}"},"index":0}]}`,
+		`{"tool_calls":[{"function":{"name":"fin"},"id":"c2","index":1,"type":"function"}]}`,
+		`{"tool_calls":[{"function":{"arguments":"{ \"","name":"find_it"},"id":"c2","index":1,"type":"function"}]}`,
+		`{"tool_calls":[{"function":{"arguments":"b\" "},"index":1}]}`,
+		`{"tool_calls":[{"function":{"arguments":": 2"},"index":1}]}`,
+		`{"tool_calls":[{"function":{"arguments":" }"},"index":1}]}`,
+		`{} tool_calls`,
+		"usage", "timings",
+	}}, {llmtest.DialectOllama, []string{
+		`{"content":"","reasoning":"hm","role":"assistant"}`,
+		`{"content":"hé","role":"assistant"}`, `{"content":"llo","role":"assistant"}`,
+		`{"content":"","role":"assistant","tool_calls":[{"function":{"arguments":"{\"a\":1}","name":"f"},"id":"c1","index":0,"type":"function"}]}`,
+		`{"content":"","role":"assistant","tool_calls":[{"function":{"arguments":"{\"b\":2}","name":"find_it"},"id":"c2","index":1,"type":"function"}]}`,
+		`{"content":"","role":"assistant"} stop`,
+		"usage",
+	}}} {
+		t.Run(string(tt.dialect), func(t *testing.T) {
+			s := &llmtest.Server{ChunkSize: 3, Dialect: tt.dialect, Turns: []llmtest.Turn{turn}}
+			url := s.Start()
+			defer s.Close()
+			resp, body := post(t, url, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
+			assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+			assert.Equal(t, tt.want, deltas(t, body))
+			assert.Equal(t, tt.dialect == llmtest.DialectOpenAI, strings.Contains(body, `"usage":null`), "OpenAI's chunks say usage null")
+			reqs := s.Requests()
+			require.Len(t, reqs, 1)
+			assert.True(t, reqs[0].Stream)
+			assert.True(t, reqs[0].IncludeUsage)
+			assert.Equal(t, []llmtest.Message{{Role: "user", Content: "hi"}}, reqs[0].Messages)
+		})
+	}
+	t.Run("usage only when asked", func(t *testing.T) {
+		for _, d := range llmtest.Dialects {
+			s := &llmtest.Server{Dialect: d, Turns: []llmtest.Turn{{Text: "hi", Usage: &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}}}}
+			url := s.Start()
+			_, body := post(t, url, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+			s.Close()
+			got := deltas(t, body)
+			assert.NotContains(t, got, "usage", d)
+			assert.True(t, slices.ContainsFunc(got, func(d string) bool { return strings.HasSuffix(d, " stop") }), "%s: %v", d, got)
+		}
+	})
+}
+
+// Each dialect's whole answer to a turn that only calls tools.
+func TestWholeDialects(t *testing.T) {
+	turn := llmtest.Turn{Reasoning: "hm", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{ "a": 1 }`}},
+		Usage: &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}}
+	for d, want := range map[llmtest.Dialect]string{
+		llmtest.DialectOpenAI: `{"role":"assistant","content":null,"reasoning_content":"hm",
+			"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{ \"a\": 1 }"}}]}`,
+		llmtest.DialectLlamaCpp: `{"role":"assistant","content":"","reasoning_content":"hm",
+			"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{ \"a\": 1 }"}}]}`,
+		llmtest.DialectOllama: `{"role":"assistant","content":"","reasoning":"hm",
+			"tool_calls":[{"id":"c1","index":0,"type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}`,
+	} {
+		s := &llmtest.Server{Dialect: d, Turns: []llmtest.Turn{turn}}
+		url := s.Start()
+		_, body := post(t, url, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+		s.Close()
+		var resp struct {
+			Choices []struct {
+				Message      json.RawMessage `json:"message"`
+				FinishReason string          `json:"finish_reason"`
+			} `json:"choices"`
+			Usage   llmtest.Usage   `json:"usage"`
+			Timings json.RawMessage `json:"timings"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &resp), d)
+		require.Len(t, resp.Choices, 1, d)
+		assert.JSONEq(t, want, string(resp.Choices[0].Message), d)
+		assert.Equal(t, "tool_calls", resp.Choices[0].FinishReason, d)
+		assert.Equal(t, llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, resp.Usage, d)
+		assert.Equal(t, d == llmtest.DialectLlamaCpp, resp.Timings != nil, d)
+	}
 }
 
 func TestWholeAndErrors(t *testing.T) {
