@@ -84,8 +84,13 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan *jsonrpc.Message, 
 // dispatch handles one incoming message. It returns an error only for
 // bytes that are not a JSON-RPC message.
 func (m *mux) dispatch(ctx context.Context, data []byte) error {
-	var raw json.RawMessage
-	msg := &jsonrpc.Message{Result: &raw}
+	// The message and its raw result in one allocation.
+	in := &struct {
+		msg jsonrpc.Message
+		raw json.RawMessage
+	}{}
+	msg := &in.msg
+	msg.Result = &in.raw
 	if err := json.Unmarshal(data, msg); err != nil {
 		return err
 	}

@@ -323,7 +323,10 @@ func (s *stdioConn) roundTrip(ctx context.Context, r *outgoing, result any) erro
 		return err
 	}
 	err = p.roundTrip(ctx, r, result)
-	var exit *ExitError
+	if err == nil {
+		return nil
+	}
+	var exit *ExitError // past the check: a call that succeeds allocates none
 	if r.method == "initialize" && errors.As(err, &exit) && s.firstProc(p) {
 		// The process that got the probe died just after answering it,
 		// as initialize went out: acquire starts the server again.
