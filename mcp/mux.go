@@ -40,15 +40,24 @@ func (m *mux) register(id int64) (chan delivery, error) {
 	if m.err != nil {
 		return nil, m.err
 	}
-	ch := make(chan delivery, 1)
+	ch := deliveries.Get().(chan delivery)
 	m.pending[id] = ch
 	return ch, nil
 }
 
-func (m *mux) forget(id int64) {
+// deliveries are the empty channels of calls that ended: a channel is put
+// back only when nothing else can hold it, once its response was received
+// or when forget took it from pending before the reader did.
+var deliveries = sync.Pool{New: func() any { return make(chan delivery, 1) }}
+
+// forget removes the call pending on id, and reports whether it was still
+// there (the reader did not take its channel).
+func (m *mux) forget(id int64) bool {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.pending[id]
 	delete(m.pending, id)
-	m.mu.Unlock()
+	return ok
 }
 
 // delivery is a response as the reader hands it to its caller: the whole
@@ -69,9 +78,12 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 			m.mu.Unlock()
 			return fmt.Errorf("mcp: %s: %w", r.method, err)
 		}
+		deliveries.Put(ch)
 		return m.decode(r.method, rp, result)
 	case <-ctx.Done():
-		m.forget(r.id)
+		if m.forget(r.id) {
+			deliveries.Put(ch)
+		}
 		return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
 	}
 }
