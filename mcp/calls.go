@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -138,8 +137,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	r.replay = c.opts.TrustToolHints && hints.Idempotent()
 	defer c.withProgress(r, p)()
 	res, err := callWithInput[callToolWire](ctx, c, r, p)
-	var rpc *RPCError
-	if errors.As(err, &rpc) && rpc.Code == CodeHeaderMismatch && c.era() == EraModern {
+	if rpcCode(err) == CodeHeaderMismatch && c.era() == EraModern {
 		// The tool's x-mcp-header annotations may have changed: list the
 		// tools again and retry once with headers built from the new ones.
 		tools, lerr := c.ListTools(ctx)

@@ -170,12 +170,16 @@ type Client struct {
 	forceOnce sync.Once
 	inForced  chan struct{}
 
-	life     context.Context // ends when Close is called
-	end      context.CancelFunc
-	initMu   sync.Mutex // serialises legacy re-initialisation
-	mu       sync.Mutex
-	conn     conn
-	closed   bool
+	life   context.Context // ends when Close is called
+	end    context.CancelFunc
+	initMu sync.Mutex // serialises legacy re-initialisation
+	mu     sync.Mutex
+	conn   conn
+	closed bool
+	// inflight are the calls under way, each by its key from callSeq:
+	// Shutdown cancels them.
+	inflight map[uint64]context.CancelFunc
+	callSeq  uint64
 	headers  map[string][]headerParam // modern tools/call header paths per tool
 	hints    map[string]*ToolAnnotations
 	tasking  map[string]TaskUse   // how each listed tool is called
@@ -326,8 +330,13 @@ func (c *Client) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	c.closed = true
+	inflight := c.inflight
+	c.inflight = nil
 	c.mu.Unlock()
 	c.end()
+	for _, cancel := range inflight {
+		cancel()
+	}
 	err := c.conn.close(ctx)
 	c.resourceSubs.wait()
 	return err
@@ -339,18 +348,6 @@ const closeTimeout = 5 * time.Second
 // call sends one request and decodes its result, applying the call timeout,
 // progress tokens, cancellation and the legacy session rules.
 func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) {
-	c.mu.Lock()
-	closed, gen := c.closed, c.initGen
-	c.mu.Unlock()
-	if closed {
-		return ErrClosed
-	}
-	r.id = c.nextID.Add(1)
-	if t := ContextTrace(ctx); t != nil {
-		var done func(error)
-		ctx, done = c.traceRequest(ctx, t, r, result)
-		defer func() { done(err) }()
-	}
 	var cancel context.CancelFunc
 	if _, ok := ctx.Deadline(); ok {
 		ctx, cancel = context.WithCancel(ctx)
@@ -358,13 +355,40 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) 
 		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
 	}
 	defer cancel()
-	// Close ends the calls in flight.
-	defer context.AfterFunc(c.life, cancel)()
+	// Close ends the calls in flight: each is listed until it returns (a
+	// map entry under the lock taken anyway, cheaper than an AfterFunc).
+	c.mu.Lock()
+	closed, gen, key := c.closed, c.initGen, c.callSeq
+	if !closed {
+		if c.inflight == nil {
+			c.inflight = map[uint64]context.CancelFunc{}
+		}
+		c.callSeq++
+		c.inflight[key] = cancel
+	}
+	c.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	defer c.unlist(key)
+	r.id = c.nextID.Add(1)
+	if t := ContextTrace(ctx); t != nil { // a call on a closed Client is not reported
+		var done func(error)
+		ctx, done = c.traceRequest(ctx, t, r, result)
+		defer func() { done(err) }()
+	}
 	err = c.send(ctx, r, result, gen)
 	if err != nil && c.life.Err() != nil {
 		return ErrClosed
 	}
 	return err
+}
+
+// unlist removes the call key from the calls in flight.
+func (c *Client) unlist(key uint64) {
+	c.mu.Lock()
+	delete(c.inflight, key)
+	c.mu.Unlock()
 }
 
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {

@@ -46,6 +46,19 @@ func (e *RPCError) Error() string {
 	return fmt.Sprintf("mcp: %s: server error %d: %s", e.Method, e.Code, clip(e.Message, 300))
 }
 
+// rpcCode returns the code of the *RPCError in err's chain, 0 if there is
+// none. A nil err costs nothing: its target is made only past the check.
+func rpcCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var rpc *RPCError
+	if !errors.As(err, &rpc) {
+		return 0
+	}
+	return rpc.Code
+}
+
 func rpcError(method string, e *jsonrpc.Error) *RPCError {
 	return &RPCError{Method: method, Code: e.Code, Message: e.Message, Data: e.Data}
 }

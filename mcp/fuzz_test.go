@@ -29,6 +29,9 @@ import (
 // nothing happens, or exactly one thing happens and it agrees with the
 // message: the response reaches the call of its id (or is dropped), the
 // notification is delivered, or the request is answered with its own id.
+// A response is routed unread to its call, whose decoding of it must agree
+// with an independent one: the same result or error, and ErrProtocol for
+// one that does not decode.
 func FuzzDispatch(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
@@ -49,6 +52,12 @@ func FuzzDispatch(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"result":{},"id":2}`,
 		`[{"jsonrpc":"2.0","id":1,"result":{}}]`,
 		`{"jsonrpc":"2.0","id":1,"method":"","result":{}}`,
+		`{"jsonrpc":"2.0","id":1,"result":tru}`,
+		`{"jsonrpc":"2.0","id":2,"result":{"a":"\\\"}"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"text":"cut`,
+		`{"jsonrpc":"2.0","ID":1,"result":{},"id":2}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"a":[1,{"b":"]}"}]}} x`,
+		` {"result":{"n":1} , "id" : 3 ,"jsonrpc":"2.0"} `,
 		"not json", "", "{}", "null",
 	} {
 		f.Add([]byte(s), false)
@@ -67,7 +76,7 @@ func FuzzDispatch(f *testing.F) {
 		}, func(method string, _ json.RawMessage) {
 			notified = append(notified, method)
 		}, func() bool { return modern })
-		chans := map[int64]chan *jsonrpc.Message{}
+		chans := map[int64]chan delivery{}
 		for id := int64(1); id <= 3; id++ {
 			ch, err := m.register(id)
 			if err != nil {
@@ -80,10 +89,10 @@ func FuzzDispatch(f *testing.F) {
 		m.answers.wait(ctx, m.c.log)
 
 		var got []int64
-		var msg *jsonrpc.Message
+		var rp delivery
 		for id, ch := range chans {
 			select {
-			case msg = <-ch:
+			case rp = <-ch:
 				got = append(got, id)
 			default:
 			}
@@ -99,15 +108,41 @@ func FuzzDispatch(f *testing.F) {
 			t.Fatalf("one message did %d things: responses to %v, notifications %q, replies %+v", events, got, notified, replies)
 		}
 		// What an independent decoding says the message is.
-		var want jsonrpc.Message
-		if uerr := json.Unmarshal(data, &want); uerr != nil || want.Check() != nil {
-			t.Fatalf("dispatch accepted %q, which does not decode: %v, %v", data, uerr, want.Check())
+		var raw json.RawMessage
+		want := jsonrpc.Message{Result: &raw}
+		uerr := json.Unmarshal(data, &want)
+		if uerr == nil {
+			uerr = want.Check()
+		}
+		var res json.RawMessage
+		var derr error
+		if len(got) == 1 {
+			derr = m.decode("tools/call", rp, &res)
+		}
+		if uerr != nil {
+			if len(got) != 1 || !errors.Is(derr, ErrProtocol) {
+				t.Fatalf("dispatch accepted %q, which does not decode (%v); delivered to %v, decoded as %v", data, uerr, got, derr)
+			}
+			return
 		}
 		switch {
 		case len(got) == 1:
 			id, perr := strconv.ParseInt(string(want.ID), 10, 64)
-			if perr != nil || id != got[0] || !want.IsResponse() || msg.Method != "" {
+			if perr != nil || id != got[0] || !want.IsResponse() {
 				t.Fatalf("response with id %s delivered to call %d", want.ID, got[0])
+			}
+			var rpc *RPCError
+			switch {
+			case want.Error != nil:
+				if !errors.As(derr, &rpc) || rpc.Code != want.Error.Code || rpc.Message != want.Error.Message {
+					t.Fatalf("error response %q decoded as %v", data, derr)
+				}
+			case len(raw) == 0 || string(raw) == "null":
+				if !errors.Is(derr, ErrProtocol) {
+					t.Fatalf("response %q without a result decoded as %v", data, derr)
+				}
+			case derr != nil || !bytes.Equal(res, raw):
+				t.Fatalf("response %q decoded as %s, %v; want %s", data, res, derr, raw)
 			}
 		case len(notified) == 1:
 			if !want.IsNotification() || notified[0] != want.Method {

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +21,7 @@ type mux struct {
 	notify  func(method string, params json.RawMessage) // must not block
 	modern  func() bool
 	mu      sync.Mutex
-	pending map[int64]chan *jsonrpc.Message
+	pending map[int64]chan delivery
 	redact  func(string) string // removes a token from server text, if set
 	err     error               // set once the stream is gone
 	answers handlers            // server requests being answered
@@ -29,63 +30,107 @@ type mux struct {
 // newMux makes a mux; notify receives the notifications, and must not
 // block the reader (a notifyQueue's push).
 func newMux(c *Client, reply func(context.Context, jsonrpc.Response) error, notify func(string, json.RawMessage), modern func() bool) *mux {
-	return &mux{c: c, reply: reply, notify: notify, modern: modern, pending: map[int64]chan *jsonrpc.Message{}}
+	return &mux{c: c, reply: reply, notify: notify, modern: modern, pending: map[int64]chan delivery{}}
 }
 
 // register makes room for the response to id.
-func (m *mux) register(id int64) (chan *jsonrpc.Message, error) {
+func (m *mux) register(id int64) (chan delivery, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
 		return nil, m.err
 	}
-	ch := make(chan *jsonrpc.Message, 1)
+	ch := deliveries.Get().(chan delivery)
 	m.pending[id] = ch
 	return ch, nil
 }
 
-func (m *mux) forget(id int64) {
+// deliveries are the empty channels of calls that ended: a channel is put
+// back only when nothing else can hold it, once its response was received
+// or when forget took it from pending before the reader did.
+var deliveries = sync.Pool{New: func() any { return make(chan delivery, 1) }}
+
+// forget removes the call pending on id, and reports whether it was still
+// there (the reader did not take its channel).
+func (m *mux) forget(id int64) bool {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.pending[id]
 	delete(m.pending, id)
-	m.mu.Unlock()
+	return ok
+}
+
+// delivery is a response as the reader hands it to its caller: the whole
+// message, the caller's own copy, which the caller decodes once, straight
+// into its result (see routeResponse).
+type delivery struct {
+	data   []byte
+	result bool // the message has a result member that is not null
 }
 
 // await waits for the response to r and decodes its result.
-func (m *mux) await(ctx context.Context, r *outgoing, ch chan *jsonrpc.Message, result any) error {
+func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result any) error {
 	select {
-	case msg, ok := <-ch:
+	case rp, ok := <-ch:
 		if !ok {
 			m.mu.Lock()
 			err := m.err
 			m.mu.Unlock()
 			return fmt.Errorf("mcp: %s: %w", r.method, err)
 		}
-		if msg.Error != nil {
-			e := rpcError(r.method, msg.Error)
-			if m.redact != nil {
-				e.Message, e.Data = m.redact(e.Message), json.RawMessage(m.redact(string(e.Data)))
-			}
-			return e
-		}
-		raw, _ := msg.Result.(*json.RawMessage)
-		if raw == nil || len(*raw) == 0 || string(*raw) == "null" {
-			return fmt.Errorf("%w: %s: response has no result", ErrProtocol, r.method)
-		}
-		if err := json.Unmarshal(*raw, result); err != nil {
-			return fmt.Errorf("%w: %s: malformed result: %w", ErrProtocol, r.method, err)
-		}
-		return nil
+		deliveries.Put(ch)
+		return m.decode(r.method, rp, result)
 	case <-ctx.Done():
-		m.forget(r.id)
+		if m.forget(r.id) {
+			deliveries.Put(ch)
+		}
 		return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
 	}
 }
 
+// decode decodes a response delivered to a call of method into result:
+// a JSON-RPC error as *RPCError, bytes that do not decode as ErrProtocol.
+func (m *mux) decode(method string, rp delivery, result any) error {
+	msg := jsonrpc.Message{Result: result}
+	err := json.Unmarshal(rp.data, &msg)
+	if err == nil {
+		err = msg.Check()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, method, err)
+	}
+	if msg.Error != nil {
+		e := rpcError(method, msg.Error)
+		if m.redact != nil {
+			e.Message, e.Data = m.redact(e.Message), json.RawMessage(m.redact(string(e.Data)))
+		}
+		return e
+	}
+	if !rp.result {
+		return fmt.Errorf("%w: %s: response has no result", ErrProtocol, method)
+	}
+	return nil
+}
+
 // dispatch handles one incoming message. It returns an error only for
-// bytes that are not a JSON-RPC message.
+// bytes that are not a JSON-RPC message. A plain response to a pending
+// call is only routed (see routeResponse): its caller decodes it, once.
 func (m *mux) dispatch(ctx context.Context, data []byte) error {
-	var raw json.RawMessage
-	msg := &jsonrpc.Message{Result: &raw}
+	if id, result, ok := routeResponse(data); ok {
+		if ch := m.take(id); ch != nil {
+			ch <- delivery{bytes.Clone(data), result}
+			return nil
+		}
+		// No call waits for it: the full decoding below checks it, and
+		// drops it.
+	}
+	// The message and its raw result in one allocation.
+	in := &struct {
+		msg jsonrpc.Message
+		raw json.RawMessage
+	}{}
+	msg := &in.msg
+	msg.Result = &in.raw
 	if err := json.Unmarshal(data, msg); err != nil {
 		return err
 	}
@@ -94,16 +139,15 @@ func (m *mux) dispatch(ctx context.Context, data []byte) error {
 	}
 	switch {
 	case msg.IsResponse():
-		id, err := strconv.ParseInt(string(msg.ID), 10, 64)
-		m.mu.Lock()
-		ch := m.pending[id]
-		delete(m.pending, id)
-		m.mu.Unlock()
-		if err != nil || ch == nil {
+		var ch chan delivery
+		if id, err := strconv.ParseInt(string(msg.ID), 10, 64); err == nil {
+			ch = m.take(id)
+		}
+		if ch == nil {
 			m.c.log.Debug("mcp: response to no pending request dropped", "id", msg.ID.String())
 			return nil
 		}
-		ch <- msg
+		ch <- delivery{bytes.Clone(data), len(in.raw) > 0 && string(in.raw) != "null"}
 	case msg.IsNotification():
 		m.notify(msg.Method, msg.Params)
 	case m.modern():
@@ -117,6 +161,16 @@ func (m *mux) dispatch(ctx context.Context, data []byte) error {
 		})
 	}
 	return nil
+}
+
+// take removes and returns the channel of the call pending on id, nil if
+// none.
+func (m *mux) take(id int64) chan delivery {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch := m.pending[id]
+	delete(m.pending, id)
+	return ch
 }
 
 // handlers runs the answers to server requests (the host's Elicit and

@@ -409,6 +409,18 @@ func testStdioGarbage(t *testing.T, bin string) {
 		assert.JSONEq(t, `{"text":"hi"}`, call(t, c, "echo", map[string]string{"text": "hi"}))
 		assert.Zero(t, logs.count(func(r logRecord) bool { return strings.Contains(r.msg, "not JSON-RPC") }))
 	})
+	t.Run("malformed response", func(t *testing.T) {
+		// A whole line with a bad literal is routed to its call, whose
+		// decoding fails at once, not at the call's deadline.
+		c := stdioConnect(t, finance(bin, "-era", "modern", "-fault", "bad-value"), nil)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := c.CallTool(ctx, "echo", map[string]string{"text": "hi"})
+		require.ErrorIs(t, err, mcp.ErrProtocol)
+		require.NotErrorIs(t, err, context.DeadlineExceeded)
+		assert.Contains(t, err.Error(), "malformed response")
+		assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil), "the connection still works")
+	})
 	t.Run("only garbage", func(t *testing.T) {
 		tr := finance(bin, "-era", "modern", "-garbage-stdout", "50")
 		tr.ProbeTimeout = 10 * time.Second

@@ -64,6 +64,9 @@ type httpConn struct {
 	modern  bool
 	version string // MCP-Protocol-Version header, "" before initialize
 	session string
+	// sessionHdr is the Mcp-Session-Id value for session, made once per
+	// session rather than per request.
+	sessionHdr []string
 
 	// The legacy GET stream, for server messages outside any request.
 	stopListen context.CancelFunc
@@ -104,7 +107,7 @@ func (h *httpConn) setProtocol(era Era, version string) {
 	defer h.mu.Unlock()
 	h.modern, h.version = era == EraModern, version
 	if era == EraLegacy && version == "" {
-		h.session = ""
+		h.session, h.sessionHdr = "", nil
 	}
 }
 
@@ -151,7 +154,7 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 	if r.method == "initialize" {
 		if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
 			h.mu.Lock()
-			h.session = s
+			h.session, h.sessionHdr = s, []string{s}
 			h.mu.Unlock()
 		}
 	}
@@ -220,7 +223,7 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 	hd["Content-Type"] = postContentType
 	hd["Accept"] = postAccept
 	h.mu.Lock()
-	session, modern, version := h.session, h.modern, h.version
+	session, modern, version, sessionHdr := h.session, h.modern, h.version, h.sessionHdr
 	h.mu.Unlock()
 	if r.method == "initialize" {
 		session, version = "", "" // a new session starts bare
@@ -229,7 +232,7 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 		hd["Mcp-Protocol-Version"] = versionHeader(version)
 	}
 	if modern {
-		hd["Mcp-Method"] = []string{r.method}
+		hd["Mcp-Method"] = methodHeader(r.method)
 		if r.name != "" {
 			hd["Mcp-Name"] = []string{encodeHeaderValue(r.name)}
 		}
@@ -238,7 +241,7 @@ func (h *httpConn) setHeaders(req *http.Request, r *outgoing) (session string, m
 		}
 	}
 	if session != "" {
-		hd["Mcp-Session-Id"] = []string{session}
+		hd["Mcp-Session-Id"] = sessionHdr
 	}
 	req.Header = hd
 	return session, modern
@@ -252,6 +255,21 @@ var (
 	versionHeaders  = map[string][]string{Version20260728: {Version20260728}, Version20251125: {Version20251125}}
 )
 
+// methodHeaders are the Mcp-Method values of the frequent requests.
+var methodHeaders = map[string][]string{
+	"tools/call": {"tools/call"}, "tools/list": {"tools/list"},
+	"resources/read": {"resources/read"}, "resources/list": {"resources/list"},
+	"prompts/get": {"prompts/get"}, "prompts/list": {"prompts/list"},
+}
+
+// methodHeader returns the Mcp-Method value for method.
+func methodHeader(method string) []string {
+	if v, ok := methodHeaders[method]; ok {
+		return v
+	}
+	return []string{method}
+}
+
 // versionHeader returns the Mcp-Protocol-Version value for version.
 func versionHeader(version string) []string {
 	if v, ok := versionHeaders[version]; ok {
@@ -263,9 +281,11 @@ func versionHeader(version string) []string {
 // readJSON decodes a single JSON-RPC response body, in one pass, straight
 // into result.
 func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error {
-	tooLarge := fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	tooLarge := func() error {
+		return fmt.Errorf("%w: %s: response over %d bytes", ErrTooLarge, r.method, h.maxSize)
+	}
 	if resp.ContentLength > h.maxSize {
-		return tooLarge
+		return tooLarge()
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
@@ -276,7 +296,7 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 	}()
 	if err := readBody(buf, resp.Body, h.maxSize); err != nil {
 		if errors.Is(err, errGatherLimit) {
-			return tooLarge
+			return tooLarge()
 		}
 		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
@@ -296,7 +316,8 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 	if resp.StatusCode >= 300 {
 		return h.httpError(r.method, resp.StatusCode, "application/json", buf.Bytes())
 	}
-	if !bytes.Equal(msg.ID, jsonrpc.Int(r.id)) || msg.Method != "" {
+	var id [20]byte // room for any int64: the id is compared without an allocation
+	if !bytes.Equal(msg.ID, strconv.AppendInt(id[:0], r.id, 10)) || msg.Method != "" {
 		return fmt.Errorf("%w: %s: response does not answer the request (id %s)", ErrProtocol, r.method, clip(msg.ID.String(), 40))
 	}
 	return h.reply(r.method, &msg)
@@ -835,6 +856,12 @@ func mediaType(resp *http.Response) string {
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" {
 		return ""
+	}
+	// The two types a response may have, without ParseMediaType's map.
+	if t, _, _ := strings.Cut(ct, ";"); strings.EqualFold(strings.TrimSpace(t), "application/json") {
+		return "application/json"
+	} else if strings.EqualFold(strings.TrimSpace(t), "text/event-stream") {
+		return "text/event-stream"
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {

@@ -44,7 +44,9 @@ const (
 // the server is taken as broken: calls fail with ErrProtocol quoting the
 // first line, and the process is stopped. A call that times out while the
 // last lines were not JSON-RPC says so too (ErrProtocol with the sample).
-// A message above Options.MaxMessageSize breaks the connection the same
+// A whole response to a pending call whose content does not decode (a bad
+// value inside a well-formed outline) fails that call at once with
+// ErrProtocol. A message above Options.MaxMessageSize breaks the connection the same
 // way, with ErrTooLarge. Batches (2025-03-26) are read.
 //
 // stderr is always drained and forwarded line by line to Options.Logger
@@ -323,7 +325,10 @@ func (s *stdioConn) roundTrip(ctx context.Context, r *outgoing, result any) erro
 		return err
 	}
 	err = p.roundTrip(ctx, r, result)
-	var exit *ExitError
+	if err == nil {
+		return nil
+	}
+	var exit *ExitError // past the check: a call that succeeds allocates none
 	if r.method == "initialize" && errors.As(err, &exit) && s.firstProc(p) {
 		// The process that got the probe died just after answering it,
 		// as initialize went out: acquire starts the server again.

@@ -186,7 +186,7 @@ func (p *proc) roundTrip(ctx context.Context, r *outgoing, result any) error {
 
 // send writes request r, whose response will come on the channel it
 // returns.
-func (p *proc) send(ctx context.Context, r *outgoing) (chan *jsonrpc.Message, error) {
+func (p *proc) send(ctx context.Context, r *outgoing) (chan delivery, error) {
 	ch, err := p.mux.register(r.id)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)

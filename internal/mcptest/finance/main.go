@@ -54,7 +54,7 @@ func main() {
 	flag.IntVar(&s.exitOnInit, "exit-on-initialize", 0, "exit with status 4 on initialize when this is start number n (needs -starts)")
 	flag.BoolVar(&s.listChanged, "list-changed", false, "offer tools.listChanged, subscriptions/listen, add_tool and end_subscriptions")
 	flag.BoolVar(&s.listBurst, "list-log-burst", false, "list log_burst with the tools")
-	flag.StringVar(&s.fault, "fault", "", "answer echo with a broken line: truncate (half of it), invalid-utf8 (bytes that are not UTF-8 in the text) wrong-id (another request's id) or batch (the answer as a one-message batch, after spaces)")
+	flag.StringVar(&s.fault, "fault", "", "answer echo with a broken line: truncate (half of it), invalid-utf8 (bytes that are not UTF-8 in the text) wrong-id (another request's id), bad-value (a whole line with a bad literal in the result) or batch (the answer as a one-message batch, after spaces)")
 	flag.Parse()
 
 	if *exitNow {
@@ -493,6 +493,8 @@ func (s *server) faulty(id jsonrpc.ID, args json.RawMessage) {
 		line = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`+invalidUTF8+`"}]}}`, id)
 	case "wrong-id":
 		line = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s000,"result":{"content":[{"type":"text","text":"not yours"}]}}`, id)
+	case "bad-value":
+		line = fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"x"}],"isError":tru}}`, id)
 	case "batch":
 		b, _ := json.Marshal(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: id, Result: text(string(args))})
 		line = fmt.Appendf(nil, " \t[ %s ]", b)
