@@ -227,7 +227,6 @@ type taskHead struct {
 	TaskID         string `json:"taskId"`
 	Status         string `json:"status"`
 	StatusMessage  string `json:"statusMessage,omitempty"`
-	CreatedAt      string `json:"createdAt,omitempty"`
 	TTL            *int64 `json:"ttl,omitempty"`
 	TTLMs          *int64 `json:"ttlMs,omitempty"`
 	PollInterval   *int64 `json:"pollInterval,omitempty"`
@@ -337,6 +336,7 @@ type taskCall struct {
 	polls    int
 	changes  int
 	interval time.Duration
+	seen     time.Time // when the task was first seen
 	expires  time.Time // zero: no ttl
 	// asked holds the input requests seen, by key (2026-07-28), as JSON.
 	asked  map[string]string
@@ -416,7 +416,7 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 			if !t.expires.IsZero() && time.Now().After(t.expires) {
 				return nil, fmt.Errorf("%w: task %s still %s after its ttl", ErrTaskExpired, clip(t.id, 64), t.last.Status)
 			}
-			if err := sleep(ctx, t.wait()); err != nil {
+			if err := t.pause(ctx, t.wait()); err != nil {
 				return nil, err
 			}
 		}
@@ -435,7 +435,7 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 				return nil, fmt.Errorf("mcp: tasks/get %s failed %d times: %w", clip(t.id, 64), failures, err)
 			}
 			snap = nil
-			if err := sleep(ctx, time.Duration(failures)*t.wait()); err != nil {
+			if err := t.pause(ctx, time.Duration(failures)*t.wait()); err != nil {
 				return nil, err
 			}
 			continue
@@ -445,6 +445,21 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 			return nil, err
 		}
 		snap, fromGet = next, true
+	}
+}
+
+// pause waits d between two polls, or until ctx ends or the client is
+// closed (ErrClosed), whichever is first.
+func (t *taskCall) pause(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.c.life.Done():
+		return ErrClosed
 	}
 }
 
@@ -495,15 +510,16 @@ func (t *taskCall) observe(h *taskHead) error {
 	if poll != nil {
 		t.interval = min(max(time.Duration(*poll)*time.Millisecond, MinTaskPollInterval), MaxTaskPollInterval)
 	}
-	// The newest ttl counts, from creation, with one poll of slack; none
-	// (null) means no limit.
+	// The newest ttl counts, with one poll of slack, from when this call
+	// first saw the task: on the client's clock, since the server's
+	// createdAt may be off by more than the ttl. None (null) means no
+	// limit.
+	if t.seen.IsZero() {
+		t.seen = time.Now()
+	}
 	t.expires = time.Time{}
 	if ttl != nil && *ttl > 0 {
-		from := time.Now()
-		if created, err := time.Parse(time.RFC3339Nano, h.CreatedAt); err == nil && created.Before(from) {
-			from = created
-		}
-		t.expires = from.Add(time.Duration(min(*ttl, maxTTL.Milliseconds()))*time.Millisecond + t.interval)
+		t.expires = t.seen.Add(time.Duration(min(*ttl, maxTTL.Milliseconds()))*time.Millisecond + t.interval)
 	}
 	if h.Status == t.last.Status && h.StatusMessage == t.last.StatusMessage {
 		return nil

@@ -1,0 +1,71 @@
+package mcp_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+)
+
+// A server whose clock is an hour behind gives a createdAt an hour old:
+// the task's ttl is counted on the client's clock, so the task is not
+// given up at once.
+func TestTaskTTLIgnoresTheServersClock(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		release := make(chan struct{})
+		s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: 1, TTL: time.Minute},
+			Tools: []mcptest.Tool{taskTool("research", "required", releasedTask(release, "the report"))}}
+		url := start(t, s)
+		behind := func(task map[string]any) {
+			task["createdAt"] = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+		}
+		s.Tasks.RewriteCreated = behind
+		s.Tasks.Rewrite = func(poll int, task map[string]any) {
+			behind(task)
+			if poll == 1 {
+				close(release)
+			}
+		}
+		c := connect(t, url, tasksOn())
+		res, err := c.CallTool(context.Background(), "research", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "the report", res.Text())
+	})
+}
+
+// Close ends a task-backed call waiting between two polls at once, not
+// at the next poll (up to MaxTaskPollInterval later), and leaves the task
+// running for AwaitTask.
+func TestTaskCallEndsWithClose(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: time.Hour},
+			Tools: []mcptest.Tool{taskTool("slow", "required", stuckTask)}}
+		url := start(t, s)
+		c := connect(t, url, tasksOn())
+		ctx, st := observe(context.Background())
+		ended := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(ctx, "slow", nil)
+			ended <- err
+		}()
+		wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		id := st.waitFor(t, wait, func(s mcp.TaskStatus) bool { return s.TaskID != "" }).TaskID
+		require.NoError(t, c.Close())
+		select {
+		case err := <-ended:
+			require.ErrorIs(t, err, mcp.ErrClosed)
+		case <-wait.Done():
+			t.Fatal("the call did not end with Close")
+		}
+		assert.Equal(t, 0, s.Tasks.Cancels(), "after Close the task runs on, for AwaitTask")
+		status, _, ok := s.Tasks.Status(id)
+		require.True(t, ok)
+		assert.Equal(t, mcp.TaskWorking, status)
+	})
+}
