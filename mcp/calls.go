@@ -136,6 +136,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 		}
 	}
 	r.replay = c.opts.TrustToolHints && hints.Idempotent()
+	r.callTimeout = tasking != TaskNever
 	defer c.withProgress(r, p)()
 	res, err := callWithInput[callToolWire](ctx, c, r, p)
 	var rpc *RPCError

@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -68,4 +69,36 @@ func TestTaskCallEndsWithClose(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, mcp.TaskWorking, status)
 	})
+}
+
+// A caller's deadline long enough for a task (the agent's TaskTimeout)
+// does not lift the call timeout from the request itself: a 2026-07-28
+// server that answers a call of a tool that may run as a task plainly,
+// and hangs, is given up after Options.CallTimeout, as with tasks off.
+func TestTaskCapableCallKeepsTheCallTimeout(t *testing.T) {
+	hang := mcptest.Tool{Def: []byte(`{"name":"hang","inputSchema":{"type":"object"}}`),
+		Call: func(ctx context.Context, _ json.RawMessage, _ func(string, any)) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tasks: &mcptest.Tasks{}, Tools: []mcptest.Tool{hang}}
+	c := connect(t, start(t, s), &mcp.Options{Tasks: mcp.TasksWhenRequired, CallTimeout: 100 * time.Millisecond})
+	tools, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	require.Len(t, tools, 1)
+	require.Equal(t, mcp.TaskMaybe, c.TaskUse(tools[0]))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "hang", nil)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call outlived its call timeout")
+	}
 }
