@@ -51,11 +51,11 @@ type Options struct {
 	ProtocolVersion string
 	// ConnectTimeout bounds Connect: era detection and the handshake.
 	ConnectTimeout time.Duration
-	// CallTimeout bounds each call that has no earlier deadline, and the
-	// tools/call of a tool that may run as a task (Client.TaskUse) even
-	// under a later one: the caller's deadline is then the task's, and
-	// the request that creates the task, or the plain call the server
-	// may answer instead, stays bounded as any call.
+	// CallTimeout bounds each call that has no earlier deadline, and a
+	// tools/call that may become a task (Client.TaskUse) even under a
+	// later one: the caller's deadline is then the task's, and the
+	// request that creates the task, or the plain call the server may
+	// answer instead, stays bounded as any call.
 	CallTimeout time.Duration
 	// MaxMessageSize bounds one incoming message, in bytes.
 	MaxMessageSize int64
