@@ -82,23 +82,27 @@ func TestTaskCapableCallKeepsTheCallTimeout(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tasks: &mcptest.Tasks{}, Tools: []mcptest.Tool{hang}}
-	c := connect(t, start(t, s), &mcp.Options{Tasks: mcp.TasksWhenRequired, CallTimeout: 100 * time.Millisecond})
-	tools, err := c.ListTools(context.Background())
-	require.NoError(t, err)
-	require.Len(t, tools, 1)
-	require.Equal(t, mcp.TaskMaybe, c.TaskUse(tools[0]))
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-	defer cancel()
-	ended := make(chan error, 1)
-	go func() {
-		_, err := c.CallTool(ctx, "hang", nil)
-		ended <- err
-	}()
-	select {
-	case err := <-ended:
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call outlived its call timeout")
+	url := start(t, s)
+	for _, listed := range []bool{true, false} {
+		c := connect(t, url, &mcp.Options{Tasks: mcp.TasksWhenRequired, CallTimeout: 100 * time.Millisecond})
+		if listed {
+			tools, err := c.ListTools(context.Background())
+			require.NoError(t, err)
+			require.Len(t, tools, 1)
+			require.Equal(t, mcp.TaskMaybe, c.TaskUse(tools[0]))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		ended := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(ctx, "hang", nil)
+			ended <- err
+		}()
+		select {
+		case err := <-ended:
+			require.ErrorIs(t, err, context.DeadlineExceeded, "listed %v", listed)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the call outlived its call timeout (listed %v)", listed)
+		}
+		cancel()
 	}
 }
