@@ -451,16 +451,14 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 // pause waits d between two polls, or until ctx ends or the client is
 // closed (ErrClosed), whichever is first.
 func (t *taskCall) pause(ctx context.Context, d time.Duration) error {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.c.life.Done():
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(t.c.life, stop)()
+	err := sleep(ctx, d)
+	if err != nil && t.c.life.Err() != nil {
 		return ErrClosed
 	}
+	return err
 }
 
 // wait is the pause before the next poll, never past the ttl by much.
