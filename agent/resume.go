@@ -299,7 +299,7 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 	}
 	var allowed []*call
 	for i, p := range st.Pending {
-		if c := calls[i]; r.settle(c, p, decisions[p.ID]) {
+		if c := calls[i]; r.settle(ctx, c, p, decisions[p.ID]) {
 			allowed = append(allowed, c)
 		}
 	}
@@ -324,7 +324,7 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 
 // settle applies the host's decision d about the pending call c and
 // reports whether c is to run; else its tool message is set.
-func (r *run) settle(c *call, p PendingCall, d permission.Decision) bool {
+func (r *run) settle(ctx context.Context, c *call, p PendingCall, d permission.Decision) bool {
 	if pa, ok := r.a.Policy.(answerer); ok {
 		// Answer may deny a call the host approved, never approve one it
 		// denied: only an approved call had its tool checked (checkTool).
@@ -333,6 +333,7 @@ func (r *run) settle(c *call, p PendingCall, d permission.Decision) bool {
 		}
 	}
 	r.ev.emit(&ApprovalDecided{Turn: c.turn, Index: c.index, Decision: d})
+	r.traceDecided(ctx, c, d, nil)
 	if !d.Allowed() {
 		r.refuse(c, StatusDenied, d.DenialMessage(c.sent.Name))
 		return false
