@@ -125,7 +125,9 @@
 //     listened to: polling alone drives the call, so no server can make
 //     the client poll faster. A task observer that falls behind gets the
 //     first 16 steps queued and the newest in place of the rest; it never
-//     holds up the call.
+//     holds up the call. A task's id may be a bearer token for its result,
+//     so the observer alone gets it: the errors and logs of a call do not
+//     quote it.
 //
 // A request is sent twice only when that cannot make it run twice. The one
 // rule, for both eras and every way a request can be lost:

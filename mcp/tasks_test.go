@@ -556,3 +556,35 @@ func TestTaskCapableCallKeepsTheCallTimeout(t *testing.T) {
 		cancel()
 	}
 }
+
+// A task's id may be a bearer token for its result: the errors of a call
+// do not quote it (they reach the model), only the observer gets it.
+func TestTaskErrorsDoNotQuoteTheTaskID(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		url, srv := taskServer(t, version,
+			taskTool("broken", "required", func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error) {
+				return nil, errors.New("disk full")
+			}),
+			taskTool("slow", "required", stuckTask))
+		c := connect(t, url, tasksOn())
+		ctx, st := observe(context.Background())
+		_, err := c.CallTool(ctx, "broken", nil)
+		require.ErrorIs(t, err, mcp.ErrTaskFailed)
+		wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		id := st.waitFor(t, wait, func(s mcp.TaskStatus) bool { return s.TaskID != "" }).TaskID
+		assert.NotContains(t, err.Error(), id)
+
+		ctx, st = observe(context.Background())
+		go func() {
+			st.waitFor(t, ctx, func(s mcp.TaskStatus) bool { return s.TaskID != "" })
+			srv.Tasks.Forget()
+		}()
+		_, err = c.CallTool(ctx, "slow", nil)
+		require.ErrorIs(t, err, mcp.ErrTaskLost)
+		st.mu.Lock()
+		id = st.all[0].TaskID
+		st.mu.Unlock()
+		assert.NotContains(t, err.Error(), id)
+	})
+}
