@@ -576,16 +576,14 @@ func (t *taskCall) step(ctx context.Context, w *taskWire, fromGet bool) (*CallTo
 	case TaskFailed:
 		if !modern {
 			// tasks/result gives the real outcome: the error, or an
-			// isError result, which stays a tool error.
+			// isError result, which stays a tool error. The error is
+			// wrapped whatever it is: the server's, or why the outcome
+			// could not be fetched.
 			res, err := t.result(ctx, false)
-			var rpc *RPCError
-			switch {
-			case err == nil:
+			if err == nil {
 				return res, true, nil
-			case errors.As(err, &rpc):
-				return nil, true, fmt.Errorf("%w: %s: %w", ErrTaskFailed, clip(w.StatusMessage, 300), err)
 			}
-			return nil, true, fmt.Errorf("%w: %s", ErrTaskFailed, clip(w.StatusMessage, 300))
+			return nil, true, fmt.Errorf("%w: %s: %w", ErrTaskFailed, clip(w.StatusMessage, 300), err)
 		}
 		if w.Error == nil {
 			if fromGet {

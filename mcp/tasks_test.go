@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
@@ -587,4 +589,26 @@ func TestTaskErrorsDoNotQuoteTheTaskID(t *testing.T) {
 		st.mu.Unlock()
 		assert.NotContains(t, err.Error(), id)
 	})
+}
+
+// A 2025-11-25 task that failed, whose outcome cannot be fetched, is an
+// ErrTaskFailed that still wraps why the fetch failed.
+func TestTaskFailedOutcomeFetchErrorIsWrapped(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tasks: &mcptest.Tasks{PollInterval: 1},
+		Tools: []mcptest.Tool{taskTool("broken", "required", func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error) {
+			return nil, errors.New("disk full")
+		})},
+		Intercept: func(w http.ResponseWriter, _ *http.Request, msg *jsonrpc.Message) bool {
+			if msg.Method != "tasks/result" {
+				return false
+			}
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return true
+		}}
+	c := connect(t, start(t, s), tasksOn())
+	_, err := c.CallTool(context.Background(), "broken", nil)
+	require.ErrorIs(t, err, mcp.ErrTaskFailed)
+	var herr *mcp.HTTPError
+	require.ErrorAs(t, err, &herr)
+	assert.Equal(t, http.StatusServiceUnavailable, herr.StatusCode)
 }
