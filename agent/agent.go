@@ -82,7 +82,8 @@ var (
 // the run for approvals (see [Agent.Resume]). A Policy that also has a
 // method Answer(permission.Request, permission.Decision)
 // permission.Decision, as *permission.Policy does, is given the decisions
-// of a Resume, and Resume acts on what it returns.
+// of a Resume, and Resume acts on what it returns, save that a call the
+// host denied stays denied.
 type Policy interface {
 	// Check decides whether the call req describes may run.
 	Check(ctx context.Context, req permission.Request) (permission.Decision, error)

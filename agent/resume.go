@@ -188,7 +188,8 @@ func (a *Agent) Resume(ctx context.Context, st *State, decisions map[string]perm
 // or whose arguments its schema now refuses, is not run, and the model is
 // told why. Each decision is passed to the Policy's Answer method, when it
 // has one (*permission.Policy does), so that an "always" answer holds for
-// the rest of the session and the audit sees every decision.
+// the rest of the session and the audit sees every decision; Answer may
+// turn an approval into a denial, never a denial into an approval.
 //
 // Resuming the same State twice runs its approved calls twice: the host
 // resumes each State once (State.ID identifies it). The run may stop
@@ -298,7 +299,7 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 	}
 	var allowed []*call
 	for i, p := range st.Pending {
-		if c := calls[i]; r.settle(c, p, decisions[p.ID]) {
+		if c := calls[i]; r.settle(ctx, c, p, decisions[p.ID]) {
 			allowed = append(allowed, c)
 		}
 	}
@@ -323,11 +324,16 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 
 // settle applies the host's decision d about the pending call c and
 // reports whether c is to run; else its tool message is set.
-func (r *run) settle(c *call, p PendingCall, d permission.Decision) bool {
+func (r *run) settle(ctx context.Context, c *call, p PendingCall, d permission.Decision) bool {
 	if pa, ok := r.a.Policy.(answerer); ok {
-		d = pa.Answer(p.Request, d)
+		// Answer may deny a call the host approved, never approve one it
+		// denied: only an approved call had its tool checked (checkTool).
+		if a := pa.Answer(p.Request, d); !a.Allowed() || d.Allowed() {
+			d = a
+		}
 	}
 	r.ev.emit(&ApprovalDecided{Turn: c.turn, Index: c.index, Decision: d})
+	r.traceDecided(ctx, c, d, nil)
 	if !d.Allowed() {
 		r.refuse(c, StatusDenied, d.DenialMessage(c.sent.Name))
 		return false

@@ -185,3 +185,33 @@ func TestTraceResume(t *testing.T) {
 	assert.Contains(t, h.lines, "mcp tools/call delete in tool 1.2")
 	assert.Equal(t, "run done answer 2 <nil> in run", h.lines[len(h.lines)-1])
 }
+
+// The decisions of a Resume reach the trace as those of a run do: each
+// pending call is reported decided, and a call that runs carries its
+// approval, not the zero (deny) Decision.
+func TestTraceResumeDecisions(t *testing.T) {
+	_, st, r := pausedFiles(t, llmtest.Turn{Text: "done"})
+	var mu sync.Mutex
+	decided, started := map[string]permission.Verdict{}, map[string]permission.Verdict{}
+	ctx := agent.WithTrace(context.Background(), &agent.Trace{
+		ToolDecided: func(_ context.Context, call *agent.ToolCallInfo) {
+			mu.Lock()
+			defer mu.Unlock()
+			decided[call.Call.ID] = call.Decision.Verdict
+		},
+		ToolStart: func(ctx context.Context, call *agent.ToolCallInfo) context.Context {
+			mu.Lock()
+			defer mu.Unlock()
+			started[call.Call.ID] = call.Decision.Verdict
+			return ctx
+		},
+	})
+	_, err := r.agent.Resume(ctx, st, map[string]permission.Decision{
+		st.Pending[0].ID: {Verdict: permission.AllowOnce}, st.Pending[1].ID: {Reason: "no"},
+	})
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, map[string]permission.Verdict{st.Pending[0].Call.ID: permission.AllowOnce, st.Pending[1].Call.ID: permission.Deny}, decided)
+	assert.Equal(t, map[string]permission.Verdict{st.Pending[0].Call.ID: permission.AllowOnce}, started)
+}

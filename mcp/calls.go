@@ -135,6 +135,10 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 		}
 	}
 	r.replay = c.opts.TrustToolHints && hints.Idempotent()
+	// A call that may become a task keeps the call timeout (see
+	// Options.CallTimeout); a 2026-07-28 server that declared tasks may
+	// make any call one, listed or not.
+	r.callTimeout = tasking != TaskNever || c.TaskUse(Tool{}) == TaskMaybe
 	defer c.withProgress(r, p)()
 	res, err := callWithInput[callToolWire](ctx, c, r, p)
 	if rpcCode(err) == CodeHeaderMismatch && c.era() == EraModern {

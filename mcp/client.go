@@ -51,7 +51,11 @@ type Options struct {
 	ProtocolVersion string
 	// ConnectTimeout bounds Connect: era detection and the handshake.
 	ConnectTimeout time.Duration
-	// CallTimeout bounds each call that has no earlier deadline.
+	// CallTimeout bounds each call that has no earlier deadline, and a
+	// tools/call that may become a task (Client.TaskUse) even under a
+	// later one: the caller's deadline is then the task's, and the
+	// request that creates the task, or the plain call the server may
+	// answer instead, stays bounded as any call.
 	CallTimeout time.Duration
 	// MaxMessageSize bounds one incoming message, in bytes.
 	MaxMessageSize int64
@@ -219,6 +223,10 @@ type outgoing struct {
 	// replay says the request may be sent again when its stream broke:
 	// it reads, or its tool is trusted to be read-only or idempotent.
 	replay bool
+	// callTimeout says Options.CallTimeout bounds the request even under
+	// an earlier deadline: a tools/call that may become a task, whose
+	// caller's deadline is meant for the whole task.
+	callTimeout bool
 }
 
 type header struct{ name, value string }
@@ -349,7 +357,7 @@ const closeTimeout = 5 * time.Second
 // progress tokens, cancellation and the legacy session rules.
 func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) {
 	var cancel context.CancelFunc
-	if _, ok := ctx.Deadline(); ok {
+	if _, ok := ctx.Deadline(); ok && !r.callTimeout {
 		ctx, cancel = context.WithCancel(ctx)
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)

@@ -103,8 +103,10 @@
 //     task is cancelled with tasks/cancel on a fresh context of 5 s, as it
 //     is when the call fails for any reason but the task's own end, its
 //     loss, or Close (after Close the task runs on, for AwaitTask);
-//   - the task's ttl: a task still running one poll after createdAt + ttl
-//     is given up ([ErrTaskExpired]);
+//   - the task's ttl: a task still running one poll after its ttl, counted
+//     on the client's clock from when the call first saw the task (the
+//     server's createdAt is not trusted to match it), is given up
+//     ([ErrTaskExpired]);
 //   - a task the server no longer knows (-32602 on tasks/get) is
 //     [ErrTaskLost]; a failed task [ErrTaskFailed], wrapping the server's
 //     [*RPCError] when there is one; a task the server cancelled
@@ -123,7 +125,9 @@
 //     listened to: polling alone drives the call, so no server can make
 //     the client poll faster. A task observer that falls behind gets the
 //     first 16 steps queued and the newest in place of the rest; it never
-//     holds up the call.
+//     holds up the call. A task's id may be a bearer token for its result,
+//     so the observer alone gets it: the errors and logs of a call do not
+//     quote it.
 //
 // A request is sent twice only when that cannot make it run twice. The one
 // rule, for both eras and every way a request can be lost:

@@ -227,7 +227,6 @@ type taskHead struct {
 	TaskID         string `json:"taskId"`
 	Status         string `json:"status"`
 	StatusMessage  string `json:"statusMessage,omitempty"`
-	CreatedAt      string `json:"createdAt,omitempty"`
 	TTL            *int64 `json:"ttl,omitempty"`
 	TTLMs          *int64 `json:"ttlMs,omitempty"`
 	PollInterval   *int64 `json:"pollInterval,omitempty"`
@@ -337,6 +336,7 @@ type taskCall struct {
 	polls    int
 	changes  int
 	interval time.Duration
+	seen     time.Time // when the task was first seen
 	expires  time.Time // zero: no ttl
 	// asked holds the input requests seen, by key (2026-07-28), as JSON.
 	asked  map[string]string
@@ -391,10 +391,10 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
 		defer cancel()
 		if cerr := t.c.CancelTask(cctx, t.id); cerr != nil {
-			t.c.log.Warn("mcp: cancelling a task failed", "task", clip(t.id, 64), "error", cerr)
+			t.c.log.Warn("mcp: cancelling a task failed", "error", cerr)
 		}
 		if cause := context.Cause(ctx); errors.Is(cause, ErrTaskTimeout) {
-			err = fmt.Errorf("%w after %v (task %s cancelled): %w", ErrTaskTimeout, t.c.opts.TaskTimeout, clip(t.id, 64), ctx.Err())
+			err = fmt.Errorf("%w after %v (task cancelled): %w", ErrTaskTimeout, t.c.opts.TaskTimeout, ctx.Err())
 		}
 	}()
 	t.interval = DefaultTaskPollInterval
@@ -414,9 +414,9 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 				return res, err
 			}
 			if !t.expires.IsZero() && time.Now().After(t.expires) {
-				return nil, fmt.Errorf("%w: task %s still %s after its ttl", ErrTaskExpired, clip(t.id, 64), t.last.Status)
+				return nil, fmt.Errorf("%w: task still %s after its ttl", ErrTaskExpired, t.last.Status)
 			}
-			if err := sleep(ctx, t.wait()); err != nil {
+			if err := t.pause(ctx, t.wait()); err != nil {
 				return nil, err
 			}
 		}
@@ -427,15 +427,15 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 			case ctx.Err() != nil:
 				return nil, ctx.Err()
 			case errors.As(err, &rpc) && rpc.Code == CodeInvalidParams:
-				return nil, fmt.Errorf("%w: task %s: %w", ErrTaskLost, clip(t.id, 64), err)
+				return nil, fmt.Errorf("%w: %w", ErrTaskLost, err)
 			case rpc != nil || errors.Is(err, ErrProtocol) || errors.Is(err, ErrClosed) || errors.Is(err, ErrAuth):
 				return nil, err
 			}
 			if failures++; failures > taskRetries {
-				return nil, fmt.Errorf("mcp: tasks/get %s failed %d times: %w", clip(t.id, 64), failures, err)
+				return nil, fmt.Errorf("mcp: tasks/get failed %d times: %w", failures, err)
 			}
 			snap = nil
-			if err := sleep(ctx, time.Duration(failures)*t.wait()); err != nil {
+			if err := t.pause(ctx, time.Duration(failures)*t.wait()); err != nil {
 				return nil, err
 			}
 			continue
@@ -446,6 +446,19 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 		}
 		snap, fromGet = next, true
 	}
+}
+
+// pause waits d between two polls, or until ctx ends or the client is
+// closed (ErrClosed), whichever is first.
+func (t *taskCall) pause(ctx context.Context, d time.Duration) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer context.AfterFunc(t.c.life, stop)()
+	err := sleep(ctx, d)
+	if err != nil && t.c.life.Err() != nil {
+		return ErrClosed
+	}
+	return err
 }
 
 // wait is the pause before the next poll, never past the ttl by much.
@@ -481,11 +494,11 @@ func (t *taskCall) get(ctx context.Context) (*taskWire, error) {
 func (t *taskCall) observe(h *taskHead) error {
 	switch {
 	case h.TaskID != t.id:
-		return fmt.Errorf("%w: asked for task %s, got %q", ErrTaskMisbehaved, clip(t.id, 64), clip(h.TaskID, 64))
+		return fmt.Errorf("%w: tasks/get answered with another task", ErrTaskMisbehaved)
 	case !knownStatus(h.Status):
-		return fmt.Errorf("%w: task %s: unknown status %q", ErrProtocol, clip(t.id, 64), clip(h.Status, 40))
+		return fmt.Errorf("%w: unknown task status %q", ErrProtocol, clip(h.Status, 40))
 	case terminal(t.last.Status) && h.Status != t.last.Status:
-		return fmt.Errorf("%w: task %s went from %s back to %s", ErrTaskMisbehaved, clip(t.id, 64), t.last.Status, clip(h.Status, 40))
+		return fmt.Errorf("%w: task went from %s back to %s", ErrTaskMisbehaved, t.last.Status, clip(h.Status, 40))
 	}
 	modern := t.c.era() == EraModern
 	ttl, poll := h.TTL, h.PollInterval
@@ -495,21 +508,22 @@ func (t *taskCall) observe(h *taskHead) error {
 	if poll != nil {
 		t.interval = min(max(time.Duration(*poll)*time.Millisecond, MinTaskPollInterval), MaxTaskPollInterval)
 	}
-	// The newest ttl counts, from creation, with one poll of slack; none
-	// (null) means no limit.
+	// The newest ttl counts, with one poll of slack, from when this call
+	// first saw the task: on the client's clock, since the server's
+	// createdAt may be off by more than the ttl. None (null) means no
+	// limit.
+	if t.seen.IsZero() {
+		t.seen = time.Now()
+	}
 	t.expires = time.Time{}
 	if ttl != nil && *ttl > 0 {
-		from := time.Now()
-		if created, err := time.Parse(time.RFC3339Nano, h.CreatedAt); err == nil && created.Before(from) {
-			from = created
-		}
-		t.expires = from.Add(time.Duration(min(*ttl, maxTTL.Milliseconds()))*time.Millisecond + t.interval)
+		t.expires = t.seen.Add(time.Duration(min(*ttl, maxTTL.Milliseconds()))*time.Millisecond + t.interval)
 	}
 	if h.Status == t.last.Status && h.StatusMessage == t.last.StatusMessage {
 		return nil
 	}
 	if t.changes++; t.changes > maxTaskChanges {
-		return fmt.Errorf("%w: task %s changed status more than %d times", ErrTaskMisbehaved, clip(t.id, 64), maxTaskChanges)
+		return fmt.Errorf("%w: task changed status more than %d times", ErrTaskMisbehaved, maxTaskChanges)
 	}
 	t.last = *h
 	t.rep.report(TaskStatus{Tool: t.tool, TaskID: t.id, Status: h.Status, Message: h.StatusMessage, Polls: t.polls})
@@ -538,9 +552,9 @@ func (t *taskCall) step(ctx context.Context, w *taskWire, fromGet bool) (*CallTo
 		if ctx.Err() != nil {
 			return nil, true, ctx.Err()
 		}
-		t.c.log.Debug("mcp: tasks/result during input_required ended; polling", "task", clip(t.id, 64), "error", err)
+		t.c.log.Debug("mcp: tasks/result during input_required ended; polling", "error", err)
 		if t.inputs++; t.inputs > maxTaskInputs {
-			return nil, true, fmt.Errorf("%w: task %s asked for input more than %d times", ErrTaskMisbehaved, clip(t.id, 64), maxTaskInputs)
+			return nil, true, fmt.Errorf("%w: task asked for input more than %d times", ErrTaskMisbehaved, maxTaskInputs)
 		}
 		return nil, false, nil
 	case TaskCompleted:
@@ -550,39 +564,37 @@ func (t *taskCall) step(ctx context.Context, w *taskWire, fromGet bool) (*CallTo
 		}
 		if len(w.Result) == 0 {
 			if fromGet {
-				return nil, true, fmt.Errorf("%w: task %s completed without a result", ErrProtocol, clip(t.id, 64))
+				return nil, true, fmt.Errorf("%w: task completed without a result", ErrProtocol)
 			}
 			return nil, false, nil // created completed: the result comes with tasks/get
 		}
 		var res callToolWire
 		if err := json.Unmarshal(w.Result, &res); err != nil {
-			return nil, true, fmt.Errorf("%w: task %s: result: %w", ErrProtocol, clip(t.id, 64), err)
+			return nil, true, fmt.Errorf("%w: the task's result: %w", ErrProtocol, err)
 		}
 		return &res.CallToolResult, true, nil
 	case TaskFailed:
 		if !modern {
 			// tasks/result gives the real outcome: the error, or an
-			// isError result, which stays a tool error.
+			// isError result, which stays a tool error. The error is
+			// wrapped whatever it is: the server's, or why the outcome
+			// could not be fetched.
 			res, err := t.result(ctx, false)
-			var rpc *RPCError
-			switch {
-			case err == nil:
+			if err == nil {
 				return res, true, nil
-			case errors.As(err, &rpc):
-				return nil, true, fmt.Errorf("%w: task %s: %s: %w", ErrTaskFailed, clip(t.id, 64), clip(w.StatusMessage, 300), err)
 			}
-			return nil, true, fmt.Errorf("%w: task %s: %s", ErrTaskFailed, clip(t.id, 64), clip(w.StatusMessage, 300))
+			return nil, true, fmt.Errorf("%w: %s: %w", ErrTaskFailed, clip(w.StatusMessage, 300), err)
 		}
 		if w.Error == nil {
 			if fromGet {
-				return nil, true, fmt.Errorf("%w: task %s: %s", ErrTaskFailed, clip(t.id, 64), clip(w.StatusMessage, 300))
+				return nil, true, fmt.Errorf("%w: %s", ErrTaskFailed, clip(w.StatusMessage, 300))
 			}
 			return nil, false, nil
 		}
 		rpc := &RPCError{Method: "tools/call", Code: w.Error.Code, Message: w.Error.Message, Data: w.Error.Data}
-		return nil, true, fmt.Errorf("%w: task %s: %w", ErrTaskFailed, clip(t.id, 64), rpc)
+		return nil, true, fmt.Errorf("%w: %w", ErrTaskFailed, rpc)
 	default: // cancelled
-		return nil, true, fmt.Errorf("%w: task %s: %s", ErrTaskCancelled, clip(t.id, 64), clip(w.StatusMessage, 300))
+		return nil, true, fmt.Errorf("%w: %s", ErrTaskCancelled, clip(w.StatusMessage, 300))
 	}
 }
 
@@ -617,23 +629,23 @@ func (t *taskCall) answer(ctx context.Context, reqs map[string]inputRequest) err
 		id := req.Method + " " + string(bytes.TrimSpace(req.Params))
 		if prev, ok := t.asked[key]; ok {
 			if prev != id {
-				return fmt.Errorf("%w: task %s reused input key %q for another request", ErrTaskMisbehaved, clip(t.id, 64), clip(key, 64))
+				return fmt.Errorf("%w: task reused input key %q for another request", ErrTaskMisbehaved, clip(key, 64))
 			}
 			continue
 		}
 		if t.inputs++; t.inputs > maxTaskInputs {
-			return fmt.Errorf("%w: task %s asked for input more than %d times", ErrTaskMisbehaved, clip(t.id, 64), maxTaskInputs)
+			return fmt.Errorf("%w: task asked for input more than %d times", ErrTaskMisbehaved, maxTaskInputs)
 		}
 		res, err := t.c.input(ctx, req.Method, req.Params)
 		if errors.Is(err, ErrInputRequired) && req.Method == "elicitation/create" {
 			res, err = &ElicitResult{Action: "cancel"}, nil
 		}
 		if err != nil {
-			return fmt.Errorf("mcp: task %s: input %q (%s): %w", clip(t.id, 64), clip(key, 64), clip(req.Method, 40), err)
+			return fmt.Errorf("mcp: task input %q (%s): %w", clip(key, 64), clip(req.Method, 40), err)
 		}
 		b, err := json.Marshal(res)
 		if err != nil {
-			return fmt.Errorf("mcp: task %s: input %q: %w", clip(t.id, 64), clip(key, 64), err)
+			return fmt.Errorf("mcp: task input %q: %w", clip(key, 64), err)
 		}
 		responses[key] = b
 	}
@@ -644,7 +656,7 @@ func (t *taskCall) answer(ctx context.Context, reqs map[string]inputRequest) err
 	defer cancel()
 	var ack complete
 	if err := t.c.call(uctx, t.c.request("tasks/update", t.id, &taskUpdateParams{TaskID: t.id, InputResponses: responses}), &ack); err != nil {
-		return fmt.Errorf("mcp: task %s: tasks/update: %w", clip(t.id, 64), err)
+		return fmt.Errorf("mcp: tasks/update: %w", err)
 	}
 	for key, req := range reqs {
 		if _, ok := responses[key]; ok {

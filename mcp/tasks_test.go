@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
@@ -461,4 +463,152 @@ func TestTaskStatusNotificationFloodCrowdsOutNothing(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the last log message was crowded out")
 	}
+}
+
+// A server whose clock is an hour behind gives a createdAt an hour old:
+// the task's ttl is counted on the client's clock, so the task is not
+// given up at once.
+func TestTaskTTLIgnoresTheServersClock(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		release := make(chan struct{})
+		s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: 1, TTL: time.Minute},
+			Tools: []mcptest.Tool{taskTool("research", "required", releasedTask(release, "the report"))}}
+		url := start(t, s)
+		behind := func(task map[string]any) {
+			task["createdAt"] = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+		}
+		s.Tasks.RewriteCreated = behind
+		s.Tasks.Rewrite = func(poll int, task map[string]any) {
+			behind(task)
+			if poll == 1 {
+				close(release)
+			}
+		}
+		c := connect(t, url, tasksOn())
+		res, err := c.CallTool(context.Background(), "research", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "the report", res.Text())
+	})
+}
+
+// Close ends a task-backed call waiting between two polls at once, not
+// at the next poll (up to MaxTaskPollInterval later), and leaves the task
+// running for AwaitTask.
+func TestTaskCallEndsWithClose(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: time.Hour},
+			Tools: []mcptest.Tool{taskTool("slow", "required", stuckTask)}}
+		url := start(t, s)
+		c := connect(t, url, tasksOn())
+		ctx, st := observe(context.Background())
+		ended := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(ctx, "slow", nil)
+			ended <- err
+		}()
+		wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		id := st.waitFor(t, wait, func(s mcp.TaskStatus) bool { return s.TaskID != "" }).TaskID
+		require.NoError(t, c.Close())
+		select {
+		case err := <-ended:
+			require.ErrorIs(t, err, mcp.ErrClosed)
+		case <-wait.Done():
+			t.Fatal("the call did not end with Close")
+		}
+		assert.Equal(t, 0, s.Tasks.Cancels(), "after Close the task runs on, for AwaitTask")
+		status, _, ok := s.Tasks.Status(id)
+		require.True(t, ok)
+		assert.Equal(t, mcp.TaskWorking, status)
+	})
+}
+
+// A caller's deadline long enough for a task (the agent's TaskTimeout)
+// does not lift the call timeout from the request itself: a 2026-07-28
+// server that answers a call of a tool that may run as a task plainly,
+// and hangs, is given up after Options.CallTimeout, as with tasks off.
+func TestTaskCapableCallKeepsTheCallTimeout(t *testing.T) {
+	hang := mcptest.Tool{Def: []byte(`{"name":"hang","inputSchema":{"type":"object"}}`),
+		Call: func(ctx context.Context, _ json.RawMessage, _ func(string, any)) (any, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tasks: &mcptest.Tasks{}, Tools: []mcptest.Tool{hang}}
+	url := start(t, s)
+	for _, listed := range []bool{true, false} {
+		c := connect(t, url, &mcp.Options{Tasks: mcp.TasksWhenRequired, CallTimeout: 100 * time.Millisecond})
+		if listed {
+			tools, err := c.ListTools(context.Background())
+			require.NoError(t, err)
+			require.Len(t, tools, 1)
+			require.Equal(t, mcp.TaskMaybe, c.TaskUse(tools[0]))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		ended := make(chan error, 1)
+		go func() {
+			_, err := c.CallTool(ctx, "hang", nil)
+			ended <- err
+		}()
+		select {
+		case err := <-ended:
+			require.ErrorIs(t, err, context.DeadlineExceeded, "listed %v", listed)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the call outlived its call timeout (listed %v)", listed)
+		}
+		cancel()
+	}
+}
+
+// A task's id may be a bearer token for its result: the errors of a call
+// do not quote it (they reach the model), only the observer gets it.
+func TestTaskErrorsDoNotQuoteTheTaskID(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		url, srv := taskServer(t, version,
+			taskTool("broken", "required", func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error) {
+				return nil, errors.New("disk full")
+			}),
+			taskTool("slow", "required", stuckTask))
+		c := connect(t, url, tasksOn())
+		ctx, st := observe(context.Background())
+		_, err := c.CallTool(ctx, "broken", nil)
+		require.ErrorIs(t, err, mcp.ErrTaskFailed)
+		wait, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		id := st.waitFor(t, wait, func(s mcp.TaskStatus) bool { return s.TaskID != "" }).TaskID
+		assert.NotContains(t, err.Error(), id)
+
+		ctx, st = observe(context.Background())
+		go func() {
+			st.waitFor(t, ctx, func(s mcp.TaskStatus) bool { return s.TaskID != "" })
+			srv.Tasks.Forget()
+		}()
+		_, err = c.CallTool(ctx, "slow", nil)
+		require.ErrorIs(t, err, mcp.ErrTaskLost)
+		st.mu.Lock()
+		id = st.all[0].TaskID
+		st.mu.Unlock()
+		assert.NotContains(t, err.Error(), id)
+	})
+}
+
+// A 2025-11-25 task that failed, whose outcome cannot be fetched, is an
+// ErrTaskFailed that still wraps why the fetch failed.
+func TestTaskFailedOutcomeFetchErrorIsWrapped(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tasks: &mcptest.Tasks{PollInterval: 1},
+		Tools: []mcptest.Tool{taskTool("broken", "required", func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error) {
+			return nil, errors.New("disk full")
+		})},
+		Intercept: func(w http.ResponseWriter, _ *http.Request, msg *jsonrpc.Message) bool {
+			if msg.Method != "tasks/result" {
+				return false
+			}
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return true
+		}}
+	c := connect(t, start(t, s), tasksOn())
+	_, err := c.CallTool(context.Background(), "broken", nil)
+	require.ErrorIs(t, err, mcp.ErrTaskFailed)
+	var herr *mcp.HTTPError
+	require.ErrorAs(t, err, &herr)
+	assert.Equal(t, http.StatusServiceUnavailable, herr.StatusCode)
 }

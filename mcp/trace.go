@@ -44,7 +44,8 @@ type ClientTrace struct {
 	// when there is one. They are sent in the request's params._meta, the
 	// place the MCP specification reserves for them, so that the server's
 	// spans join the host's trace. A traceparent that is not of the W3C
-	// form (version 00) is not sent.
+	// form (version 00), or whose trace or parent id is all zeros, is not
+	// sent.
 	TraceContext func(ctx context.Context) (traceparent, tracestate string)
 
 	// DiscoverStart is called when a Toolset begins to connect to a
@@ -304,9 +305,11 @@ func (c *Client) tracedRoundTrip(ctx context.Context, r *outgoing, result any) (
 }
 
 // validTraceparent reports a W3C traceparent of version 00:
-// 00-<32 hex>-<16 hex>-<2 hex>.
+// 00-<32 hex>-<16 hex>-<2 hex>, lower case, with neither id all zeros
+// (which W3C Trace Context makes invalid).
 func validTraceparent(s string) bool {
-	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
+	const noTrace, noParent = "00000000000000000000000000000000", "0000000000000000"
+	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' || s[3:35] == noTrace || s[36:52] == noParent {
 		return false
 	}
 	for i := 3; i < 55; i++ {

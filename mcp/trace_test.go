@@ -159,13 +159,15 @@ func TestTraceContextInvalidNotSent(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
 	c := connect(t, start(t, s), nil)
 	for _, bad := range []string{"", "garbage", "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-		"00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01", `00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333"-01`} {
+		"00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01", `00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333"-01`,
+		// All zeros is no trace id, no parent id (W3C Trace Context §3.2.2.3, §3.2.2.4).
+		"00-00000000000000000000000000000000-b7ad6b7169203331-01", "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01"} {
 		rec := &recorder{parent: bad}
 		_, err := c.CallTool(mcp.WithTrace(context.Background(), rec.trace()), "echo", nil)
 		require.NoError(t, err)
 	}
 	_, metas := sentMeta(t, s, "tools/call")
-	require.Len(t, metas, 5)
+	require.Len(t, metas, 7)
 	for _, m := range metas {
 		assert.NotContains(t, m, "traceparent")
 		assert.NotContains(t, m, "tracestate")
