@@ -61,6 +61,38 @@ func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
 	}
 }
 
+// A notification or request that carries a result member (which JSON-RPC
+// does not give them) leaves nothing in the caller's result either.
+func TestNonResponseResultDoesNotLeakIntoResult(t *testing.T) {
+	for name, stray := range map[string]string{
+		"notification": `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"},"result":{"isError":true,"structuredContent":{"leak":1}}}`,
+		"request":      `{"jsonrpc":"2.0","id":"r1","method":"ping","result":{"isError":true,"structuredContent":{"leak":1}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				m := readMsg(r)
+				switch m.Method {
+				case "server/discover":
+					jsonReply(w, m.ID, discoverOK)
+				case "tools/call":
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprintf(w, "data: %s\n\n", stray)
+					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"mine\"}]}}\n\n", m.ID)
+				}
+			}))
+			defer srv.Close()
+			c := connect(t, srv.URL, nil)
+			res, err := c.CallTool(context.Background(), "t", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError || res.StructuredContent != nil || res.Text() != "mine" {
+				t.Fatalf("a %s's result leaked into the call's: isError=%v structured=%s text=%q", name, res.IsError, res.StructuredContent, res.Text())
+			}
+		})
+	}
+}
+
 // Client.Close ends the HTTP calls in flight at once.
 func TestCloseEndsCallsInFlight(t *testing.T) {
 	release := make(chan struct{})

@@ -456,15 +456,18 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			}
 			return true, fmt.Errorf("%w: %s: malformed event: %w", ErrProtocol, r.method, err)
 		}
+		mine := msg.IsResponse() && bytes.Equal(msg.ID, want)
+		if !mine {
+			// Decoded in place for speed: undo what it wrote, the result
+			// of another request's response or a result member that a
+			// notification or request should not have.
+			reflect.ValueOf(result).Elem().SetZero()
+		}
 		switch {
-		case msg.IsResponse():
-			if !bytes.Equal(msg.ID, want) {
-				// Decoded in place for speed: undo what it wrote.
-				reflect.ValueOf(result).Elem().SetZero()
-				h.c.log.Debug("mcp: response to another request ignored", "id", msg.ID.String())
-				continue
-			}
+		case mine:
 			return true, h.reply(r.method, &msg)
+		case msg.IsResponse():
+			h.c.log.Debug("mcp: response to another request ignored", "id", msg.ID.String())
 		case msg.IsNotification():
 			if msg.Method == "notifications/subscriptions/acknowledged" {
 				h.c.inForce()
