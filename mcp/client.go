@@ -57,7 +57,11 @@ type Options struct {
 	// request that creates the task, or the plain call the server may
 	// answer instead, stays bounded as any call.
 	CallTimeout time.Duration
-	// MaxMessageSize bounds one incoming message, in bytes.
+	// MaxMessageSize bounds one incoming message, in bytes
+	// (DefaultMaxMessageSize when zero): a JSON body, a stdio line, or an
+	// SSE event, whose count includes its framing (the "data: " prefixes,
+	// id and event lines, line endings). A bigger one is refused with
+	// ErrTooLarge.
 	MaxMessageSize int64
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
