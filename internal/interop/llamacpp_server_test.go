@@ -119,7 +119,14 @@ type rawChunk struct {
 // the chunks of the stream, up to "[DONE]".
 func postRaw(t *testing.T, base, body string) []rawChunk {
 	t.Helper()
-	resp, err := http.Post(base+"/chat/completions", "application/json", strings.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, base+"/chat/completions", strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	// llama-server closes its connection after each stream though it says
+	// Keep-Alive, and a POST that meets the closed connection is not sent
+	// again by net/http: one connection per request.
+	req.Close = true
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
