@@ -1,10 +1,12 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -526,6 +528,68 @@ func TestCancelSlowCall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cutOnCancel answers every tools/call with an SSE stream that breaks, with
+// no event id to resume from, the moment the request's context ends: what
+// net/http does to a body when its request is cancelled. The other
+// requests go to the server.
+type cutOnCancel struct{ started chan struct{} }
+
+func (c cutOnCancel) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil {
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Contains(body, []byte(`"tools/call"`)) {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		return http.DefaultTransport.RoundTrip(req)
+	}
+	c.started <- struct{}{}
+	return &http.Response{
+		StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:  http.Header{"Content-Type": {"text/event-stream"}},
+		Body:    io.NopCloser(cutReader{req.Context()}),
+		Request: req,
+	}, nil
+}
+
+// cutReader blocks until ctx ends, then fails.
+type cutReader struct{ ctx context.Context }
+
+func (r cutReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, io.ErrUnexpectedEOF
+}
+
+// A legacy call whose stream breaks because its context ended is a
+// cancelled call, never a broken stream: it returns the context's error
+// and tells the server. The stream's end races the context's own
+// propagation, so the test runs it many times.
+func TestCancelRacesTheBrokenStream(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true}
+	rt := cutOnCancel{started: make(chan struct{})}
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: start(t, s), HTTPClient: &http.Client{Transport: rt}}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	const calls = 200
+	for range calls {
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-rt.started; cancel() }()
+		_, err := c.CallTool(ctx, "slow", nil)
+		require.ErrorIs(t, err, context.Canceled)
+		require.NotErrorIs(t, err, mcp.ErrStreamBroken)
+	}
+	cancelled := 0
+	for _, r := range s.Requests() {
+		if r.Method == "notifications/cancelled" {
+			cancelled++
+		}
+	}
+	assert.Equal(t, calls, cancelled, "a cancellation sent for each call")
 }
 
 func TestAuthTokenFromEnvironment(t *testing.T) {

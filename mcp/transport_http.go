@@ -116,11 +116,14 @@ func (h *httpConn) probeTimeout() time.Duration { return 0 }
 func (h *httpConn) roundTrip(ctx context.Context, r *outgoing, result any) error {
 	for reissue := 0; ; reissue++ {
 		err := h.post(ctx, r, result)
+		if err != nil && ctx.Err() != nil {
+			// Whatever the stream did, the caller gave up first: net/http
+			// closes the body on the context's end, and the read may fail
+			// before readStream sees its own, derived context end.
+			h.cancelled(r)
+			return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
+		}
 		if !errors.Is(err, errReissue) {
-			if err != nil && ctx.Err() != nil {
-				h.cancelled(r)
-				return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
-			}
 			return err
 		}
 		if !r.replay || reissue >= maxReissues {
