@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -66,15 +67,54 @@ func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
 	}
 }
 
-// Client.Close ends the HTTP calls in flight at once.
-func TestCloseEndsCallsInFlight(t *testing.T) {
-	release := make(chan struct{})
+// A stray message whose result does not fit the call's result type (a
+// response to another request, a notification with a result member) is
+// skipped like any stray; the call's own response that does not fit is a
+// protocol error.
+func TestStrayResultOfAnotherShape(t *testing.T) {
+	mine := `{"content":[{"type":"text","text":"mine"}]}`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := readMsg(r)
 		switch m.Method {
 		case "server/discover":
 			jsonReply(w, m.ID, discoverOK)
 		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":999999,\"result\":\"a string\"}\n\n")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":999998,\"result\":{\"content\":7,\"isError\":\"yes\"}}\n\n")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"},\"result\":[1]}\n\n")
+			result := mine
+			if strings.Contains(string(m.Params), "unfit") {
+				result = `{"content":"not a list"}`
+			}
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", m.ID, result)
+		}
+	}))
+	defer srv.Close()
+	c := connect(t, srv.URL, nil)
+	res, err := c.CallTool(context.Background(), "fit", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || res.Text() != "mine" {
+		t.Fatalf("isError=%v text=%q, want the call's own result", res.IsError, res.Text())
+	}
+	_, err = c.CallTool(context.Background(), "unfit", nil)
+	if !errors.Is(err, mcp.ErrProtocol) {
+		t.Fatalf("the call's own response of the wrong shape: %v, want ErrProtocol", err)
+	}
+}
+
+// Client.Close ends the HTTP calls in flight at once.
+func TestCloseEndsCallsInFlight(t *testing.T) {
+	release, started := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			jsonReply(w, m.ID, discoverOK)
+		case "tools/call":
+			close(started)
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -90,7 +130,7 @@ func TestCloseEndsCallsInFlight(t *testing.T) {
 	}
 	done := make(chan time.Time, 1)
 	go func() { _, _ = c.CallTool(context.Background(), "slow", nil); done <- time.Now() }()
-	time.Sleep(200 * time.Millisecond)
+	<-started // the call is in flight
 	closed := time.Now()
 	_ = c.Close()
 	end := <-done

@@ -453,13 +453,14 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			continue // a priming event: only its id and retry matter
 		}
 		msg := jsonrpc.Message{Result: result}
-		if err := json.Unmarshal(stringBytes(ev.Data), &msg); err != nil || msg.Check() != nil {
-			if err == nil {
-				err = msg.Check()
-			}
-			return true, fmt.Errorf("%w: %s: malformed event: %w", ErrProtocol, r.method, err)
+		err := json.Unmarshal(stringBytes(ev.Data), &msg)
+		if err == nil {
+			err = msg.Check()
 		}
 		mine := msg.IsResponse() && bytes.Equal(msg.ID, want)
+		if err != nil && (mine || !strayResult(err) || msg.Check() != nil) {
+			return true, fmt.Errorf("%w: %s: malformed event: %w", ErrProtocol, r.method, err)
+		}
 		if !mine {
 			// Decoded in place for speed: undo what it wrote, the result
 			// of another request's response or a result member that a
@@ -483,6 +484,16 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 		}
 	}
 	return false, nil
+}
+
+// strayResult reports whether err, from decoding an event of a call's
+// stream, is only that its result does not fit the call's result type:
+// for another request's response, or a message that should have no
+// result, that is no fault of the stream, and the event is skipped as if
+// it fitted. (encoding/json decodes the rest of the message all the same.)
+func strayResult(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te) && (te.Field == "result" || strings.HasPrefix(te.Field, "result."))
 }
 
 // resume reopens a legacy stream with GET and Last-Event-ID.
