@@ -142,11 +142,12 @@ func TestCloseEndsCallsInFlight(t *testing.T) {
 // A fallback to HTTP+SSE whose initialize fails closes its GET stream.
 func TestFailedHTTPSSEFallbackClosesItsStream(t *testing.T) {
 	var getOpen atomic.Int32
+	getClosed := make(chan struct{}, 8)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodGet && r.URL.Path == "/sse":
 			getOpen.Add(1)
-			defer getOpen.Add(-1)
+			defer func() { getOpen.Add(-1); getClosed <- struct{}{} }()
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, "event: endpoint\ndata: /msg\n\n")
 			w.(http.Flusher).Flush()
@@ -165,9 +166,13 @@ func TestFailedHTTPSSEFallbackClosesItsStream(t *testing.T) {
 	if err == nil {
 		t.Fatal("expected Connect to fail")
 	}
-	time.Sleep(500 * time.Millisecond)
-	if n := getOpen.Load(); n != 0 {
-		t.Fatalf("Connect failed (%v) but %d HTTP+SSE GET stream(s) are still open", err, n)
+	deadline := time.After(5 * time.Second)
+	for getOpen.Load() != 0 {
+		select {
+		case <-getClosed:
+		case <-deadline:
+			t.Fatalf("Connect failed (%v) but %d HTTP+SSE GET stream(s) are still open 5 s later", err, getOpen.Load())
+		}
 	}
 }
 
@@ -224,9 +229,13 @@ func (e *expiringServer) expire() {
 const initializeResult = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"l","version":"1"}}`
 
 func TestReinitializeDoesNotBlockClose(t *testing.T) {
+	reinit, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	defer close(release)
 	e := newExpiringServer(t, func(w http.ResponseWriter, id json.RawMessage, expired bool) {
-		if expired {
-			time.Sleep(1500 * time.Millisecond) // slow re-initialize
+		if expired { // a re-initialize that does not end before the test
+			once.Do(func() { close(reinit) })
+			<-release
 		}
 		jsonReply(w, id, initializeResult)
 	})
@@ -235,12 +244,18 @@ func TestReinitializeDoesNotBlockClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.expire()
-	go func() { _, _ = c.ListTools(context.Background()) }()
-	time.Sleep(300 * time.Millisecond) // the re-initialize is under way
+	listed := make(chan struct{})
+	go func() { _, _ = c.ListTools(context.Background()); close(listed) }()
+	<-reinit // the re-initialize is under way
 	start := time.Now()
 	_ = c.Close()
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("Close blocked %v behind a re-initialize", d.Round(time.Millisecond))
+	}
+	select {
+	case <-listed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call that re-initializes did not end with Close")
 	}
 }
 
