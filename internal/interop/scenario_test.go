@@ -14,17 +14,19 @@ import (
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
-// Bounds of the scenario. A slow machine (2 shared cores, -race) stays well
-// inside them; a hang fails instead of blocking the run.
+// Bounds of the scenario. A slow machine (2 shared cores, -race, CI's
+// other steps) stays well inside them; a hang fails instead of blocking
+// the run. The slow calls run 10 s or more, so the bounds still tell a
+// client that waits for the call's end from one that does not.
 const (
 	stepTimeout = 20 * time.Second
 	// cancelReturn is how soon a cancelled call must return.
-	cancelReturn = 2 * time.Second
+	cancelReturn = 5 * time.Second
 	// progressLatency is how soon the first progress notification of the
 	// slow call must reach the client. The servers send one every
 	// scenario.slowStep (≤ 100 ms), so a client that holds notifications
 	// back until the stream ends or a buffer fills misses it.
-	progressLatency = time.Second
+	progressLatency = 3 * time.Second
 )
 
 // scenario is what one server offers, and so what the shared interop
