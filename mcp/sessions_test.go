@@ -183,6 +183,56 @@ func TestUnsupportedVersionAfterDiscoverFallsBack(t *testing.T) {
 	assert.Equal(t, 1, methodCount(s, "initialize"), "fell back once, stayed legacy")
 }
 
+// roundTripper is an http.RoundTripper in a function.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A fall back to legacy ends the modern listen stream the server had
+// accepted, and the legacy session opens its GET stream in its place.
+func TestFallBackEndsTheModernListenStream(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern, mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+	listenEnded, getOpened := make(chan struct{}), make(chan struct{}, 4)
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method == "server/discover" || r.Header.Get("Mcp-Protocol-Version") != mcptest.Modern {
+			return false
+		}
+		if msg.Method == "subscriptions/listen" { // accepted, and held open
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{}}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			close(listenEnded)
+			return true
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2025-11-25"],"requested":"2026-07-28"}}}`, msg.ID)
+		return true
+	}
+	// mcptest has no GET stream (405): the client's attempt is what counts.
+	gets := roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodGet {
+			getOpened <- struct{}{}
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: start(t, s), HTTPClient: &http.Client{Transport: gets}}, &mcp.Options{OnToolsChanged: func() {}})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Equal(t, mcp.EraModern, c.Era())
+	_, err = c.ListTools(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, mcp.EraLegacy, c.Era())
+	for name, ch := range map[string]<-chan struct{}{"the modern listen stream ended": listenEnded, "the legacy GET stream opened": getOpened} {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("after the fall back, not so: %s", name)
+		}
+	}
+}
+
 // A tool that changes after the first listing but before the server
 // acknowledged subscriptions/listen is noticed: the acknowledgement makes
 // the client re-fetch.

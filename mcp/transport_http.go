@@ -68,9 +68,12 @@ type httpConn struct {
 	// session rather than per request.
 	sessionHdr []string
 
-	// The legacy GET stream, for server messages outside any request.
+	// The server stream, for server messages outside any request: the
+	// legacy GET stream or the modern subscriptions/listen one. None
+	// starts once closed is set.
 	stopListen context.CancelFunc
 	listenDone chan struct{}
+	closed     bool
 	elsewhere  map[int64]elsewhere // legacy calls reading a response stream
 	sent       []string            // the Credentials' recent tokens, for redaction
 }
@@ -104,10 +107,23 @@ func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
 
 func (h *httpConn) setProtocol(era Era, version string) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	fellBack := h.modern && era == EraLegacy
 	h.modern, h.version = era == EraModern, version
 	if era == EraLegacy && version == "" {
 		h.session, h.sessionHdr = "", nil
+	}
+	stop, done := h.stopListen, h.listenDone
+	if fellBack && !h.closed {
+		// The modern listen stream has no place in a legacy session: it
+		// ends, and the session's GET stream may take its place.
+		h.stopListen, h.listenDone = nil, nil
+	} else {
+		stop = nil
+	}
+	h.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
 	}
 }
 
@@ -652,7 +668,7 @@ func (h *httpConn) subscribe(meta json.RawMessage) {
 func (h *httpConn) background(run func(context.Context)) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.stopListen != nil {
+	if h.stopListen != nil || h.closed {
 		return false
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -816,6 +832,7 @@ func (h *httpConn) close(ctx context.Context) error {
 		h.closeIdle()
 	}()
 	h.mu.Lock()
+	h.closed = true
 	session, stop, done := h.session, h.stopListen, h.listenDone
 	h.mu.Unlock()
 	if stop != nil {
