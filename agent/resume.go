@@ -195,7 +195,10 @@ func (a *Agent) Resume(ctx context.Context, st *State, decisions map[string]perm
 // resumes each State once (State.ID identifies it). The run may stop
 // again for approvals, with a new State. A done ctx ends Resume before
 // any call runs, with Stop StopCanceled and Result.Pending st, which can
-// be resumed later. Events and errors are those of RunStream; the events
+// be resumed later. A ctx done once the approved calls started ends it as
+// it ends a run: Stop StopCanceled, Result.Pending nil, and
+// Result.Messages with every call's outcome (a call cut short says so),
+// from which a new run can carry on; st must not be resumed again. Events and errors are those of RunStream; the events
 // of the pending calls, which carry their turn, start at ApprovalDecided.
 func (a *Agent) ResumeStream(ctx context.Context, st *State, decisions map[string]permission.Decision, onEvent func(Event)) (Result, error) {
 	if err := checkState(st, decisions); err != nil {

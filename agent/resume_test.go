@@ -338,6 +338,33 @@ func TestResumeCanceled(t *testing.T) {
 	assert.Len(t, toolCalls(mcp), 3)
 }
 
+// A ctx done while an approved call runs ends Resume as it ends a run: no
+// State to resume again, and the conversation says the call was cut short
+// (it no longer waits for approval), so a new run can carry on from it.
+func TestResumeCanceledWhileACallRuns(t *testing.T) {
+	started := make(chan struct{})
+	_, srv := startMCP(t, "files", mcpTool(`{"name":"write","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}`,
+		func(ctx context.Context, _ map[string]any) (string, bool) {
+			close(started)
+			<-ctx.Done()
+			return "cut", true
+		}))
+	_, st := pause(t, srv, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "files_write", Arguments: `{"path":"b"}`}}})
+	r := newResumer(t, srv, llmtest.Turn{Text: "never asked"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { <-started; cancel() }()
+	res, err := r.agent.Resume(ctx, st, allowEvery(st))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, agent.StopCanceled, res.Stop)
+	assert.Nil(t, res.Pending)
+	last := res.Messages[len(res.Messages)-1]
+	assert.Equal(t, "c1", last.ToolCallID)
+	assert.NotContains(t, last.Content, "waiting for the user's approval")
+	assert.Contains(t, last.Content, "was interrupted: the run was cancelled")
+	assert.Empty(t, r.llm.Requests(), "the model is not called after the cancel")
+}
+
 // A resumed run may stop for approvals again, with a new State; the
 // limits count every turn since the first run.
 func TestResumePausesAgain(t *testing.T) {
