@@ -37,12 +37,11 @@ func jsonReply(w http.ResponseWriter, id json.RawMessage, result string) {
 
 const discoverOK = `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x","version":"1"}}}`
 
-// A message on an SSE response stream that is not the call's response (a
-// response to another id, or a notification or request carrying a result
-// member, which JSON-RPC does not give them) is handled without leaving any
-// of its fields in the caller's result, which is decoded in place.
-func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
-	const leak = `"result":{"content":[{"type":"text","text":"other"}],"isError":true,"structuredContent":{"leak":1}}`
+// strayServer is a 2026-07-28 server that answers each tools/call with an
+// SSE stream of the events strays (each an event's data), then the call's
+// response: the text "mine", or a result of the wrong shape for a tool
+// named "unfit".
+func strayServer(t *testing.T, strays ...string) *mcp.Client {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := readMsg(r)
 		switch m.Method {
@@ -50,14 +49,30 @@ func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
 			jsonReply(w, m.ID, discoverOK)
 		case "tools/call":
 			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":999999,%s}\n\n", leak)
-			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"},%s}\n\n", leak)
-			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"ping\",%s}\n\n", leak)
-			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"mine\"}]}}\n\n", m.ID)
+			for _, data := range strays {
+				fmt.Fprintf(w, "data: %s\n\n", data)
+			}
+			result := `{"content":[{"type":"text","text":"mine"}]}`
+			if strings.Contains(string(m.Params), "unfit") {
+				result = `{"content":"not a list"}`
+			}
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", m.ID, result)
 		}
 	}))
-	defer srv.Close()
-	c := connect(t, srv.URL, nil)
+	t.Cleanup(srv.Close)
+	return connect(t, srv.URL, nil)
+}
+
+// A message on an SSE response stream that is not the call's response (a
+// response to another id, or a notification or request carrying a result
+// member, which JSON-RPC does not give them) is handled without leaving any
+// of its fields in the caller's result, which is decoded in place.
+func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
+	const leak = `"result":{"content":[{"type":"text","text":"other"}],"isError":true,"structuredContent":{"leak":1}}`
+	c := strayServer(t,
+		`{"jsonrpc":"2.0","id":999999,`+leak+`}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"},`+leak+`}`,
+		`{"jsonrpc":"2.0","id":"r1","method":"ping",`+leak+`}`)
 	res, err := c.CallTool(context.Background(), "t", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -72,26 +87,10 @@ func TestStrayResponseDoesNotLeakIntoResult(t *testing.T) {
 // skipped like any stray; the call's own response that does not fit is a
 // protocol error.
 func TestStrayResultOfAnotherShape(t *testing.T) {
-	mine := `{"content":[{"type":"text","text":"mine"}]}`
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m := readMsg(r)
-		switch m.Method {
-		case "server/discover":
-			jsonReply(w, m.ID, discoverOK)
-		case "tools/call":
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":999999,\"result\":\"a string\"}\n\n")
-			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"id\":999998,\"result\":{\"content\":7,\"isError\":\"yes\"}}\n\n")
-			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"},\"result\":[1]}\n\n")
-			result := mine
-			if strings.Contains(string(m.Params), "unfit") {
-				result = `{"content":"not a list"}`
-			}
-			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", m.ID, result)
-		}
-	}))
-	defer srv.Close()
-	c := connect(t, srv.URL, nil)
+	c := strayServer(t,
+		`{"jsonrpc":"2.0","id":999999,"result":"a string"}`,
+		`{"jsonrpc":"2.0","id":999998,"result":{"content":7,"isError":"yes"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"},"result":[1]}`)
 	res, err := c.CallTool(context.Background(), "fit", nil)
 	if err != nil {
 		t.Fatal(err)
