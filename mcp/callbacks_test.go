@@ -51,6 +51,9 @@ func TestBlockedCallbackDoesNotStallCall(t *testing.T) {
 			res, err := c.CallTool(ctx, "flood", nil)
 			require.NoError(t, err)
 			assert.Equal(t, "done", res.Text())
+			// Delivered off the reader: the first callback may start after
+			// the call returned. Once it has, it blocks, so the count stays.
+			require.Eventually(t, func() bool { return calls.Load() > 0 }, 10*time.Second, time.Millisecond, "the callback was reached")
 			assert.Equal(t, int32(1), calls.Load(), "the blocked callback was called once, nothing ran beside it")
 		})
 	}
