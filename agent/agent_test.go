@@ -489,15 +489,26 @@ func TestRunCancel(t *testing.T) {
 		}})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		// The cancel comes once the quick call has its result and both slow
+		// calls run: the calls run side by side, so the quick one may
+		// finish after the slow ones started.
+		quickDone := make(chan struct{})
 		go func() {
+			<-quickDone
 			for inFlight.Load() < 2 {
 				time.Sleep(time.Millisecond)
 			}
 			cancel()
 		}()
 		var rec recorder
+		on := func(e agent.Event) {
+			rec.on(e)
+			if r, ok := e.(*agent.ToolResult); ok && r.Call.Name == "quick" {
+				close(quickDone)
+			}
+		}
 		start := time.Now()
-		res, err := (&agent.Agent{Model: model, Tools: ts, Funcs: []*agent.Func{f}, Policy: allowAll()}).RunStream(ctx, user("x"), rec.on)
+		res, err := (&agent.Agent{Model: model, Tools: ts, Funcs: []*agent.Func{f}, Policy: allowAll()}).RunStream(ctx, user("x"), on)
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Less(t, time.Since(start), 5*time.Second)
 		assert.Equal(t, agent.StopCanceled, res.Stop)
