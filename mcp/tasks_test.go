@@ -407,7 +407,10 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 func TestTaskTimeoutWithoutADeadline(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
 		url, srv := taskServer(t, version, taskTool("stuck", "required", stuckTask))
-		c := connect(t, url, &mcp.Options{Tasks: mcp.TasksWhenRequired, TaskTimeout: 200 * time.Millisecond})
+		// The limit also bounds the tools/call that creates the task: 1 s
+		// leaves it room on a loaded machine; the task never ends, so
+		// only the limit ends the call.
+		c := connect(t, url, &mcp.Options{Tasks: mcp.TasksWhenRequired, TaskTimeout: time.Second})
 		_, err := c.CallTool(context.Background(), "stuck", nil)
 		require.ErrorIs(t, err, mcp.ErrTaskTimeout)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -536,7 +539,9 @@ func TestTaskCapableCallKeepsTheCallTimeout(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tasks: &mcptest.Tasks{}, Tools: []mcptest.Tool{hang}}
 	url := start(t, s)
 	for _, listed := range []bool{true, false} {
-		c := connect(t, url, &mcp.Options{Tasks: mcp.TasksWhenRequired, CallTimeout: 100 * time.Millisecond})
+		// CallTimeout bounds the ListTools too: 1 s leaves it room on a
+		// loaded machine, far short of the caller's hour.
+		c := connect(t, url, &mcp.Options{Tasks: mcp.TasksWhenRequired, CallTimeout: time.Second})
 		if listed {
 			tools, err := c.ListTools(context.Background())
 			require.NoError(t, err)
