@@ -807,7 +807,9 @@ func TestLegacyElicitationWhileStreamIsOpen(t *testing.T) {
 	c := connect(t, start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	// A call stuck on its stream (the request not reaching the client)
+	// ends at this deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := c.CallTool(ctx, "ask", nil)
 	require.NoError(t, err)

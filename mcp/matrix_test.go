@@ -295,7 +295,7 @@ var faultRows = []faultRow{
 		stdio: []string{"-ignore-stdin-eof"}, tool: "echo", args: map[string]string{"text": "ok"},
 		check: func(t *testing.T, r *faultRun) {
 			require.NoError(t, r.err)
-			assert.Less(t, r.closeTook, 3500*time.Millisecond)
+			assert.Less(t, r.closeTook, 3800*time.Millisecond, "short of SIGKILL at 4 s")
 		},
 	},
 	{
@@ -469,7 +469,8 @@ func tooLarge(t *testing.T, r *faultRun) {
 
 func deadline(t *testing.T, r *faultRun) {
 	require.ErrorIs(t, r.err, context.DeadlineExceeded)
-	assert.Less(t, r.took, 3*time.Second, "ends at the 300 ms deadline")
+	// Short of the trickle's whole body (a byte per 100 ms: over 7 s).
+	assert.Less(t, r.took, 5*time.Second, "ends at the 300 ms deadline")
 	if r.era == mcptest.Legacy {
 		var cancelled int
 		for _, q := range r.bad.Requests() {
@@ -489,7 +490,7 @@ func httpStatus(code int) func(*testing.T, *faultRun) {
 		assert.Equal(t, "text/html", he.ContentType)
 		assert.LessOrEqual(t, len(he.Body), 200+len("…"))
 		assert.True(t, strings.HasPrefix(he.Body, "<html>"), he.Body)
-		assert.Less(t, r.took, 2*time.Second, "Retry-After is not waited for")
+		assert.Less(t, r.took, 10*time.Second, "Retry-After (120 s, 3600 s) is not waited for")
 		assert.Equal(t, 1, r.bad.FaultHits(), "not replayed")
 	}
 }

@@ -370,8 +370,8 @@ func TestProgressDuringReinitialize(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ListTools on the renewed session: %v", err)
 		}
-	case <-time.After(4 * time.Second):
-		t.Fatalf("ListTools with a 1s deadline still blocked after 4s: self-deadlock on Client.mu")
+	case <-time.After(10 * time.Second):
+		t.Fatalf("ListTools with a 1s deadline still blocked after 10s: self-deadlock on Client.mu")
 	}
 }
 

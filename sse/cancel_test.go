@@ -35,7 +35,7 @@ func TestCancelUnblocksAPendingRead(t *testing.T) {
 	if end.Error() != "sse: context canceled" {
 		t.Errorf("got message %q", end.Error())
 	}
-	if lag := time.Since(cancelledAt); lag > time.Second {
+	if lag := time.Since(cancelledAt); lag > 5*time.Second { // at the cancel, not at a later timeout
 		t.Errorf("iteration ended %v after cancel", lag)
 	}
 	if !r.wasClosed() {
