@@ -587,9 +587,11 @@ func TestToolsetRefreshFailureKeepsTools(t *testing.T) {
 
 func TestToolsetDiscoverCancelled(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{plainTool("x")},
-		Intercept: delayOn("server/discover", 5*time.Second)}
+		Intercept: delayOn("server/discover", time.Minute)}
 	fast := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{plainTool("y")}}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	// Room for the fast server's handshake and listings (several round
+	// trips) on a loaded machine; the stuck one answers after a minute.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	ts, err := mcp.Discover(ctx, []config.Server{{Name: "fast", URL: start(t, fast)}, {Name: "stuck", URL: start(t, s)}}, nil)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
