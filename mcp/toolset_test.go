@@ -525,13 +525,25 @@ func TestToolsetRefreshCoalescesBursts(t *testing.T) {
 			for range 20 {
 				send("notifications/tools/list_changed", nil)
 			}
+			send("notifications/message", map[string]any{"level": "info", "data": "burst sent"})
 			return map[string]any{"content": []any{}}, nil
 		},
 	}}
 	got := newChanges()
-	ts := discover(t, []config.Server{{Name: "b", URL: start(t, s)}}, &mcp.ToolsetOptions{OnChange: got.record})
+	// Notifications reach the host in order, off the reader: once the log
+	// message after the burst is delivered, so are the 20 changes, and
+	// the refresh under way may end.
+	delivered := make(chan struct{})
+	var logged sync.Once
+	ts := discover(t, []config.Server{{Name: "b", URL: start(t, s)}}, &mcp.ToolsetOptions{OnChange: got.record,
+		Client: mcp.Options{OnLog: func(mcp.LogMessage) { logged.Do(func() { close(delivered) }) }}})
 	_, err := ts.Call(context.Background(), "b_burst", nil)
 	require.NoError(t, err)
+	select {
+	case <-delivered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the burst was not delivered")
+	}
 	close(release)
 	assert.Equal(t, mcp.ToolsChange{Server: "b"}, got.next(t))
 	assert.Equal(t, mcp.ToolsChange{Server: "b"}, got.next(t))
