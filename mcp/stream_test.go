@@ -181,6 +181,16 @@ func TestShutdown(t *testing.T) {
 // MaxRestarts: the server did not fail, and the next call restarts it.
 func TestRestartCutShortIsNotCounted(t *testing.T) {
 	bin := buildFinance(t)
+	// cutRestart crashes the server behind tr, has a call whose restart
+	// ctx's end cuts short, then a call that must restart the server.
+	cutRestart := func(t *testing.T, tr *mcp.StreamTransport, ctx context.Context) {
+		c := stdioConnect(t, tr, nil)
+		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
+		require.ErrorIs(t, err, mcp.ErrStreamBroken)
+		_, err = c.CallTool(ctx, "list_profiles", nil)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil), "restarted")
+	}
 	t.Run("backoff", func(t *testing.T) {
 		tr, dials := financeStream(t, bin, true, "-era", "modern", "-crash-on", "echo")
 		ctx, cancel := context.WithCancel(context.Background())
@@ -190,12 +200,7 @@ func TestRestartCutShortIsNotCounted(t *testing.T) {
 			attempts = append(attempts, attempt)
 			cancel() // the first call to restart gives up as the backoff begins
 		}}
-		c := stdioConnect(t, tr, nil)
-		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
-		require.ErrorIs(t, err, mcp.ErrStreamBroken)
-		_, err = c.CallTool(ctx, "list_profiles", nil)
-		require.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil), "restarted")
+		cutRestart(t, tr, ctx)
 		assert.Equal(t, []int{1, 1}, attempts)
 		assert.Equal(t, int32(2), dials.Load())
 	})
@@ -211,12 +216,7 @@ func TestRestartCutShortIsNotCounted(t *testing.T) {
 			}
 			return dial(dctx)
 		}
-		c := stdioConnect(t, tr, nil)
-		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
-		require.ErrorIs(t, err, mcp.ErrStreamBroken)
-		_, err = c.CallTool(ctx, "list_profiles", nil)
-		require.ErrorIs(t, err, context.Canceled)
-		assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil), "restarted")
+		cutRestart(t, tr, ctx)
 		assert.Equal(t, int32(3), dials.Load())
 	})
 }
