@@ -1,8 +1,11 @@
 package mcp_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -94,4 +97,71 @@ func TestResponseAndCancelTogether(t *testing.T) {
 		require.NoError(t, c.Close())
 		cancel()
 	}
+}
+
+// noDeadlines hides SetWriteDeadline; writing is told of each write of a
+// tools/call as it begins.
+type noDeadlines struct {
+	io.ReadWriteCloser
+	writing chan<- string
+}
+
+func (s noDeadlines) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte(`"tools/call"`)) {
+		s.writing <- string(b)
+	}
+	return s.ReadWriteCloser.Write(b)
+}
+
+// hangingServer answers server/discover over conn, then reads the first
+// tools/call, tells hung and reads nothing more until release is closed.
+func hangingServer(conn net.Conn, hung chan<- struct{}, release <-chan struct{}) {
+	defer conn.Close()
+	in := bufio.NewScanner(conn)
+	for in.Scan() {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(in.Bytes(), &req)
+		switch req.Method {
+		case "server/discover":
+			fmt.Fprintf(conn, `{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":[%q],"capabilities":{"tools":{}}}}`+"\n", req.ID, mcp.Version20260728)
+		case "tools/call":
+			close(hung)
+			<-release
+			return
+		}
+	}
+}
+
+// Cancelling a call blocked writing to a stream without deadlines cuts the
+// stream: the other calls in flight fail with ErrStreamBroken (they may
+// have run), not with the cancelled call's context error, which is not
+// theirs.
+func TestCutWriteFailsOthersAsBroken(t *testing.T) {
+	hung, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	writing := make(chan string, 2)
+	c, err := mcp.Connect(context.Background(), &mcp.StreamTransport{Dial: func(context.Context) (io.ReadWriteCloser, error) {
+		ours, theirs := net.Pipe()
+		go hangingServer(theirs, hung, release)
+		return noDeadlines{ours, writing}, nil
+	}}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(context.Background(), "slow", nil)
+		first <- err
+	}()
+	<-writing
+	<-hung
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-writing; cancel() }() // once the second call's write is under way
+	_, err = c.CallTool(ctx, "other", nil)
+	require.ErrorIs(t, err, context.Canceled)
+	err = <-first
+	require.ErrorIs(t, err, mcp.ErrStreamBroken)
+	assert.NotErrorIs(t, err, context.Canceled, "the first call was not cancelled")
 }
