@@ -69,11 +69,17 @@ type delivery struct {
 }
 
 // await waits for the response to r and decodes its result. When ctx
-// ends, it fails with ctx's error, unless the response had come.
+// ends, it fails with ctx's error, even if the stream broke meanwhile,
+// unless the response had come.
 func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result any) error {
 	select {
 	case rp, ok := <-ch:
 		if !ok {
+			if ctx.Err() != nil {
+				// The stream broke as ctx ended: the caller gave up
+				// first, whichever the select saw.
+				return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
+			}
 			m.mu.Lock()
 			err := m.err
 			m.mu.Unlock()

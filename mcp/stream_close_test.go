@@ -165,3 +165,52 @@ func TestCutWriteFailsOthersAsBroken(t *testing.T) {
 	require.ErrorIs(t, err, mcp.ErrStreamBroken)
 	assert.NotErrorIs(t, err, context.Canceled, "the first call was not cancelled")
 }
+
+// endedThenCancelled is the client's end of a stream whose server hangs
+// up on the first tools/call: its Write of that call returns only once
+// the connection has failed the calls in flight (it closes the stream
+// then), and after cancelling the call's context.
+type endedThenCancelled struct {
+	net.Conn
+	cancel func()
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (s *endedThenCancelled) Close() error {
+	s.once.Do(func() { close(s.closed) })
+	return s.Conn.Close()
+}
+
+func (s *endedThenCancelled) Write(b []byte) (int, error) {
+	n, err := s.Conn.Write(b)
+	if err == nil && bytes.Contains(b, []byte(`"tools/call"`)) {
+		<-s.closed
+		s.cancel()
+	}
+	return n, err
+}
+
+// A call whose context ended as its stream broke returns the context's
+// error, as over Streamable HTTP: which of the two the call saw first was
+// left to chance, so the test makes many calls.
+func TestStreamEndAndCancelTogether(t *testing.T) {
+	hangUp := make(chan struct{})
+	close(hangUp) // the server returns, closing its end, once it has the call
+	for i := range 64 {
+		ctx, cancel := context.WithCancel(context.Background())
+		s := &endedThenCancelled{cancel: cancel, closed: make(chan struct{})}
+		c, err := mcp.Connect(context.Background(), &mcp.StreamTransport{Dial: func(context.Context) (io.ReadWriteCloser, error) {
+			ours, theirs := net.Pipe()
+			go hangingServer(theirs, make(chan struct{}), hangUp)
+			s.Conn = ours
+			return s, nil
+		}}, nil)
+		require.NoError(t, err)
+		_, err = c.CallTool(ctx, "greet", nil)
+		require.ErrorIs(t, err, context.Canceled, "call %d", i)
+		assert.NotErrorIs(t, err, mcp.ErrStreamBroken)
+		require.NoError(t, c.Close())
+		cancel()
+	}
+}
