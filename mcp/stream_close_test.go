@@ -44,21 +44,42 @@ func TestStreamCloseContract(t *testing.T) {
 	require.ErrorContains(t, c.Shutdown(ctx), "the stream's reader did not return after Close")
 }
 
-// answeredThenCancelled is the client's end of a stream to serveGreeter
-// whose Write of a tools/call returns only once the reader has handed the
-// response to the call, and after cancelling the call's context: the call
-// then finds both its response and its context's end.
-type answeredThenCancelled struct {
+// cancelOnCall is the client's end of a stream whose Write of a
+// tools/call returns only once after is closed (see happened), and after
+// cancelling the call's context: the call then meets both at once.
+type cancelOnCall struct {
 	net.Conn
-	cancel     func()
-	answered   chan struct{} // the reader came back after the response
-	gotAnswer  atomic.Bool
-	signalOnce sync.Once
+	cancel func()
+	after  chan struct{}
+	once   sync.Once
+}
+
+func newCancelOnCall(c net.Conn, cancel func()) cancelOnCall {
+	return cancelOnCall{Conn: c, cancel: cancel, after: make(chan struct{})}
+}
+
+// happened says the other outcome has come.
+func (s *cancelOnCall) happened() { s.once.Do(func() { close(s.after) }) }
+
+func (s *cancelOnCall) Write(b []byte) (int, error) {
+	n, err := s.Conn.Write(b)
+	if err == nil && bytes.Contains(b, []byte(`"tools/call"`)) {
+		<-s.after
+		s.cancel()
+	}
+	return n, err
+}
+
+// answeredThenCancelled cancels once the reader has handed the response
+// (serveGreeter's) to the call: it came back for more.
+type answeredThenCancelled struct {
+	cancelOnCall
+	gotAnswer atomic.Bool
 }
 
 func (s *answeredThenCancelled) Read(b []byte) (int, error) {
 	if s.gotAnswer.Load() {
-		s.signalOnce.Do(func() { close(s.answered) })
+		s.happened()
 	}
 	n, err := s.Conn.Read(b)
 	if bytes.Contains(b[:n], []byte("Hello")) {
@@ -67,33 +88,33 @@ func (s *answeredThenCancelled) Read(b []byte) (int, error) {
 	return n, err
 }
 
-func (s *answeredThenCancelled) Write(b []byte) (int, error) {
-	n, err := s.Conn.Write(b)
-	if err == nil && bytes.Contains(b, []byte(`"tools/call"`)) {
-		<-s.answered
-		s.cancel()
-	}
-	return n, err
-}
-
 // A call whose response came is answered, even when its context ended
 // before it looked: the tool ran, and the response may name a task to
-// follow (and cancel). Which of the two the call saw first was left to
-// chance, so the test makes many calls.
+// follow (and cancel).
 func TestResponseAndCancelTogether(t *testing.T) {
+	raceCancel(t, serveGreeter, func(c net.Conn, cancel func()) io.ReadWriteCloser {
+		return &answeredThenCancelled{cancelOnCall: newCancelOnCall(c, cancel)}
+	}, func(t *testing.T, res *mcp.CallToolResult, err error) {
+		require.NoError(t, err)
+		assert.Equal(t, "Hello, Bo", res.Text())
+	})
+}
+
+// raceCancel makes calls whose context the stream wrap makes ends as the
+// call meets another outcome, each call over a new stream to serve, and
+// has check judge each: which of the two the call saw first was left to
+// chance, so it makes many.
+func raceCancel(t *testing.T, serve func(net.Conn), wrap func(net.Conn, func()) io.ReadWriteCloser, check func(*testing.T, *mcp.CallToolResult, error)) {
 	for i := range 64 {
 		ctx, cancel := context.WithCancel(context.Background())
-		s := &answeredThenCancelled{cancel: cancel, answered: make(chan struct{})}
 		c, err := mcp.Connect(context.Background(), &mcp.StreamTransport{Dial: func(context.Context) (io.ReadWriteCloser, error) {
 			ours, theirs := net.Pipe()
-			go serveGreeter(theirs)
-			s.Conn = ours
-			return s, nil
+			go serve(theirs)
+			return wrap(ours, cancel), nil
 		}}, nil)
 		require.NoError(t, err)
 		res, err := c.CallTool(ctx, "greet", map[string]string{"name": "Bo"})
-		require.NoError(t, err, "call %d", i)
-		assert.Equal(t, "Hello, Bo", res.Text())
+		t.Run(fmt.Sprint(i), func(t *testing.T) { check(t, res, err) })
 		require.NoError(t, c.Close())
 		cancel()
 	}
@@ -166,51 +187,24 @@ func TestCutWriteFailsOthersAsBroken(t *testing.T) {
 	assert.NotErrorIs(t, err, context.Canceled, "the first call was not cancelled")
 }
 
-// endedThenCancelled is the client's end of a stream whose server hangs
-// up on the first tools/call: its Write of that call returns only once
-// the connection has failed the calls in flight (it closes the stream
-// then), and after cancelling the call's context.
-type endedThenCancelled struct {
-	net.Conn
-	cancel func()
-	closed chan struct{}
-	once   sync.Once
-}
+// endedThenCancelled cancels once the connection has failed the calls in
+// flight, the server having hung up: it closes the stream then.
+type endedThenCancelled struct{ cancelOnCall }
 
 func (s *endedThenCancelled) Close() error {
-	s.once.Do(func() { close(s.closed) })
+	s.happened()
 	return s.Conn.Close()
 }
 
-func (s *endedThenCancelled) Write(b []byte) (int, error) {
-	n, err := s.Conn.Write(b)
-	if err == nil && bytes.Contains(b, []byte(`"tools/call"`)) {
-		<-s.closed
-		s.cancel()
-	}
-	return n, err
-}
-
 // A call whose context ended as its stream broke returns the context's
-// error, as over Streamable HTTP: which of the two the call saw first was
-// left to chance, so the test makes many calls.
+// error, as over Streamable HTTP.
 func TestStreamEndAndCancelTogether(t *testing.T) {
 	hangUp := make(chan struct{})
 	close(hangUp) // the server returns, closing its end, once it has the call
-	for i := range 64 {
-		ctx, cancel := context.WithCancel(context.Background())
-		s := &endedThenCancelled{cancel: cancel, closed: make(chan struct{})}
-		c, err := mcp.Connect(context.Background(), &mcp.StreamTransport{Dial: func(context.Context) (io.ReadWriteCloser, error) {
-			ours, theirs := net.Pipe()
-			go hangingServer(theirs, make(chan struct{}), hangUp)
-			s.Conn = ours
-			return s, nil
-		}}, nil)
-		require.NoError(t, err)
-		_, err = c.CallTool(ctx, "greet", nil)
-		require.ErrorIs(t, err, context.Canceled, "call %d", i)
+	raceCancel(t, func(c net.Conn) { hangingServer(c, make(chan struct{}), hangUp) }, func(c net.Conn, cancel func()) io.ReadWriteCloser {
+		return &endedThenCancelled{newCancelOnCall(c, cancel)}
+	}, func(t *testing.T, _ *mcp.CallToolResult, err error) {
+		require.ErrorIs(t, err, context.Canceled)
 		assert.NotErrorIs(t, err, mcp.ErrStreamBroken)
-		require.NoError(t, c.Close())
-		cancel()
-	}
+	})
 }
