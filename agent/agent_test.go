@@ -538,6 +538,32 @@ func TestRunCancel(t *testing.T) {
 	})
 }
 
+// A call that returned its result as the run was cancelled ran: it keeps
+// its result, so that a run carrying on from the messages does not have
+// the model make it again. The Func cancels the run and then returns, the
+// order a cancellation racing the call's end may take.
+func TestRunCancelAsACallFinishes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, err := agent.NewFunc("pay", "", func(context.Context, struct{}) (string, error) {
+		cancel()
+		return "paid 10 EUR", nil
+	})
+	require.NoError(t, err)
+	_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "p", Name: "pay", Arguments: `{}`}}})
+	var rec recorder
+	res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{f}, Policy: allowAll()}).RunStream(ctx, user("x"), rec.on)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, agent.StopCanceled, res.Stop)
+	require.Equal(t, []agent.Role{"user", "assistant", "tool"}, roles(res.Messages))
+	assert.Contains(t, res.Messages[2].Content, "paid 10 EUR", "the call ran: its result is kept")
+	assert.NotContains(t, res.Messages[2].Content, "interrupted")
+	got := rec.results()["1.0"]
+	assert.Equal(t, agent.StatusOK, got.Status)
+	assert.NoError(t, got.Err)
+	requireResumable(t, res.Messages)
+}
+
 func TestRunToolTimeoutAndFailure(t *testing.T) {
 	slow := `{"name":"slow","inputSchema":{"type":"object"}}`
 	s, server := startMCP(t, "s", mcpTool(slow, func(ctx context.Context, _ map[string]any) (string, bool) {

@@ -263,11 +263,15 @@ func (r *run) callTool(ctx context.Context, c *call) {
 	res, err := r.invoke(tctx, c)
 	ended()
 	c.result.Duration = time.Since(start)
+	// A context that ended is blamed only for a call that failed: one
+	// whose result came back ran, whenever the context ended, and keeps
+	// its result.
+	failed := err != nil || res.IsError
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil && failed:
 		c.result.Err = ctx.Err()
 		r.refuse(c, StatusCanceled, fmt.Sprintf("The call to %q was interrupted: the run was cancelled.", c.sent.Name))
-	case cctx.Err() != nil && (err != nil || res.IsError):
+	case cctx.Err() != nil && failed:
 		c.result.Err = cctx.Err()
 		r.refuse(c, StatusFailed, fmt.Sprintf("Error: the call to %q took longer than %v and was cancelled.", c.sent.Name, limit))
 	case err != nil:

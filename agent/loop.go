@@ -103,6 +103,9 @@ func (r *run) run(ctx context.Context) error {
 		return err
 	}
 	if err := r.preloadSkills(ctx); err != nil {
+		if ctx.Err() != nil {
+			return r.canceled(ctx)
+		}
 		r.result.Stop = StopError
 		return err
 	}

@@ -195,6 +195,33 @@ func TestPreloadAndLimits(t *testing.T) {
 	assert.Regexp(t, `\(\d+ more skills are not listed, for space\.\)`, desc)
 }
 
+// cancelOnRead is a skill source whose reads end the run's context first,
+// as a cancellation that comes while a skill loads.
+type cancelOnRead struct {
+	agent.SkillSource
+	cancel func()
+}
+
+func (s cancelOnRead) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.SkillContent, error) {
+	s.cancel()
+	return s.SkillSource.ReadSkillFile(ctx, name, ref)
+}
+
+// A run cancelled while it preloads a skill stopped because of its
+// context, like a run cancelled at any other step: StopCanceled, not
+// StopError.
+func TestPreloadCancelled(t *testing.T) {
+	_, ts := skillsServer(t, invoiceSkills())
+	_, model := startLLM(t, llmtest.Turn{Text: "never asked"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &agent.Agent{Model: model, Skills: cancelOnRead{ts, cancel}, PreloadSkills: []string{"billing_invoices"}}
+	res, err := a.Run(ctx, user("Invoice."))
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, agent.StopCanceled, res.Stop)
+	assert.Equal(t, user("Invoice."), res.Messages)
+}
+
 func TestSkillsOff(t *testing.T) {
 	k := invoiceSkills()
 	_, ts := skillsServer(t, k)

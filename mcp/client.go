@@ -129,7 +129,8 @@ type Options struct {
 	Tasks TaskPolicy
 	// TaskTimeout bounds a task-backed call whose context has no
 	// deadline; zero means DefaultTaskTimeout. The task is then
-	// cancelled and the call fails with ErrTaskTimeout.
+	// cancelled (unless it had ended, its result still on its way) and
+	// the call fails with ErrTaskTimeout.
 	TaskTimeout time.Duration
 }
 

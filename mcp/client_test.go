@@ -971,6 +971,62 @@ func TestPinnedHTTPSSETransport(t *testing.T) {
 	require.Error(t, err, "the stateless revision has no HTTP+SSE transport")
 }
 
+// Over HTTP+SSE a request is delivered by its POST, which the server may
+// act on before its 202 arrives: a call cancelled while the POST waits for
+// it tells the server, as one cancelled while its answer is awaited does.
+func TestHTTPSSECancelWhilePosting(t *testing.T) {
+	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{echoTool()}}
+	s.Start()
+	defer s.Close()
+	posted := make(chan struct{})
+	var mu sync.Mutex
+	var callID, cancelledID string
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			s.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				RequestID json.RawMessage `json:"requestId"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &m)
+		switch m.Method {
+		case "tools/call":
+			// Received, and the 202 held back until the client gives up.
+			mu.Lock()
+			callID = string(m.ID)
+			mu.Unlock()
+			close(posted)
+			<-r.Context().Done()
+			return
+		case "notifications/cancelled":
+			mu.Lock()
+			cancelledID = string(m.Params.RequestID)
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		s.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: front.URL + "/sse", HTTPSSE: true}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-posted; cancel() }()
+	_, err = c.CallTool(ctx, "echo", map[string]string{"text": "x"})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, mcp.ErrStreamBroken)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, callID)
+	assert.Equal(t, callID, cancelledID, "the server is told the call was cancelled")
+}
+
 func TestNotificationAnswered200(t *testing.T) {
 	// A server that answers a notification with 200 and a body instead of
 	// 202 still gets a working session.

@@ -17,7 +17,9 @@
 // Responses may come as JSON or as an SSE stream; progress and log
 // notifications reach [Options.OnProgress] and [Options.OnLog]. Every call
 // takes a context: cancelling it ends the HTTP request (and, for a legacy
-// server, sends notifications/cancelled).
+// server, sends notifications/cancelled). A response that had come when
+// the call saw its context end is returned all the same, over every
+// transport: the request ran, and its result may name a task to follow.
 //
 // Errors a caller branches on are typed: [*RPCError] carries the JSON-RPC
 // code and data, [*HTTPError] an HTTP answer without a JSON-RPC body,

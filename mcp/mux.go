@@ -68,11 +68,18 @@ type delivery struct {
 	result bool // the message has a result member that is not null
 }
 
-// await waits for the response to r and decodes its result.
+// await waits for the response to r and decodes its result. When ctx
+// ends, it fails with ctx's error, even if the stream broke meanwhile,
+// unless the response had come.
 func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result any) error {
 	select {
 	case rp, ok := <-ch:
 		if !ok {
+			if ctx.Err() != nil {
+				// The stream broke as ctx ended: the caller gave up
+				// first, whichever the select saw.
+				return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
+			}
 			m.mu.Lock()
 			err := m.err
 			m.mu.Unlock()
@@ -83,8 +90,18 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 	case <-ctx.Done():
 		if m.forget(r.id) {
 			deliveries.Put(ch)
+			return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
 		}
-		return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
+		// The reader took the call's channel: the response is there, or
+		// on its way, unless the stream failed. A response that came is
+		// the call's outcome whenever ctx ended, as over Streamable HTTP:
+		// the request ran, and its result may name a task to follow.
+		rp, ok := <-ch
+		if !ok {
+			return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
+		}
+		deliveries.Put(ch)
+		return m.decode(r.method, rp, result)
 	}
 }
 

@@ -175,3 +175,48 @@ func TestShutdown(t *testing.T) {
 	_, err = c.CallTool(context.Background(), "echo", nil)
 	require.ErrorIs(t, err, mcp.ErrClosed)
 }
+
+// A restart that the calling request's context cuts short, in its backoff
+// or while the new server is initialized, is not counted against
+// MaxRestarts: the server did not fail, and the next call restarts it.
+func TestRestartCutShortIsNotCounted(t *testing.T) {
+	bin := buildFinance(t)
+	// cutRestart crashes the server behind tr, has a call whose restart
+	// ctx's end cuts short, then a call that must restart the server.
+	cutRestart := func(t *testing.T, tr *mcp.StreamTransport, ctx context.Context) {
+		c := stdioConnect(t, tr, nil)
+		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
+		require.ErrorIs(t, err, mcp.ErrStreamBroken)
+		_, err = c.CallTool(ctx, "list_profiles", nil)
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil), "restarted")
+	}
+	t.Run("backoff", func(t *testing.T) {
+		tr, dials := financeStream(t, bin, true, "-era", "modern", "-crash-on", "echo")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var attempts []int
+		tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: 50 * time.Millisecond, OnRestart: func(attempt int, _ error) {
+			attempts = append(attempts, attempt)
+			cancel() // the first call to restart gives up as the backoff begins
+		}}
+		cutRestart(t, tr, ctx)
+		assert.Equal(t, []int{1, 1}, attempts)
+		assert.Equal(t, int32(2), dials.Load())
+	})
+	t.Run("initialize", func(t *testing.T) {
+		tr, dials := financeStream(t, bin, true, "-era", "legacy", "-crash-on", "echo")
+		tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: time.Millisecond}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		dial := tr.Dial
+		tr.Dial = func(dctx context.Context) (io.ReadWriteCloser, error) {
+			if dials.Load() == 1 {
+				cancel() // the first call to restart gives up as the new server starts
+			}
+			return dial(dctx)
+		}
+		cutRestart(t, tr, ctx)
+		assert.Equal(t, int32(3), dials.Load())
+	})
+}

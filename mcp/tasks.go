@@ -383,8 +383,17 @@ func (c *Client) taskContext(ctx context.Context) (context.Context, context.Canc
 // created, nil when resuming.
 func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolResult, err error) {
 	defer func() {
-		if err == nil || terminal(t.last.Status) || errors.Is(err, ErrTaskLost) || errors.Is(err, ErrClosed) {
-			return // ended, forgotten, or left for AwaitTask after a restart
+		if err == nil || errors.Is(err, ErrTaskLost) || errors.Is(err, ErrClosed) {
+			return // forgotten, or left for AwaitTask after a restart
+		}
+		timedOut := errors.Is(context.Cause(ctx), ErrTaskTimeout)
+		if terminal(t.last.Status) {
+			// Ended, and not a failure: the limit cut the fetch of its
+			// result short.
+			if timedOut && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrTaskFailed) {
+				err = fmt.Errorf("%w after %v (the task had ended; its result did not come): %w", ErrTaskTimeout, t.c.opts.TaskTimeout, err)
+			}
+			return
 		}
 		// The caller gave up, the limit passed, or the call failed: the
 		// task is cancelled on a context of its own, since ctx may be done.
@@ -393,7 +402,7 @@ func (t *taskCall) follow(ctx context.Context, seed *taskHead) (res *CallToolRes
 		if cerr := t.c.CancelTask(cctx, t.id); cerr != nil {
 			t.c.log.Warn("mcp: cancelling a task failed", "error", cerr)
 		}
-		if cause := context.Cause(ctx); errors.Is(cause, ErrTaskTimeout) {
+		if timedOut {
 			err = fmt.Errorf("%w after %v (task cancelled): %w", ErrTaskTimeout, t.c.opts.TaskTimeout, ctx.Err())
 		}
 	}()

@@ -418,6 +418,30 @@ func TestTaskTimeoutWithoutADeadline(t *testing.T) {
 	})
 }
 
+// A 2025-11-25 task that completed but whose result did not come before
+// TaskTimeout ended the call still fails with ErrTaskTimeout: the limit,
+// not the caller's context, cut the call short.
+func TestTaskTimeoutWhileFetchingTheResult(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy},
+		// Created completed: the call goes straight to tasks/result.
+		Tasks: &mcptest.Tasks{RewriteCreated: func(task map[string]any) { task["status"] = mcp.TaskCompleted }},
+		Tools: []mcptest.Tool{taskTool("quick", "required", func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error) {
+			return textResult("done"), nil
+		})}}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "tasks/result" {
+			return false
+		}
+		<-r.Context().Done() // the result never comes
+		return true
+	}
+	c := connect(t, start(t, s), &mcp.Options{Tasks: mcp.TasksWhenRequired, TaskTimeout: 300 * time.Millisecond})
+	_, err := c.CallTool(context.Background(), "quick", nil)
+	require.ErrorIs(t, err, mcp.ErrTaskTimeout)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, 0, s.Tasks.Cancels(), "the task had ended: nothing to cancel")
+}
+
 func TestTaskInputWithoutAHandlerCancelsTheTask(t *testing.T) {
 	// roots/list with no Roots handler: the call cannot go on, and the
 	// task is not left running.

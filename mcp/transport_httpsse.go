@@ -109,15 +109,30 @@ func (s *sseConn) roundTrip(ctx context.Context, r *outgoing, result any) error 
 	}
 	if err := s.post(ctx, jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.Int(r.id), Method: r.method, Params: r.params}); err != nil {
 		s.mux.forget(r.id)
+		if ctx.Err() != nil {
+			// The server may have the request already and act on it
+			// before its 202 would have come.
+			s.cancelled(r)
+			return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
+		}
 		return fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
 	err = s.mux.await(ctx, r, ch, result)
-	if err != nil && ctx.Err() != nil && r.method != "initialize" {
-		cctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
-		defer cancel()
-		_ = s.notify(cctx, "notifications/cancelled", map[string]any{"requestId": r.id, "reason": "cancelled by the client"})
+	if err != nil && ctx.Err() != nil {
+		s.cancelled(r)
 	}
 	return err
+}
+
+// cancelled tells the server that a request was abandoned, within
+// notifyTimeout; initialize is never cancelled.
+func (s *sseConn) cancelled(r *outgoing) {
+	if r.method == "initialize" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	_ = s.notify(ctx, "notifications/cancelled", map[string]any{"requestId": r.id, "reason": "cancelled by the client"})
 }
 
 func (s *sseConn) notify(ctx context.Context, method string, params any) error {

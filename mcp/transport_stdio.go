@@ -123,14 +123,19 @@ type CommandTransport struct {
 // calls that were in flight when it died are not retried.
 type RestartPolicy struct {
 	// MaxRestarts is how many times, over the life of the Client, a new
-	// process may replace one that died; 0 never restarts.
+	// process may replace one that died; 0 never restarts. A restart that
+	// the calling request's context cuts short (in its backoff, or while
+	// the new process is started or initialized) is not counted: the next
+	// call makes it again.
 	MaxRestarts int
 	// Backoff is the wait before the first restart, doubled for each
 	// further one up to 30 s; 0 means DefaultRestartBackoff.
 	Backoff time.Duration
 	// OnRestart, when set, is told of each restart before it happens:
 	// attempt counts from 1 and cause is why the last process ended
-	// (usually an *ExitError). Every restart is also logged at Warn.
+	// (usually an *ExitError); an attempt cut short is told again, with
+	// the same number, when the next call makes it. Every restart is also
+	// logged at Warn.
 	OnRestart func(attempt int, cause error)
 }
 
@@ -430,6 +435,17 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (ag
 	version := s.legacy
 	s.mu.Unlock()
 
+	// An attempt that the calling request's context cuts short is not
+	// counted: the caller gave up, the server did not fail, and the next
+	// call makes the attempt again.
+	cutShort := func(err error) error {
+		if ctx.Err() != nil && !probeExit {
+			s.mu.Lock()
+			s.restarts--
+			s.mu.Unlock()
+		}
+		return err
+	}
 	cause := dead.failure()
 	if probeExit {
 		s.log.Info("mcp: server exited on the server/discover probe; starting it again to initialize it")
@@ -439,7 +455,7 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (ag
 			s.policy.OnRestart(attempt, cause)
 		}
 		if err := s.sleep(ctx, s.backoff(attempt)); err != nil {
-			return false, err
+			return false, cutShort(err)
 		}
 	}
 	// What the dead process left in its group goes first. Its server
@@ -448,7 +464,7 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (ag
 	_ = dead.stop(ctx)
 	p, err := s.start(ctx)
 	if err != nil {
-		return false, err
+		return false, cutShort(err)
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -471,7 +487,7 @@ func (s *stdioConn) restart(ctx context.Context, dead *proc, probeExit bool) (ag
 	if err != nil {
 		err = fmt.Errorf("initialize: %w", err)
 		p.fatal(err)
-		return false, err
+		return false, cutShort(err)
 	}
 	return true, nil
 }

@@ -236,7 +236,6 @@ func (p *proc) writeLine(ctx context.Context, b []byte) error {
 	if p.cut.fn == nil {
 		p.cut.fired, p.cut.fn = make(chan struct{}, 1), p.cutWrite
 	}
-	p.cut.ctx = ctx
 	dl, deadlines := p.stdin.(writeDeadliner)
 	stop := context.AfterFunc(ctx, p.cut.fn)
 	n, err := p.stdin.Write(b)
@@ -250,7 +249,7 @@ func (p *proc) writeLine(ctx context.Context, b []byte) error {
 		return nil
 	}
 	if n > 0 {
-		p.fatal(fmt.Errorf("mcp: server %q: a message to stdin was cut short: %w", p.l.name, err))
+		p.fatal(fmt.Errorf("%w: server %q: a message to stdin was cut short: %w", ErrStreamBroken, p.l.name, err))
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -271,9 +270,8 @@ func (p *proc) writeLine(ctx context.Context, b []byte) error {
 // writeCut is what writeLine needs to cancel a write, kept from one write
 // to the next so that a write allocates nothing for it.
 type writeCut struct {
-	ctx   context.Context // of the write in progress
-	fired chan struct{}   // receives once fn has run
-	fn    func()          // p.cutWrite, bound once
+	fired chan struct{} // receives once fn has run
+	fn    func()        // p.cutWrite, bound once
 }
 
 // cutWrite ends the write in progress when its context is done: by a
@@ -282,8 +280,9 @@ func (p *proc) cutWrite() {
 	if dl, ok := p.stdin.(writeDeadliner); ok {
 		_ = dl.SetWriteDeadline(time.Unix(1, 0))
 	} else {
-		// A stream without deadlines can only be cut.
-		p.fatal(fmt.Errorf("mcp: server %q: a write was cancelled: %w", p.l.name, p.cut.ctx.Err()))
+		// A stream without deadlines can only be cut. The other calls
+		// fail with it: the context that ended is not theirs.
+		p.fatal(fmt.Errorf("%w: server %q: a write cancelled by its caller cut the stream", ErrStreamBroken, p.l.name))
 	}
 	p.cut.fired <- struct{}{}
 }
