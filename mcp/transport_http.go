@@ -349,7 +349,6 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 // and that response is used.
 func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoing, result any, modern bool) error {
 	var other chan []byte
-	parent := ctx
 	if !modern {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
@@ -364,21 +363,25 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 			h.mu.Unlock()
 		}()
 	}
+	// finish ends the call with err, unless its response came on the GET
+	// stream meanwhile (which also ended ctx): a response that came is
+	// the call's outcome, whatever else ended.
 	finish := func(err error) error {
-		if parent.Err() == nil && ctx.Err() != nil {
-			select {
-			case data := <-other:
-				return h.decodeResponse(data, r, result)
-			default:
-			}
+		select {
+		case data := <-other: // nil, never ready, in the modern era
+			return h.decodeResponse(data, r, result)
+		default:
+			return err
 		}
-		return err
 	}
 	want := jsonrpc.Int(r.id)
 	from := "" // the event id the current stream resumed from
 	for resumes := 0; ; resumes++ {
 		dec := sse.NewDecoder(body, &sse.Options{MaxEventSize: int(h.maxSize)})
 		done, err := h.events(ctx, dec, r, want, result, modern)
+		if done && err == nil {
+			return nil
+		}
 		if done || ctx.Err() != nil {
 			return finish(err)
 		}
@@ -398,9 +401,9 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 			// Nothing to resume from: like a modern stream, the request
 			// is lost with it, and re-issued if it is safe to repeat.
 			h.c.log.Debug("mcp: response stream ended early, with no event id", "method", r.method, "error", err)
-			return errReissue
+			return finish(errReissue)
 		case resumes >= maxResumes:
-			return fmt.Errorf("%w: %s: %d resumptions from event %q brought nothing", ErrStreamBroken, r.method, resumes, clip(last, 40))
+			return finish(fmt.Errorf("%w: %s: %d resumptions from event %q brought nothing", ErrStreamBroken, r.method, resumes, clip(last, 40)))
 		}
 		from = last
 		wait, ok := dec.Retry()
