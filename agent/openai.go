@@ -359,6 +359,9 @@ func (m *OpenAI) send(ctx context.Context, client *http.Client, endpoint, key st
 			return resp, nil
 		}
 		apiErr := readAPIError(resp, key)
+		if ctx.Err() != nil { // the body was cut short with it
+			return nil, fmt.Errorf("agent: model request: %w", ctx.Err())
+		}
 		wait, ok := m.retryWait(apiErr, attempt)
 		if !ok {
 			return nil, apiErr

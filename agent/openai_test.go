@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -488,6 +489,30 @@ func TestOpenAICancel(t *testing.T) {
 			assert.True(t, errors.Is(err, context.Canceled))
 		})
 	}
+}
+
+// A context that ends while an error response's body is being read ends
+// the call with the context's error, not with an *APIError made of half a
+// body.
+func TestOpenAICancelWhileReadingAnErrorBody(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprint(w, `{"error":{"message":"half`)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Cancelled once the status line came: the body is being read.
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: cancel})
+	m := &agent.OpenAI{BaseURL: srv.URL + "/v1", MaxRetries: -1}
+	_, err := m.Chat(ctx, userHello, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	var apiErr *agent.APIError
+	assert.False(t, errors.As(err, &apiErr), "an *APIError from a body cut short: %v", err)
 }
 
 func FuzzOpenAIResponse(f *testing.F) {
