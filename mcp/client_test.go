@@ -532,29 +532,29 @@ func TestCancelSlowCall(t *testing.T) {
 
 // cutOnCancel answers every tools/call with an SSE stream that breaks, with
 // no event id to resume from, the moment the request's context ends: what
-// net/http does to a body when its request is cancelled. The other
-// requests go to the server.
-type cutOnCancel struct{ started chan struct{} }
-
-func (c cutOnCancel) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body == nil {
-		return http.DefaultTransport.RoundTrip(req)
+// net/http does to a body when its request is cancelled. started receives
+// each such call; the other requests go to the server.
+func cutOnCancel(started chan<- struct{}) roundTripper {
+	return func(req *http.Request) (*http.Response, error) {
+		if req.Body == nil {
+			return http.DefaultTransport.RoundTrip(req)
+		}
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(body, []byte(`"tools/call"`)) {
+			req.Body = io.NopCloser(bytes.NewReader(body))
+			return http.DefaultTransport.RoundTrip(req)
+		}
+		started <- struct{}{}
+		return &http.Response{
+			StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+			Header:  http.Header{"Content-Type": {"text/event-stream"}},
+			Body:    io.NopCloser(cutReader{req.Context()}),
+			Request: req,
+		}, nil
 	}
-	body, err := io.ReadAll(req.Body)
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.Contains(body, []byte(`"tools/call"`)) {
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		return http.DefaultTransport.RoundTrip(req)
-	}
-	c.started <- struct{}{}
-	return &http.Response{
-		StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:  http.Header{"Content-Type": {"text/event-stream"}},
-		Body:    io.NopCloser(cutReader{req.Context()}),
-		Request: req,
-	}, nil
 }
 
 // cutReader blocks until ctx ends, then fails.
@@ -571,25 +571,19 @@ func (r cutReader) Read([]byte) (int, error) {
 // propagation, so the test runs it many times.
 func TestCancelRacesTheBrokenStream(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true}
-	rt := cutOnCancel{started: make(chan struct{})}
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: start(t, s), HTTPClient: &http.Client{Transport: rt}}, nil)
+	started := make(chan struct{})
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: start(t, s), HTTPClient: &http.Client{Transport: cutOnCancel(started)}}, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	const calls = 200
 	for range calls {
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { <-rt.started; cancel() }()
+		go func() { <-started; cancel() }()
 		_, err := c.CallTool(ctx, "slow", nil)
 		require.ErrorIs(t, err, context.Canceled)
 		require.NotErrorIs(t, err, mcp.ErrStreamBroken)
 	}
-	cancelled := 0
-	for _, r := range s.Requests() {
-		if r.Method == "notifications/cancelled" {
-			cancelled++
-		}
-	}
-	assert.Equal(t, calls, cancelled, "a cancellation sent for each call")
+	assert.Equal(t, calls, methodCount(s, "notifications/cancelled"), "a cancellation sent for each call")
 }
 
 func TestAuthTokenFromEnvironment(t *testing.T) {

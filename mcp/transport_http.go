@@ -107,18 +107,17 @@ func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
 
 func (h *httpConn) setProtocol(era Era, version string) {
 	h.mu.Lock()
-	fellBack := h.modern && era == EraLegacy
+	var stop context.CancelFunc
+	var done chan struct{}
+	if h.modern && era == EraLegacy && !h.closed {
+		// A fall back: the modern listen stream has no place in a legacy
+		// session; it ends, and the session's GET stream may take its place.
+		stop, done = h.stopListen, h.listenDone
+		h.stopListen, h.listenDone = nil, nil
+	}
 	h.modern, h.version = era == EraModern, version
 	if era == EraLegacy && version == "" {
 		h.session, h.sessionHdr = "", nil
-	}
-	stop, done := h.stopListen, h.listenDone
-	if fellBack && !h.closed {
-		// The modern listen stream has no place in a legacy session: it
-		// ends, and the session's GET stream may take its place.
-		h.stopListen, h.listenDone = nil, nil
-	} else {
-		stop = nil
 	}
 	h.mu.Unlock()
 	if stop != nil {
