@@ -3,6 +3,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,7 @@ func TestStdio(t *testing.T) {
 		{"Resubscribe", testStdioResubscribe},
 		{"SlowCallbacks", testStdioSlowCallbacks},
 		{"ToolsetRefresh", testStdioToolsetRefresh},
+		{"StderrLogAttrs", testStdioStderrLogAttrs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -945,4 +947,43 @@ func testStdioToolsetRefresh(t *testing.T, bin string) {
 	assert.Equal(t, mcp.ToolsChange{Server: "fin", Added: []string{"fin_budget"}}, got.next(t))
 	_, ok = ts.Tool("fin_budget")
 	assert.True(t, ok)
+}
+
+// lockedBuffer is a bytes.Buffer for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A stdio server's stderr, forwarded to the log of a Toolset, names the
+// server once (it was named twice: server=fs server=fs).
+func testStdioStderrLogAttrs(t *testing.T, bin string) {
+	var out lockedBuffer
+	log := slog.New(slog.NewTextHandler(&out, nil))
+	// This server writes a line on stderr as it exits on the probe.
+	ts, err := mcp.Discover(context.Background(), []config.Server{{Name: "fs", Command: bin, Args: []string{"-era", "legacy-exit-on-probe"}}},
+		&mcp.ToolsetOptions{Client: mcp.Options{Logger: log}})
+	require.NoError(t, err)
+	require.NoError(t, ts.Close(context.Background()))
+	lines := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if !strings.Contains(line, "server stderr") {
+			continue
+		}
+		lines++
+		assert.Equal(t, 1, strings.Count(line, "server=fs"), "the server named once: %s", line)
+	}
+	assert.NotZero(t, lines, "no stderr line logged:\n%s", out.String())
 }

@@ -476,9 +476,6 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 	case config.TasksAllowed:
 		o.Tasks = TasksWhenAllowed
 	}
-	if o.Logger != nil {
-		o.Logger = o.Logger.With("server", s.cfg.Name)
-	}
 	o.OnToolsChanged = s.due
 	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
 		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }

@@ -82,9 +82,9 @@ func machineGrant(a *config.Auth, cfg *oauth.Config) error {
 func readSecret(env, file, what string) (oauth.Secret, error) {
 	switch {
 	case env != "":
-		v := strings.TrimSpace(os.Getenv(env))
-		if v == "" {
-			return "", fmt.Errorf("%w: %s (%s)", ErrMissingToken, env, what)
+		v, err := envToken(env)
+		if err != nil {
+			return "", fmt.Errorf("%w (%s)", err, what)
 		}
 		return oauth.Secret(v), nil
 	case file != "":
