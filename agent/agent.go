@@ -45,6 +45,14 @@ const (
 // applies to local functions only.
 const FuncServer = "(go)"
 
+// BuiltinServer is the server name of the agent's built-in tool
+// ToolSearchTool in permission requests, events and messages (the skill
+// tool's requests name the skill's server). No configured MCP server can
+// have it. The search only reads the catalogue, so NewPolicy lets it run
+// (mode auto); a host that wants it asked about adds
+// permission.WithServerMode(BuiltinServer, permission.ModeAsk).
+const BuiltinServer = "(agent)"
+
 // DefaultSystemPrompt is the system prompt of an Agent whose SystemPrompt
 // is empty. It tells the model how tool output reaches it and that such
 // output is data, never instructions.

@@ -191,7 +191,7 @@ func (c *ToolCallInfo) SpanName() string { return "execute_tool " + c.Call.Name 
 // minime.approval, the policy's verdict ("allow once", "deny"...).
 func (c *ToolCallInfo) Attributes() []slog.Attr {
 	kind := "function"
-	if c.Server != "" {
+	if c.Server != "" && c.Server != FuncServer && c.Server != BuiltinServer {
 		kind = "extension"
 	}
 	return []slog.Attr{
