@@ -149,7 +149,9 @@ func summary(ctx context.Context, w io.Writer, r *sdkmetric.ManualReader) error 
 type standIn struct{}
 
 // ModelInfo names the stand-in in the trace (agent.DescribedModel).
-func (standIn) ModelInfo() agent.ModelInfo { return agent.ModelInfo{Name: "stand-in", Provider: "mini-me"} }
+func (standIn) ModelInfo() agent.ModelInfo {
+	return agent.ModelInfo{Name: "stand-in", Provider: "mini-me"}
+}
 
 func (standIn) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.Delta)) (*agent.Reply, error) {
 	last := req.Messages[len(req.Messages)-1]
