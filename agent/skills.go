@@ -11,6 +11,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -40,7 +41,7 @@ const (
 	DefaultSkillBytesPerRun = 256 << 10
 )
 
-// SkillSource is where an Agent finds skills; *mcp.Toolset implements it.
+// SkillSource is where an Agent finds skills; *toolset.Toolset implements it.
 // Skills is called once per turn and must read no skill file;
 // ReadSkillFile reads one file of a skill ("SKILL.md", or a path relative
 // to the skill's folder) only when called, verifies it, and returns an
@@ -49,13 +50,13 @@ const (
 // ReadSkillFile must honour ctx.
 type SkillSource interface {
 	// Skills returns the skills offered now.
-	Skills() []mcp.ServerSkill
+	Skills() []toolset.Skill
 	// ReadSkillFile reads and verifies one file of the skill Skills lists
 	// as name.
 	ReadSkillFile(ctx context.Context, name, ref string) (*mcp.SkillContent, error)
 }
 
-var _ SkillSource = (*mcp.Toolset)(nil)
+var _ SkillSource = (*toolset.Toolset)(nil)
 
 // SkillLimits bound what skills may bring into a run. Zero fields take
 // the Default* values.
@@ -88,7 +89,7 @@ type SkillLoaded struct {
 	// Turn is the number of the turn (0 for a skill pre-loaded before the
 	// first one); Index is the call's position in it.
 	Turn, Index int
-	// Server is the skill's server (mcp.LocalServer for a local folder),
+	// Server is the skill's server (toolset.LocalServer for a local folder),
 	// Skill its name in the catalogue, File the file read ("SKILL.md" when
 	// the skill itself is loaded).
 	Server, Skill, File string
@@ -114,7 +115,7 @@ var skillToolSchema = compileSchema([]byte(skillSchema))
 
 // skillCall is what a call of SkillTool is about.
 type skillCall struct {
-	skill mcp.ServerSkill
+	skill toolset.Skill
 	file  string // "SKILL.md" to load the skill
 }
 
@@ -124,7 +125,7 @@ func (r *run) skillTool() *tool {
 	if r.a.Skills == nil {
 		return nil
 	}
-	var skills []mcp.ServerSkill
+	var skills []toolset.Skill
 	for _, sk := range r.a.Skills.Skills() {
 		if r.skillWithheld(sk) {
 			r.warnOnce("skills-withheld:"+sk.Server, WarnToolsWithheld, fmt.Sprintf(
@@ -136,7 +137,7 @@ func (r *run) skillTool() *tool {
 	if len(skills) == 0 {
 		return nil
 	}
-	r.skillsOffered = skills
+	r.loaded.offered = skills
 	return &tool{name: SkillTool, server: "", original: SkillTool, description: skillCatalog(skills, r.a.SkillLimits.withDefaults()),
 		inputSchema: []byte(skillSchema), schema: skillToolSchema, skill: true,
 		annotations: permission.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)}}
@@ -146,7 +147,7 @@ func ptr[T any](v T) *T { return &v }
 
 // skillWithheld reports a skill of a local-only server, with a model that
 // is not local.
-func (r *run) skillWithheld(sk mcp.ServerSkill) bool {
+func (r *run) skillWithheld(sk toolset.Skill) bool {
 	if sk.Egress == config.EgressLocal {
 		r.egress[sk.Server] = config.EgressLocal
 	}
@@ -155,7 +156,7 @@ func (r *run) skillWithheld(sk mcp.ServerSkill) bool {
 
 // skillCatalog is SkillTool's description: how to use it, then one line
 // per skill, within the limits.
-func skillCatalog(skills []mcp.ServerSkill, lim SkillLimits) string {
+func skillCatalog(skills []toolset.Skill, lim SkillLimits) string {
 	var b strings.Builder
 	b.WriteString("Load a skill: instructions for a kind of task. When a task matches a skill below, call this tool with the skill's name first, then follow its instructions; " +
 		"to read a file the instructions name, call it again with the name and the file. " +
@@ -183,22 +184,19 @@ func (r *run) checkSkill(c *call) string {
 		File string `json:"file"`
 	}
 	_ = json.Unmarshal(c.args, &a) // validated against skillSchema
-	var found *mcp.ServerSkill
-	for i := range r.skillsOffered {
-		if r.skillsOffered[i].Name == a.Name {
-			found = &r.skillsOffered[i]
+	var found *toolset.Skill
+	for i := range r.loaded.offered {
+		if r.loaded.offered[i].Name == a.Name {
+			found = &r.loaded.offered[i]
 		}
 	}
 	if found == nil {
 		return fmt.Sprintf("Error: there is no skill named %q. Call %s with one of the names its description lists.", clip(a.Name, 100), SkillTool)
 	}
 	file := strings.TrimSpace(a.File)
-	r.loadedMu.Lock()
-	loaded := r.loaded[found.Name]
-	r.loadedMu.Unlock()
 	if file == "" || file == "SKILL.md" {
 		file = "SKILL.md"
-	} else if !loaded {
+	} else if !r.loaded.skillLoaded(found.Name) {
 		return fmt.Sprintf("Error: load the skill %q (call %s without a file) before reading its files.", found.Name, SkillTool)
 	}
 	c.skill = &skillCall{skill: *found, file: file}
@@ -240,7 +238,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	if size := manifestSize(sc.skill.Skill, sc.file); size > int64(lim.File) {
 		ev.Err = fmt.Errorf("agent: skill %s: %s is %d bytes, over the limit of %d", sc.skill.Name, sc.file, size, lim.File)
 		return nil, ev.Err
-	} else if r.skillBytes.Load()+size > int64(lim.PerRun) {
+	} else if r.loaded.skillBytesRead()+size > int64(lim.PerRun) {
 		ev.Err = fmt.Errorf("agent: skill %s: loading %s would pass the run's limit of %d bytes of skills", sc.skill.Name, sc.file, lim.PerRun)
 		return nil, ev.Err
 	}
@@ -248,7 +246,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	if err == nil && len(content.Data) > lim.File {
 		err = fmt.Errorf("agent: skill %s: %s is %d bytes, over the limit of %d", sc.skill.Name, sc.file, len(content.Data), lim.File)
 	}
-	if err == nil && r.skillBytes.Add(int64(len(content.Data))) > int64(lim.PerRun) {
+	if err == nil && r.loaded.readSkillBytes(int64(len(content.Data))) > int64(lim.PerRun) {
 		err = fmt.Errorf("agent: skill %s: %s passes the run's limit of %d bytes of skills", sc.skill.Name, sc.file, lim.PerRun)
 	}
 	if err != nil {
@@ -261,9 +259,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	ev.Bytes, ev.Verified = len(content.Data), content.Verified
 	text := string(content.Data)
 	if sc.file == "SKILL.md" {
-		r.loadedMu.Lock()
-		r.loaded[sc.skill.Name] = true
-		r.loadedMu.Unlock()
+		r.loaded.loadSkill(sc.skill.Name)
 		text = content.Body()
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: text}}}, nil
@@ -305,7 +301,7 @@ func (r *run) preloadSkills(ctx context.Context) error {
 		}
 		r.msgs = append(r.msgs, Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
 		r.answer(c, StatusOK, res, res.Content[0].Text)
-		r.kept[len(r.msgs)] = c.kept
+		r.window.keep(len(r.msgs), c.kept)
 		r.msgs = append(r.msgs, c.msg)
 	}
 	return nil

@@ -20,9 +20,9 @@ import (
 // rule for BuiltinServer does.
 func TestToolSearchServer(t *testing.T) {
 	_, srv := startMCP(t, "tracker", catalogueTools(60)...)
-	srv.Permissions = config.ModeAuto
+	srv.Permissions = permission.ModeAuto
 	ts := discover(t, srv)
-	cfg := &config.Config{Permissions: config.ModeAsk, Servers: []config.Server{srv}}
+	cfg := &config.Config{Permissions: permission.ModeAsk, Servers: []config.Server{srv}}
 	turns := func() []llmtest.Turn {
 		return []llmtest.Turn{
 			{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: agent.ToolSearchTool, Arguments: `{"query":"create issue","limit":1}`}}},

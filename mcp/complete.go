@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"fmt"
 )
 
 // MaxCompletionValues is the most values a completion holds, as the spec
@@ -31,14 +30,23 @@ type Completion struct {
 	HasMore bool `json:"hasMore,omitempty"`
 }
 
-// Complete asks the server for values of the argument arg of ref, given
-// what the user typed so far (value) and the arguments already chosen
-// (args, nil for none). It needs a server that declares completions.
-func (c *Client) Complete(ctx context.Context, ref CompletionRef, arg, value string, args map[string]string) (*Completion, error) {
+// CompletionArgument is the argument whose values a completion suggests.
+type CompletionArgument struct {
+	// Name is the argument's (a prompt argument, a template variable).
+	Name string
+	// Value is what the user typed so far.
+	Value string
+	// Context holds the arguments already chosen, nil for none.
+	Context map[string]string
+}
+
+// Complete asks the server for values of the argument arg of ref. It
+// needs a server that declares completions.
+func (c *Client) Complete(ctx context.Context, ref CompletionRef, arg CompletionArgument) (*Completion, error) {
 	p := &completeParams{Ref: ref}
-	p.Argument.Name, p.Argument.Value = arg, value
-	if len(args) > 0 {
-		p.Context = &completeContext{Arguments: args}
+	p.Argument.Name, p.Argument.Value = arg.Name, arg.Value
+	if len(arg.Context) > 0 {
+		p.Context = &completeContext{Arguments: arg.Context}
 	}
 	r := c.request("completion/complete", ref.Name+ref.URI, p)
 	r.replay = true
@@ -73,55 +81,4 @@ type completeContext struct {
 type completeResult struct {
 	complete
 	Completion Completion `json:"completion"`
-}
-
-// CompletePrompt suggests values for the argument arg of the prompt the
-// Toolset names name (see Client.Complete). A server that does not declare
-// completions is not asked: the completion is empty.
-func (t *Toolset) CompletePrompt(ctx context.Context, name, arg, value string, args map[string]string) (*Completion, error) {
-	t.mu.RLock()
-	r, ok := t.prompts.index[name]
-	var original string
-	if ok {
-		original = t.prompts.all[r.pos].Prompt.Name
-	}
-	t.mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
-	}
-	return askCompletion(ctx, r.srv, CompletionRef{Type: "ref/prompt", Name: original}, arg, value, args)
-}
-
-// CompleteResource suggests values for the variable arg of the resource
-// template uriTemplate of server, as ResourceTemplates lists it (see
-// Client.Complete). A template the Toolset does not list gives
-// ErrUnknownResource; a server that does not declare completions is not
-// asked: the completion is empty.
-func (t *Toolset) CompleteResource(ctx context.Context, server, uriTemplate, arg, value string, args map[string]string) (*Completion, error) {
-	t.mu.RLock()
-	var srv *tsServer
-	for i, tm := range t.resources.templates {
-		if tm.Server == server && tm.Template.URITemplate == uriTemplate {
-			srv = t.resources.matchers[i].srv
-			break
-		}
-	}
-	t.mu.RUnlock()
-	if srv == nil {
-		return nil, fmt.Errorf("%w: template %q of server %q", ErrUnknownResource, clip(uriTemplate, 200), server)
-	}
-	return askCompletion(ctx, srv, CompletionRef{Type: "ref/resource", URI: uriTemplate}, arg, value, args)
-}
-
-// askCompletion asks a server of the Toolset for a completion, if it offers
-// them.
-func askCompletion(ctx context.Context, s *tsServer, ref CompletionRef, arg, value string, args map[string]string) (*Completion, error) {
-	if s.client.Capabilities().Completions == nil {
-		return &Completion{}, nil
-	}
-	c, err := s.client.Complete(ctx, ref, arg, value, args)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: completing %s (server %q): %w", arg, s.cfg.Name, err)
-	}
-	return c, nil
 }

@@ -8,6 +8,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // With tasks on, a tool that can only run as a task is offered, and a
@@ -24,13 +25,13 @@ func ExampleWithTaskObserver() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "db", URL: url}},
-		&mcp.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "db", URL: url}},
+		&toolset.Options{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer ts.Close(ctx)
+	defer ts.Shutdown(ctx)
 
 	tool, _ := ts.Tool("db_export")
 	fmt.Println("db_export runs as a task:", tool.Task)

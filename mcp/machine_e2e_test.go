@@ -13,7 +13,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/internal/oauthtest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // TestMachineGrantsFromConfig: YAML entries with auth.grant, through
@@ -46,9 +46,9 @@ func TestMachineGrantsFromConfig(t *testing.T) {
         assertionFile: %s
 `, ccRS.URL, wifRS.URL, tokenFile)))
 	require.NoError(t, err)
-	ts, err := mcp.Discover(context.Background(), cfg.Servers, nil)
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, nil)
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	require.Empty(t, ts.Warnings())
 	for _, tool := range []string{"reports_echo", "builds_echo"} {
 		res, err := ts.Call(context.Background(), tool, map[string]any{"text": "hi"})

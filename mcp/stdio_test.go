@@ -3,7 +3,6 @@
 package mcp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,14 +23,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // TestStdio runs the stdio transport against internal/mcptest/finance, a
 // stdio server built once here. The subtests run in parallel: several wait
 // out shutdown bounds of seconds.
 func TestStdio(t *testing.T) {
-	bin := buildFinance(t)
+	bin := mcptest.BuildFinance(t)
 	// Host variables the children must not see unless configured to.
 	t.Setenv("MINIME_SECRET", "test-only-secret")
 	t.Setenv("MINIME_DATA", "/srv/minime")
@@ -62,7 +63,6 @@ func TestStdio(t *testing.T) {
 		{"Resubscribe", testStdioResubscribe},
 		{"SlowCallbacks", testStdioSlowCallbacks},
 		{"ToolsetRefresh", testStdioToolsetRefresh},
-		{"StderrLogAttrs", testStdioStderrLogAttrs},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -936,54 +936,22 @@ func testStdioSlowCallbacks(t *testing.T, bin string) {
 // testStdioToolsetRefresh: a Toolset over a modern stdio server follows
 // its tool list.
 func testStdioToolsetRefresh(t *testing.T, bin string) {
-	got := newChanges()
-	ts := discover(t, []config.Server{{Name: "fin", Command: bin, Args: []string{"-era", "modern", "-list-changed"}}},
-		&mcp.ToolsetOptions{OnChange: got.record})
+	changes := make(chan toolset.ToolsChange, 16)
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "fin", Command: bin, Args: []string{"-era", "modern", "-list-changed"}}},
+		&toolset.Options{OnChange: func(c toolset.ToolsChange) { changes <- c }})
+	require.NoError(t, err)
+	defer ts.Close()
 	_, ok := ts.Tool("fin_budget")
 	require.False(t, ok)
 	res, err := ts.Call(context.Background(), "fin_add_tool", map[string]string{"text": "budget"})
 	require.NoError(t, err)
 	assert.Equal(t, "add_tool: 1 subscriptions", res.Text())
-	assert.Equal(t, mcp.ToolsChange{Server: "fin", Added: []string{"fin_budget"}}, got.next(t))
+	select {
+	case c := <-changes:
+		assert.Equal(t, toolset.ToolsChange{Server: "fin", Added: []string{"fin_budget"}}, c)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no refresh reported")
+	}
 	_, ok = ts.Tool("fin_budget")
 	assert.True(t, ok)
-}
-
-// lockedBuffer is a bytes.Buffer for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// A stdio server's stderr, forwarded to the log of a Toolset, names the
-// server once (it was named twice: server=fs server=fs).
-func testStdioStderrLogAttrs(t *testing.T, bin string) {
-	var out lockedBuffer
-	log := slog.New(slog.NewTextHandler(&out, nil))
-	// This server writes a line on stderr as it exits on the probe.
-	ts, err := mcp.Discover(context.Background(), []config.Server{{Name: "fs", Command: bin, Args: []string{"-era", "legacy-exit-on-probe"}}},
-		&mcp.ToolsetOptions{Client: mcp.Options{Logger: log}})
-	require.NoError(t, err)
-	require.NoError(t, ts.Close(context.Background()))
-	lines := 0
-	for _, line := range strings.Split(out.String(), "\n") {
-		if !strings.Contains(line, "server stderr") {
-			continue
-		}
-		lines++
-		assert.Equal(t, 1, strings.Count(line, "server=fs"), "the server named once: %s", line)
-	}
-	assert.NotZero(t, lines, "no stderr line logged:\n%s", out.String())
 }

@@ -20,9 +20,10 @@ type Transport interface {
 // should hold a server's token is unset or empty (the error says which).
 var ErrMissingToken = errors.New("mcp: token missing")
 
-// envToken reads the token in the environment variable name, trimmed: an
-// error matching ErrMissingToken when it is unset or blank.
-func envToken(name string) (string, error) {
+// TokenFromEnv returns the token in the environment variable name,
+// trimmed, or an error matching ErrMissingToken that says whether the
+// variable is unset or blank (never quoting it).
+func TokenFromEnv(name string) (string, error) {
 	v, set := os.LookupEnv(name)
 	v = strings.TrimSpace(v)
 	switch {
@@ -86,7 +87,7 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 	}
 	h := &httpConn{c: c, url: u, maxSize: c.opts.MaxMessageSize, elsewhere: map[int64]elsewhere{}, pinSSE: t.HTTPSSE}
 	if t.TokenEnv != "" {
-		tok, err := envToken(t.TokenEnv)
+		tok, err := TokenFromEnv(t.TokenEnv)
 		if err != nil {
 			return nil, err
 		}

@@ -60,8 +60,8 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -109,7 +109,7 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = tools.Close(ctx)
+		_ = tools.Shutdown(ctx)
 	}()
 	if cfg.File == "" {
 		fmt.Fprintf(out, "mini-me chat (no %s found: no tools; see -help)\n\n", configName)
@@ -162,10 +162,10 @@ func findConfig(path string) (*config.Config, error) {
 	return &config.Config{}, nil
 }
 
-// discover discovers the servers' tools (mcp.Discover), giving them a
+// discover discovers the servers' tools (toolset.Discover), giving them a
 // minute, or the time a person takes to sign in when a server uses OAuth.
-func discover(cfg *config.Config) (*mcp.Toolset, error) {
-	opts := &mcp.ToolsetOptions{Browser: oauth.Terminal{Out: os.Stderr}}
+func discover(cfg *config.Config) (*toolset.Toolset, error) {
+	opts := &toolset.Options{Browser: oauth.Terminal{Out: os.Stderr}}
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute
@@ -178,7 +178,7 @@ func discover(cfg *config.Config) (*mcp.Toolset, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	return mcp.Discover(ctx, cfg.Servers, opts)
+	return toolset.Discover(ctx, cfg.Servers, opts)
 }
 
 // tokenStore keeps OAuth tokens in the user's configuration directory.
@@ -203,7 +203,7 @@ type chat struct {
 	interrupts chan os.Signal
 
 	cfg          *config.Config
-	tools        *mcp.Toolset
+	tools        *toolset.Toolset
 	model        *agent.OpenAI // nil without a model
 	agent        *agent.Agent
 	conversation []agent.Message
@@ -400,7 +400,7 @@ func (c *chat) call(arg string) {
 		fmt.Fprintf(c.out, "(the arguments of /call %s are not a JSON object: %s)\n", st.Name, render.Clean(string(raw), 80))
 		return
 	}
-	var res *mcp.ToolResult
+	var res *toolset.ToolResult
 	var err error
 	var denied string
 	stopped := c.interruptible(func(ctx context.Context) {

@@ -1,4 +1,4 @@
-package mcp
+package toolset
 
 import (
 	"bytes"
@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -26,15 +29,18 @@ var ErrUnknownTool = errors.New("mcp: unknown tool")
 // auth type.
 var ErrServerConfig = errors.New("mcp: invalid server configuration")
 
-// ToolsetOptions configure Discover. The zero value is ready to use.
-type ToolsetOptions struct {
-	// Client is the base of every server's client options. A server's own
-	// ConnectTimeout and Timeout (call timeout) override Client's; the
-	// Toolset sets OnToolsChanged, OnInvalidTool, OnPromptsChanged and
-	// OnResourcesChanged itself. The Logger, when
-	// set, also receives the Toolset's own diagnostics, with the server
-	// name as an attribute.
-	Client Options
+// Options configure Discover. The zero value is ready to use.
+type Options struct {
+	// Client is the base of every server's client options, passed to
+	// each server as it is but for these, set per server: ServerName is
+	// the configured name; ConnectTimeout and CallTimeout are the server's
+	// connectTimeout and timeout when it has them; Tasks follows its tasks
+	// key when set; the Logger gets a server attribute; OnProgress is
+	// wrapped to fill Progress.Server. OnToolsChanged, OnPromptsChanged,
+	// OnResourcesChanged, OnInvalidTool and OnResourceUpdated are the
+	// Toolset's own (use OnChange and OnResourceUpdated below). The
+	// Logger, when set, also receives the Toolset's own diagnostics.
+	Client mcp.Options
 	// Browser is the host's sign-in step for the servers whose auth type is
 	// oauth; nil means oauth.NonInteractive, which fails at once with an
 	// error matching oauth.ErrInteractionRequired (and ErrAuth) rather than
@@ -78,8 +84,8 @@ type ToolsChange struct {
 	Err error
 }
 
-// ServerTool is one tool of a Toolset.
-type ServerTool struct {
+// Tool is one tool of a Toolset.
+type Tool struct {
 	// Name is the tool's name in the Toolset, "{server}_{tool}" sanitised
 	// (see ToolName), unique and stable for the Toolset's life.
 	Name string
@@ -87,7 +93,7 @@ type ServerTool struct {
 	Server string
 	// Tool is the definition as the server listed it last; Tool.Name is
 	// the original name, the one sent to the server.
-	Tool Tool
+	Tool mcp.Tool
 	// Changed reports that the description, input schema or annotations
 	// differ from the definition first seen: a permission given for the
 	// old definition should be asked again.
@@ -98,7 +104,7 @@ type ServerTool struct {
 	Egress config.Egress
 	// Task says whether a call runs as an MCP task, which may take far
 	// longer than a plain call (Options.Tasks).
-	Task TaskUse
+	Task mcp.TaskUse
 }
 
 // WarningKind classifies a Warning.
@@ -162,11 +168,11 @@ type ServerStatus struct {
 	// Connected is false when the server was skipped; Err says why.
 	Connected bool
 	// Era is the protocol family the server speaks; empty until connected.
-	Era Era
+	Era mcp.Era
 	// ProtocolVersion is the protocol version in use; empty until connected.
 	ProtocolVersion string
 	// ServerInfo is what the server says of itself; zero until connected.
-	ServerInfo Implementation
+	ServerInfo mcp.Implementation
 	// Tools counts the server's tools in the Toolset.
 	Tools int
 	// Skills counts the server's skills in the Toolset.
@@ -184,7 +190,7 @@ type ServerStatus struct {
 // server's tools, while Add and Remove change the servers, and while Close
 // runs.
 type Toolset struct {
-	opts ToolsetOptions
+	opts Options
 	log  *slog.Logger
 
 	life  context.Context // ends with Close; bounds refreshes
@@ -197,7 +203,7 @@ type Toolset struct {
 	mu      sync.RWMutex
 	closed  bool
 	servers []*tsServer        // configuration order; replaced, never changed in place
-	tools   []ServerTool       // every server's tools, in order
+	tools   []Tool             // every server's tools, in order
 	index   map[string]route   // Toolset name → server and original
 	taken   map[string]toolKey // every name ever given, never reused
 	sk      toolsetSkills
@@ -219,7 +225,7 @@ type toolKey struct{ server, tool string }
 type tsServer struct {
 	cfg            config.Server
 	connectTimeout time.Duration
-	client         *Client        // nil when skipped; fixed after Discover
+	client         *mcp.Client    // nil when skipped; fixed after Discover
 	kick           chan struct{}  // a refresh is due; capacity 1 coalesces bursts
 	gone           chan struct{}  // closed by Remove: its loops stop
 	calls          sync.WaitGroup // Toolset.Call in flight, which Remove waits for
@@ -229,7 +235,7 @@ type tsServer struct {
 
 	// Guarded by Toolset.mu.
 	status   ServerStatus
-	tools    []ServerTool
+	tools    []Tool
 	warnings []Warning // of the last listing (or the skip)
 	failed   *Warning  // the last refresh failed
 	names    map[string]assignedName
@@ -238,7 +244,7 @@ type tsServer struct {
 
 	sk serverSkills
 
-	prompts   capList[[]Prompt]
+	prompts   capList[[]mcp.Prompt]
 	resources capList[resourceSet]
 }
 
@@ -257,7 +263,7 @@ type fingerprint struct {
 
 // listing is one tools/list of a server after filtering, or why it failed.
 type listing struct {
-	tools    []Tool
+	tools    []mcp.Tool
 	warnings []Warning
 	err      error
 }
@@ -279,7 +285,7 @@ type listing struct {
 //
 // ctx bounds discovery only. Afterwards the Toolset refreshes a server's
 // tools when the server says they changed, until Close.
-func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions) (*Toolset, error) {
+func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Toolset, error) {
 	t := &Toolset{index: map[string]route{}, taken: map[string]toolKey{}}
 	if opts != nil {
 		t.opts = *opts
@@ -289,7 +295,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	}
 	t.log = t.opts.Client.Logger
 	if t.log == nil {
-		t.log = slog.New(discardHandler{})
+		t.log = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.Level(math.MaxInt)}))
 	}
 	t.life, t.stop = context.WithCancel(context.Background())
 
@@ -315,7 +321,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcp.DefaultCloseTimeout)
 		defer cancel()
 		_ = t.closeClients(cctx)
 		return nil, fmt.Errorf("mcp: discover: %w", err)
@@ -353,14 +359,14 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		first:          map[string]fingerprint{},
 		last:           map[string]fingerprint{},
 		sk:             serverSkills{kick: make(chan struct{}, 1)},
-		prompts:        newCapList[[]Prompt](),
+		prompts:        newCapList[[]mcp.Prompt](),
 		resources:      newCapList[resourceSet](),
 	}
 	if s.connectTimeout <= 0 {
 		s.connectTimeout = t.opts.Client.ConnectTimeout
 	}
 	if s.connectTimeout <= 0 {
-		s.connectTimeout = DefaultConnectTimeout
+		s.connectTimeout = mcp.DefaultConnectTimeout
 	}
 	return s
 }
@@ -396,7 +402,7 @@ func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverP
 	progress.report(DiscoverConnecting, nil, nil)
 	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
 	defer cancel()
-	c, err := Connect(cctx, tr, t.clientOptions(s))
+	c, err := mcp.Connect(cctx, tr, t.clientOptions(s))
 	if err == nil {
 		progress.report(DiscoverListing, c, nil)
 		l := s.list(cctx, c)
@@ -417,16 +423,16 @@ func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverP
 }
 
 // transportFor builds the transport a server entry describes.
-func transportFor(s config.Server) (Transport, error) {
+func transportFor(s config.Server) (mcp.Transport, error) {
 	switch {
 	case s.URL != "" && s.Command != "":
 		return nil, fmt.Errorf("%w: both url and command are set", ErrServerConfig)
 	case s.URL == "" && s.Command == "":
 		return nil, fmt.Errorf("%w: neither url nor command is set", ErrServerConfig)
 	case s.Command != "":
-		return &CommandTransport{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir}, nil
+		return &mcp.CommandTransport{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir}, nil
 	}
-	t := &HTTPTransport{URL: s.URL}
+	t := &mcp.HTTPTransport{URL: s.URL}
 	if len(s.Headers) > 0 {
 		t.Header = make(http.Header, len(s.Headers))
 		for k, v := range s.Headers {
@@ -461,7 +467,7 @@ func (s *tsServer) due() {
 }
 
 // clientOptions derives a server's client options from the Toolset's.
-func (t *Toolset) clientOptions(s *tsServer) *Options {
+func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	o := t.opts.Client
 	o.ConnectTimeout = s.connectTimeout
 	o.ServerName = s.cfg.Name
@@ -470,11 +476,11 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 	}
 	switch s.cfg.Tasks {
 	case config.TasksOff:
-		o.Tasks = TasksOff
+		o.Tasks = mcp.TasksOff
 	case config.TasksRequired:
-		o.Tasks = TasksWhenRequired
+		o.Tasks = mcp.TasksWhenRequired
 	case config.TasksAllowed:
-		o.Tasks = TasksWhenAllowed
+		o.Tasks = mcp.TasksWhenAllowed
 	}
 	o.OnToolsChanged = s.due
 	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
@@ -489,7 +495,7 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 		}
 	}
 	if onProgress := o.OnProgress; onProgress != nil {
-		o.OnProgress = func(p Progress) {
+		o.OnProgress = func(p mcp.Progress) {
 			p.Server = s.cfg.Name
 			onProgress(p)
 		}
@@ -504,7 +510,7 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 
 // list lists and filters a server's tools. Lists of one server never
 // overlap: discovery comes first, then the server's refresh loop.
-func (s *tsServer) list(ctx context.Context, c *Client) listing {
+func (s *tsServer) list(ctx context.Context, c *mcp.Client) listing {
 	tools, err := c.ListTools(ctx)
 	s.invalidMu.Lock()
 	invalid := s.invalid
@@ -538,7 +544,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 	for _, st := range s.tools {
 		prev[st.Name] = true
 	}
-	tools := make([]ServerTool, 0, len(l.tools))
+	tools := make([]Tool, 0, len(l.tools))
 	warns := l.warnings
 	for _, tool := range l.tools {
 		a := t.assign(s, tool.Name)
@@ -565,7 +571,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 			ch.Updated = append(ch.Updated, a.name)
 		}
 		delete(prev, a.name)
-		st := ServerTool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress}
+		st := Tool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress}
 		if s.client != nil {
 			st.Task = s.client.TaskUse(tool)
 		}
@@ -622,7 +628,7 @@ func (t *Toolset) rebuild() {
 	for _, s := range t.servers {
 		n += len(s.tools)
 	}
-	t.tools = make([]ServerTool, 0, n)
+	t.tools = make([]Tool, 0, n)
 	t.index = make(map[string]route, n)
 	for _, s := range t.servers {
 		for _, st := range s.tools {
@@ -632,7 +638,7 @@ func (t *Toolset) rebuild() {
 	}
 }
 
-func fingerprintOf(t *Tool) fingerprint {
+func fingerprintOf(t *mcp.Tool) fingerprint {
 	ann, _ := json.Marshal(t.Annotations) // plain struct: cannot fail
 	return fingerprint{
 		description: sha256.Sum256([]byte(t.Description)),
@@ -728,7 +734,7 @@ func (t *Toolset) refresh(s *tsServer) {
 // the background; the fresh list shows in a later call (and OnChange).
 // The lifetime is only looked at here, when the tools are used: it is not
 // a polling interval.
-func (t *Toolset) Tools() []ServerTool {
+func (t *Toolset) Tools() []Tool {
 	now := time.Now()
 	t.mu.RLock()
 	servers := t.servers
@@ -743,16 +749,16 @@ func (t *Toolset) Tools() []ServerTool {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return append([]ServerTool(nil), t.tools...)
+	return append([]Tool(nil), t.tools...)
 }
 
 // Tool returns the tool with the Toolset name name.
-func (t *Toolset) Tool(name string) (ServerTool, bool) {
+func (t *Toolset) Tool(name string) (Tool, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	r, ok := t.index[name]
 	if !ok {
-		return ServerTool{}, false
+		return Tool{}, false
 	}
 	return t.tools[r.pos], true
 }
@@ -805,7 +811,7 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: call %s: %w", name, ErrClosed)
+		return nil, fmt.Errorf("mcp: call %s: %w", name, mcp.ErrClosed)
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
@@ -816,12 +822,13 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	return &ToolResult{Name: name, Server: r.srv.cfg.Name, Result: res}, nil
 }
 
-// Close stops refreshing and closes every server's client, concurrently;
-// each client is closed within its own bound. It returns when all are
-// closed or when ctx ends, whichever is first. Calls in flight fail and
-// later calls fail with ErrClosed. Close is idempotent: later calls return
-// nil at once.
-func (t *Toolset) Close(ctx context.Context) error {
+// Shutdown stops refreshing and shuts every server's client down,
+// concurrently (see mcp.Client.Shutdown): calls in flight fail, and later
+// calls fail with mcp.ErrClosed. When ctx ends first, what remains is cut
+// short (sessions are left to expire, processes are killed), so Shutdown
+// returns soon after ctx ends. Shutdown is idempotent: only the first call
+// does the work, later ones return nil at once.
+func (t *Toolset) Shutdown(ctx context.Context) error {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -830,20 +837,16 @@ func (t *Toolset) Close(ctx context.Context) error {
 	t.closed = true
 	t.mu.Unlock()
 	t.stop()
-	done := make(chan error, 1)
-	go func() {
-		cctx, cancel := context.WithTimeout(ctx, closeTimeout)
-		defer cancel()
-		err := t.closeClients(cctx)
-		t.loops.Wait()
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("mcp: closing toolset: %w", ctx.Err())
-	}
+	err := t.closeClients(ctx)
+	t.loops.Wait()
+	return err
+}
+
+// Close is Shutdown bounded by mcp.DefaultCloseTimeout.
+func (t *Toolset) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), mcp.DefaultCloseTimeout)
+	defer cancel()
+	return t.Shutdown(ctx)
 }
 
 // closeClients shuts every connected client down concurrently.

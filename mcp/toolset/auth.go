@@ -1,7 +1,8 @@
-package mcp
+package toolset
 
 import (
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"os"
 	"strings"
 
@@ -11,12 +12,12 @@ import (
 
 // transport builds the transport of a server entry, with an OAuth
 // authorizer when its auth type is oauth.
-func (t *Toolset) transport(s config.Server) (Transport, error) {
+func (t *Toolset) transport(s config.Server) (mcp.Transport, error) {
 	tr, err := transportFor(s)
 	if err != nil || s.Auth == nil || s.Auth.Type != config.AuthOAuth {
 		return tr, err
 	}
-	ht, ok := tr.(*HTTPTransport)
+	ht, ok := tr.(*mcp.HTTPTransport)
 	if !ok {
 		return nil, fmt.Errorf("%w: oauth is only for HTTP servers", ErrServerConfig)
 	}
@@ -82,7 +83,7 @@ func machineGrant(a *config.Auth, cfg *oauth.Config) error {
 func readSecret(env, file, what string) (oauth.Secret, error) {
 	switch {
 	case env != "":
-		v, err := envToken(env)
+		v, err := mcp.TokenFromEnv(env)
 		if err != nil {
 			return "", fmt.Errorf("%w (%s)", err, what)
 		}
@@ -91,11 +92,11 @@ func readSecret(env, file, what string) (oauth.Secret, error) {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			// The path is the user's; the error names it, never the content.
-			return "", fmt.Errorf("%w: %s file: %v", ErrMissingToken, what, err)
+			return "", fmt.Errorf("%w: %s file: %v", mcp.ErrMissingToken, what, err)
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {
-			return "", fmt.Errorf("%w: %s file %s is empty", ErrMissingToken, what, file)
+			return "", fmt.Errorf("%w: %s file %s is empty", mcp.ErrMissingToken, what, file)
 		}
 		return oauth.Secret(v), nil
 	}

@@ -1,4 +1,4 @@
-package mcp_test
+package toolset_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // A server's prompts are the host's commands: the Toolset lists them under
@@ -21,12 +21,12 @@ func ExampleToolset_GetPrompt() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "finance", URL: url}}, nil)
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "finance", URL: url}}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer ts.Close(ctx)
+	defer ts.Shutdown(ctx)
 
 	for _, p := range ts.Prompts() {
 		fmt.Printf("/%s: %s\n", p.Name, p.Prompt.Description)

@@ -1,9 +1,11 @@
-package mcp
+package toolset
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"slices"
 	"time"
 
@@ -26,8 +28,8 @@ const (
 	WarnSkillsFailed WarningKind = "skills-failed"
 )
 
-// ServerSkill is one skill of a Toolset's skill catalogue.
-type ServerSkill struct {
+// Skill is one skill of a Toolset's skill catalogue.
+type Skill struct {
 	// Name is the skill's name in the Toolset: "{server}_{skill}" for a
 	// server's skill (sanitised and unique like tool names), the skill's
 	// own name for a local one. Skill names have no "_", so a local name
@@ -37,8 +39,8 @@ type ServerSkill struct {
 	Server string
 	// Skill is the entry the Toolset holds: every file read is verified
 	// against it.
-	Skill Skill
-	// Egress is the server's configured egress (see ServerTool.Egress);
+	Skill mcp.Skill
+	// Egress is the server's configured egress (see Tool.Egress);
 	// EgressAny for a local folder.
 	Egress config.Egress
 }
@@ -49,13 +51,13 @@ type serverSkills struct {
 	first skillListing  // the listing made on connect
 
 	// Guarded by Toolset.mu.
-	skills   []Skill
+	skills   []mcp.Skill
 	warnings []Warning
 	fresh    time.Time
 }
 
 type skillListing struct {
-	skills   []Skill
+	skills   []mcp.Skill
 	warnings []Warning
 	fresh    time.Time
 	err      error
@@ -66,7 +68,7 @@ type skillListing struct {
 type toolsetSkills struct {
 	local     []localSkill
 	localWarn []Warning
-	all       []ServerSkill
+	all       []Skill
 	index     map[string]skillRoute
 }
 
@@ -91,7 +93,7 @@ func (t *Toolset) listSkills(ctx context.Context, s *tsServer) skillListing {
 	out := skillListing{fresh: l.FreshUntil}
 	for _, inv := range l.Invalid {
 		out.warnings = append(out.warnings, Warning{Server: s.cfg.Name, Kind: WarnInvalidSkill,
-			Message: fmt.Sprintf("skill %q left out: %v", clip(inv.URI, 120), inv.Err)})
+			Message: fmt.Sprintf("skill %q left out: %v", textclip.Clip(inv.URI, 120), inv.Err)})
 	}
 	allow := s.cfg.Skills
 	for _, sk := range l.Skills {
@@ -100,7 +102,7 @@ func (t *Toolset) listSkills(ctx context.Context, s *tsServer) skillListing {
 		}
 	}
 	for _, name := range allow {
-		if !slices.ContainsFunc(l.Skills, func(sk Skill) bool { return sk.Name() == name }) {
+		if !slices.ContainsFunc(l.Skills, func(sk mcp.Skill) bool { return sk.Name() == name }) {
 			out.warnings = append(out.warnings, Warning{Server: s.cfg.Name, Kind: WarnSkillNotFound,
 				Message: fmt.Sprintf("allowlisted skill %q is not offered by the server", name)})
 		}
@@ -164,13 +166,13 @@ func (t *Toolset) rebuildSkills() {
 			name = uniqueName("local", name, taken)
 		}
 		t.sk.index[name] = skillRoute{local: ls, pos: len(t.sk.all)}
-		t.sk.all = append(t.sk.all, ServerSkill{Name: name, Server: LocalServer, Skill: ls.skill, Egress: config.EgressAny})
+		t.sk.all = append(t.sk.all, Skill{Name: name, Server: LocalServer, Skill: ls.skill, Egress: config.EgressAny})
 	}
 	for _, s := range t.servers {
 		for _, sk := range s.sk.skills {
 			name := uniqueName(s.cfg.Name, sk.Name(), taken)
 			t.sk.index[name] = skillRoute{srv: s, pos: len(t.sk.all)}
-			t.sk.all = append(t.sk.all, ServerSkill{Name: name, Server: s.cfg.Name, Skill: sk, Egress: s.cfg.Egress})
+			t.sk.all = append(t.sk.all, Skill{Name: name, Server: s.cfg.Name, Skill: sk, Egress: s.cfg.Egress})
 		}
 	}
 }
@@ -205,7 +207,7 @@ func (t *Toolset) watchSkills(s *tsServer) {
 // disk). The slice is the caller's; the entries are shared and must not
 // be modified. A server listing past its ttlMs is listed again in the
 // background, as for Tools.
-func (t *Toolset) Skills() []ServerSkill {
+func (t *Toolset) Skills() []Skill {
 	now := time.Now()
 	t.mu.RLock()
 	for _, s := range t.servers {
@@ -214,16 +216,16 @@ func (t *Toolset) Skills() []ServerSkill {
 		}
 	}
 	defer t.mu.RUnlock()
-	return append([]ServerSkill(nil), t.sk.all...)
+	return append([]Skill(nil), t.sk.all...)
 }
 
 // Skill returns the skill with the Toolset name name.
-func (t *Toolset) Skill(name string) (ServerSkill, bool) {
+func (t *Toolset) Skill(name string) (Skill, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	r, ok := t.sk.index[name]
 	if !ok {
-		return ServerSkill{}, false
+		return Skill{}, false
 	}
 	return t.sk.all[r.pos], true
 }
@@ -231,7 +233,7 @@ func (t *Toolset) Skill(name string) (ServerSkill, bool) {
 // LoadSkill reads the SKILL.md of the skill the Toolset names name and
 // verifies it (see ReadSkillFile). This is the only read that loads a
 // skill; nothing is read before it.
-func (t *Toolset) LoadSkill(ctx context.Context, name string) (*SkillContent, error) {
+func (t *Toolset) LoadSkill(ctx context.Context, name string) (*mcp.SkillContent, error) {
 	return t.ReadSkillFile(ctx, name, "SKILL.md")
 }
 
@@ -242,30 +244,30 @@ func (t *Toolset) LoadSkill(ctx context.Context, name string) (*SkillContent, er
 // its folder was scanned). A verification failure (ErrSkillVerification)
 // hands on nothing and has the catalogue refreshed: the server's skills
 // listed again, the local folders scanned again.
-func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*SkillContent, error) {
+func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.SkillContent, error) {
 	t.mu.RLock()
 	closed := t.closed
 	r, ok := t.sk.index[name]
-	var entry Skill
+	var entry mcp.Skill
 	if ok {
 		entry = t.sk.all[r.pos].Skill
 	}
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: skill %s: %w", name, ErrClosed)
+		return nil, fmt.Errorf("mcp: skill %s: %w", name, mcp.ErrClosed)
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownSkill, name)
 	}
 	if r.local != nil {
 		c, err := r.local.read(ref)
-		if errors.Is(err, ErrSkillVerification) {
+		if errors.Is(err, mcp.ErrSkillVerification) {
 			t.rescanLocal()
 		}
 		return c, err
 	}
 	c, err := r.srv.client.ReadSkillFile(ctx, &entry, ref)
-	if errors.Is(err, ErrSkillVerification) {
+	if errors.Is(err, mcp.ErrSkillVerification) {
 		r.srv.skillsDue()
 	}
 	if err != nil {
