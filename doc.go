@@ -29,7 +29,8 @@
 //     [git.rickub.com/bots-garden/mini-me/agent/render] prints discovery and
 //     a run's events on a terminal.
 //
-// A host program in short (the package example has it whole):
+// A host program in short (examples/host/main.go has it whole, as a
+// program that compiles; the package example runs the pipeline):
 //
 //	cfg, err := config.Load("mini-me.yaml")
 //	if err != nil {
