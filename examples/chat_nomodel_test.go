@@ -55,7 +55,7 @@ func TestChatWithoutModelInTerminal(t *testing.T) {
 	tm.waitFor("you> ", 5)
 
 	tm.say(`/call text_count {"text":"hello tmux world"}`, "Allow? y: once", 1)
-	s = tm.say("y", "← ok text_count:", 1)
+	tm.say("y", "← ok text_count:", 1)
 	tm.waitFor("3 words, 16 characters, 1 line", 1)
 	tm.waitFor("you> ", 6)
 	tm.say(`/call text_count {"text":"not this one"}`, "Allow? y: once", 2)
