@@ -68,6 +68,13 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives debug diagnostics (never a token); nil discards them.
 	Logger *slog.Logger
+	// InsecureHTTP, INSECURE, allows plain http on any host for the
+	// server, its resource metadata and the authorization server (a
+	// private network without TLS). Without it every URL the Authorizer
+	// fetches or posts to, and the authorization endpoint, must be https
+	// or http on a loopback host: on any other network path an attacker
+	// could read the tokens and secrets, or choose the endpoints.
+	InsecureHTTP bool
 }
 
 // Token endpoint authentication methods (RFC 7591 §2).
@@ -108,6 +115,9 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	u, err := url.Parse(serverURL)
 	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("oauth: server URL %q is not an http(s) URL", serverURL)
+	}
+	if !secure(u, cfg.InsecureHTTP) {
+		return nil, fmt.Errorf("oauth: server URL %s is plain http off loopback: use https (or, on a private network without TLS, InsecureHTTP)", origin(u))
 	}
 	switch cfg.TokenEndpointAuth {
 	case "", AuthBasic, AuthPost, AuthNone:
@@ -153,25 +163,75 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	return a, nil
 }
 
+// httpClient returns the client of the metadata, registration and token
+// requests: Config.HTTPClient (or one of the Authorizer's own) with the
+// redirect rule of credentialRedirects.
 func (a *Authorizer) httpClient() *http.Client {
-	if a.cfg.HTTPClient != nil {
-		return a.cfg.HTTPClient
+	if a.cfg.HTTPClient == nil {
+		return &http.Client{Transport: a.own, Timeout: requestTimeout, CheckRedirect: credentialRedirects(nil)}
 	}
-	return &http.Client{Transport: a.own, Timeout: requestTimeout, CheckRedirect: keepCredentialsHome}
+	c := *a.cfg.HTTPClient
+	c.CheckRedirect = credentialRedirects(c.CheckRedirect)
+	return &c
 }
 
-// keepCredentialsHome drops a client's Basic credentials on a redirect to
-// another origin; unlike Go's default, another port counts as another
-// origin.
-func keepCredentialsHome(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
+// credentialRedirects refuses every redirect of a POST (a token,
+// registration or token exchange request, whose body holds a secret, a
+// code verifier or an assertion, and Go would send it again on a 307 or
+// 308), and a GET's redirect to another origin (scheme, host or port):
+// metadata is the issuer's own, or none. Other redirects go to next, or
+// to the stock limit of ten.
+func credentialRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0]
+		switch {
+		case first.Method != http.MethodGet:
+			return fmt.Errorf("%w: refusing to follow a redirect of a %s request (its body holds credentials)", ErrMetadata, first.Method)
+		case !sameOrigin(req.URL, first.URL):
+			return fmt.Errorf("%w: refusing a redirect from %s to another origin (%s)", ErrMetadata, origin(first.URL), clip(origin(req.URL), 100))
+		case next != nil:
+			return next(req, via)
+		case len(via) >= 10:
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
 	}
-	from := via[0].URL
-	if !strings.EqualFold(req.URL.Scheme, from.Scheme) || !strings.EqualFold(req.URL.Host, from.Host) {
-		req.Header.Del("Authorization")
+}
+
+// secure reports whether u may carry the authorization's requests: https,
+// or http to a loopback host, or any http when insecure allows it.
+func secure(u *url.URL, insecure bool) bool {
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host != ""
+	case "http":
+		return u.Host != "" && (insecure || isLoopback(u.Hostname()))
+	}
+	return false
+}
+
+// checkSecure refuses to send a request to u unless secure allows it.
+func (a *Authorizer) checkSecure(u *url.URL) error {
+	if !secure(u, a.cfg.InsecureHTTP) {
+		return fmt.Errorf("%w: refusing plain http to %s: an authorization server's and a server's metadata and endpoints must be https off loopback", ErrMetadata, clip(origin(u), 100))
 	}
 	return nil
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (a missing port is the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
 }
 
 // requestTimeout bounds each metadata, registration or token request of the

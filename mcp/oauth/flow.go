@@ -324,6 +324,9 @@ func (s *seconds) UnmarshalJSON(b []byte) error {
 // into v; an error answer becomes an *OAuthError matching kind, with the
 // scrub values (the request's secrets) removed from its text.
 func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scrub ...string) error {
+	if err := a.checkSecure(req.URL); err != nil {
+		return err
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {
