@@ -38,9 +38,16 @@ type Config struct {
 	// request and every MCP request carries a proof, and the token is sent
 	// as "Authorization: DPoP". Elsewhere tokens stay Bearer tokens.
 	DPoP bool
-	// Issuer, when set, binds ClientID and ClientSecret to that
-	// authorization server: another one never sees them (the client
-	// registers there instead).
+	// Issuer binds the client's pre-registered credentials (ClientSecret,
+	// ClientKey, the assertions of a Grant) to that authorization server:
+	// another one never sees them. Empty binds them to the first issuer
+	// they are sent to, for the life of the Authorizer (trust on first
+	// use: set Issuer, so that a spoofed server met first gets nothing).
+	// Where the server names another issuer, a machine Grant fails with an
+	// *IssuerBindingError, and the authorization code flow registers a
+	// client there instead (Client ID Metadata Document or Dynamic Client
+	// Registration). A pre-registered ClientID without a secret is bound
+	// only by a set Issuer.
 	Issuer string
 	// Scopes are requested when the server's challenge names none; empty
 	// means the resource's scopes_supported, or no scope parameter.
@@ -106,6 +113,7 @@ type Authorizer struct {
 	key     Key             // where tok is stored
 	meta    *ServerMetadata // of tok's issuer
 	clients map[string]Registration
+	bound   string // the issuer of the pre-registered credentials (Config.Issuer, or the first used)
 
 	dpop *dpopKey // nil without Config.DPoP
 }
@@ -147,7 +155,7 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	if cfg.Store == nil {
 		cfg.Store = &MemoryStore{}
 	}
-	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}}
+	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}, bound: cfg.Issuer}
 	if cfg.DPoP {
 		var err error
 		if a.dpop, err = newDPoPKey(); err != nil {
@@ -473,6 +481,22 @@ func (a *Authorizer) grant(ctx context.Context, key Key, meta *ServerMetadata, r
 		return err
 	}
 	a.adopt(ctx, key, meta, tok)
+	return nil
+}
+
+// bind reports whether the pre-registered credentials may go to issuer,
+// pinning it when no issuer is bound yet: nil, or an
+// *IssuerBindingError.
+func (a *Authorizer) bind(issuer string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bound == "" {
+		a.bound = issuer
+		a.log.Debug("oauth: client credentials bound to their first issuer", "issuer", issuer)
+	}
+	if a.bound != issuer {
+		return &IssuerBindingError{Bound: a.bound, Offered: issuer}
+	}
 	return nil
 }
 
