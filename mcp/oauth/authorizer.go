@@ -299,7 +299,7 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	var err error
 	switch {
 	case t.RefreshToken != "":
-		err = a.refresh(ctx, t)
+		err = a.refresh(ctx, t, key, meta)
 	case a.cfg.Grant != nil && meta != nil:
 		// A machine grant is simply asked again, before the server has
 		// to refuse the expired token.
@@ -354,7 +354,10 @@ func (a *Authorizer) Challenged(ctx context.Context, status int, challenges []Ch
 		return a.authorize(ctx, ch, union)
 	}
 	if cur != nil && sent != "" && string(cur.AccessToken) == sent && cur.RefreshToken != "" {
-		err := a.refresh(ctx, cur)
+		a.mu.Lock()
+		key, meta := a.key, a.meta // cur's own: a token is refreshed where it was issued
+		a.mu.Unlock()
+		err := a.refresh(ctx, cur, key, meta)
 		if err == nil {
 			return nil
 		}
@@ -514,17 +517,18 @@ func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetad
 	if t.Type == "DPoP" && (a.dpop == nil || t.KeyThumbprint != a.dpop.jkt) {
 		return false // bound to the key of another run
 	}
-	a.mu.Lock()
-	a.key, a.meta = key, meta
-	a.mu.Unlock()
+	// The current token, key and metadata change together, in adopt, once
+	// t is known usable: until then the current token is refreshed where
+	// it was issued, never at this issuer.
 	if t.fresh(time.Now()) {
 		a.adopt(ctx, key, meta, t)
 		return true
 	}
-	return t.RefreshToken != "" && a.refresh(ctx, t) == nil
+	return t.RefreshToken != "" && a.refresh(ctx, t, key, meta) == nil
 }
 
-// adopt makes tok the current token and stores it.
+// adopt makes tok the current token and stores it; key and meta are
+// where it was issued, and travel with it.
 func (a *Authorizer) adopt(ctx context.Context, key Key, meta *ServerMetadata, tok *Token) {
 	a.mu.Lock()
 	a.tok, a.key, a.meta = tok, key, meta
@@ -535,13 +539,11 @@ func (a *Authorizer) adopt(ctx context.Context, key Key, meta *ServerMetadata, t
 	}
 }
 
-// refresh renews t with its refresh token. A refusal drops the token, from
-// memory and from the store.
-func (a *Authorizer) refresh(ctx context.Context, t *Token) error {
-	a.mu.Lock()
-	key, meta := a.key, a.meta
-	a.mu.Unlock()
-	if meta == nil {
+// refresh renews t with its refresh token, at the authorization server of
+// meta that issued it under key, as the client it was issued to. A refusal
+// drops the token, from memory and from the store.
+func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *ServerMetadata) error {
+	if meta == nil || meta.Issuer != key.Issuer {
 		return fmt.Errorf("%w: no authorization server known for the refresh", ErrToken)
 	}
 	tok, err := a.exchange(ctx, meta, t.Client, url.Values{
