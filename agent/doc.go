@@ -98,7 +98,10 @@
 //	</tool_output>
 //
 // Anything in the output that looks like those delimiters is defused (its
-// '<' becomes '['), so an output cannot close its frame early. The default
+// '<' becomes '['), so an output cannot close its frame early; in the
+// attribute values (a server's tool name, a resource URI) '&', '<' and '>'
+// are written as &amp;, &lt; and &gt;, and quotes, control and bidi
+// characters are escaped, so a name cannot close the frame either. The default
 // system prompt ([DefaultSystemPrompt]) tells the model that such content
 // is data, not instructions; nothing from a tool is ever put in the system
 // prompt.
