@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -93,7 +94,7 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut b
 		if c.kept != nil {
 			r.kept[len(r.msgs)] = c.kept
 		}
-		r.msgs = append(r.msgs, c.msg)
+		r.add(c.msg)
 	}
 	return repeated
 }
@@ -348,8 +349,11 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 	}
 	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
 	c.result.Result = res
-	r.finish(c, status, output, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name,
-		Server: server, Content: c.kept.content()})
+	msg := Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Server: server, Content: c.kept.content()}
+	if r.egress[server] == config.EgressLocal || c.skill != nil && c.skill.skill.Egress == config.EgressLocal {
+		msg.Egress = config.EgressLocal // the label travels with the output
+	}
+	r.finish(c, status, output, msg)
 }
 
 // refuse makes the agent's explanation c's tool message: the call did not

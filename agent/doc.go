@@ -160,6 +160,13 @@
 // ToolSource carries its server's setting (mcp.ServerTool.Egress); a
 // warning says what was withheld and why.
 //
+// The rule travels with the conversation: every message holding such
+// content is labelled when it is made (Message.Egress), and so is every
+// message a local model's run adds after the conversation holds some (a
+// reply may quote it). A labelled message is withheld from a hosted model
+// by its own label, even in a run whose Toolset no longer lists the
+// server, or in another agent the host handed Result.Messages to.
+//
 // # Tracing
 //
 // A [Trace] attached with [WithTrace] to the context given to Run is
