@@ -71,7 +71,9 @@ type Config struct {
 	Store TokenStore
 	// HTTPClient sends the metadata, registration and token requests; nil
 	// means a client of the Authorizer's own, whose idle connections
-	// CloseIdleConnections releases.
+	// CloseIdleConnections releases. Either way the Authorizer follows no
+	// redirect of a POST and no redirect to another origin (its
+	// CheckRedirect runs before this client's own).
 	HTTPClient *http.Client
 	// Logger receives debug diagnostics (never a token); nil discards them.
 	Logger *slog.Logger
