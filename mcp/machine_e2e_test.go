@@ -13,7 +13,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/internal/oauthtest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // TestMachineGrantsFromConfig: YAML entries with auth.grant, through
@@ -48,7 +48,7 @@ func TestMachineGrantsFromConfig(t *testing.T) {
         issuer: %s
 `, ccRS.URL, cc.Issuer(), wifRS.URL, tokenFile, wif.Issuer())))
 	require.NoError(t, err)
-	ts, err := mcp.Discover(context.Background(), cfg.Servers, nil)
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, nil)
 	require.NoError(t, err)
 	defer ts.Close(context.Background())
 	require.Empty(t, ts.Warnings())
