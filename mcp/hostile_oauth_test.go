@@ -30,7 +30,7 @@ func TestHostileServerGetsNoMachineSecret(t *testing.T) {
 	evil := &oauthtest.Server{ClientID: "nightly", ClientSecret: secret} // would accept it, and count it
 	evil.Start()
 	t.Cleanup(evil.Close)
-	inner := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	inner := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	inner.Start()
 	t.Cleanup(inner.Close)
 
