@@ -315,6 +315,9 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 			listings[i] = t.connect(ctx, s, progress.server(i, cfg.Name))
 		}()
 	}
+	// The local skill folders are scanned while the servers connect; a
+	// scan stopped by ctx fails Discover below, like the connections.
+	local, localWarn, _ := scanSkillFolders(ctx, t.opts.SkillFolders)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
@@ -333,7 +336,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 		}
 	}
 	t.mu.Unlock()
-	t.startSkills()
+	t.startSkills(local, localWarn)
 	promptsCap.start(t)
 	resourcesCap.start(t)
 	for _, s := range t.servers {
