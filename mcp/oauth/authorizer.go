@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/origin"
 )
 
 // Config configures an Authorizer. The zero value works with a server
@@ -127,7 +129,7 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 		return nil, fmt.Errorf("oauth: server URL %q is not an http(s) URL", serverURL)
 	}
 	if !secure(u, cfg.InsecureHTTP) {
-		return nil, fmt.Errorf("oauth: server URL %s is plain http off loopback: use https (or, on a private network without TLS, InsecureHTTP)", origin(u))
+		return nil, fmt.Errorf("oauth: server URL %s is plain http off loopback: use https (or, on a private network without TLS, InsecureHTTP)", origin.Of(u))
 	}
 	switch cfg.TokenEndpointAuth {
 	case "", AuthBasic, AuthPost, AuthNone:
@@ -197,8 +199,8 @@ func credentialRedirects(next func(*http.Request, []*http.Request) error) func(*
 		switch {
 		case first.Method != http.MethodGet:
 			return fmt.Errorf("%w: refusing to follow a redirect of a %s request (its body holds credentials)", ErrMetadata, first.Method)
-		case !sameOrigin(req.URL, first.URL):
-			return fmt.Errorf("%w: refusing a redirect from %s to another origin (%s)", ErrMetadata, origin(first.URL), clip(origin(req.URL), 100))
+		case !origin.Same(req.URL, first.URL):
+			return fmt.Errorf("%w: refusing a redirect from %s to another origin (%s)", ErrMetadata, origin.Of(first.URL), clip(origin.Of(req.URL), 100))
 		case next != nil:
 			return next(req, via)
 		case len(via) >= 10:
@@ -223,25 +225,9 @@ func secure(u *url.URL, insecure bool) bool {
 // checkSecure refuses to send a request to u unless secure allows it.
 func (a *Authorizer) checkSecure(u *url.URL) error {
 	if !secure(u, a.cfg.InsecureHTTP) {
-		return fmt.Errorf("%w: refusing plain http to %s: an authorization server's and a server's metadata and endpoints must be https off loopback", ErrMetadata, clip(origin(u), 100))
+		return fmt.Errorf("%w: refusing plain http to %s: an authorization server's and a server's metadata and endpoints must be https off loopback", ErrMetadata, clip(origin.Of(u), 100))
 	}
 	return nil
-}
-
-// sameOrigin reports whether a and b have the same scheme, host and port
-// (a missing port is the scheme's default).
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
 }
 
 // requestTimeout bounds each metadata, registration or token request of the
