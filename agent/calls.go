@@ -351,7 +351,7 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
 	c.result.Result = res
 	msg := Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Server: server, Content: c.kept.content()}
-	if r.egress[server] == config.EgressLocal || c.skill != nil && c.skill.skill.Egress == config.EgressLocal {
+	if r.egress[server] == config.EgressLocal { // a skill's server too (skillWithheld)
 		msg.Egress = config.EgressLocal // the label travels with the output
 	}
 	r.finish(c, status, output, msg)
