@@ -318,6 +318,9 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 			listings[i] = t.connect(ctx, s, progress.server(i, cfg.Name))
 		}()
 	}
+	// The local skill folders are scanned while the servers connect; a
+	// scan stopped by ctx fails Discover below, like the connections.
+	local, localWarn, _ := scanSkillFolders(ctx, t.opts.SkillFolders)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
@@ -336,7 +339,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 		}
 	}
 	t.mu.Unlock()
-	t.startSkills()
+	t.startSkills(local, localWarn)
 	promptsCap.start(t)
 	resourcesCap.start(t)
 	for _, s := range t.servers {
