@@ -134,7 +134,7 @@ func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) 
 		case h.creds != nil:
 			tok, err := h.creds.Token(req.Context())
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrAuth, method, err)
+				return nil, fmt.Errorf("%w: %s: %w", ErrAuth, method, err)
 			}
 			switch {
 			case tok != "" && proof != nil:

@@ -53,6 +53,7 @@ type Server struct {
 	Registrations atomic.Int32
 
 	mu        sync.Mutex
+	clients   map[string]bool     // registered client ids it knows
 	challenge map[string]string   // code → PKCE challenge
 	scopes    map[string][]string // code or token → scopes
 	refresh   map[string][]string // refresh token → scopes
@@ -62,7 +63,7 @@ type Server struct {
 
 // Start serves on 127.0.0.1 and returns the issuer.
 func (s *Server) Start() string {
-	s.challenge, s.scopes, s.refresh = map[string]string{}, map[string][]string{}, map[string][]string{}
+	s.challenge, s.scopes, s.refresh, s.clients = map[string]string{}, map[string][]string{}, map[string][]string{}, map[string]bool{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server"+s.Path, s.metadata)
 	mux.HandleFunc(s.Path+"/authorize", s.authorize)
@@ -107,6 +108,21 @@ func (s *Server) Revoke() {
 	}
 }
 
+// Forget forgets every client it registered and every refresh token, as
+// a restarted server that keeps them in memory does: their authorization
+// requests get an error page, their token requests invalid_client.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.clients)
+	clear(s.refresh)
+}
+
+// forgotten reports whether id is a client it registered and forgot.
+func (s *Server) forgotten(id string) bool {
+	return strings.HasPrefix(id, "client-") && !s.clients[id]
+}
+
 func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	iss := s.Issuer()
 	writeJSON(w, http.StatusOK, map[string]any{
@@ -131,7 +147,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"client_id": "client-1", "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"})
+	s.mu.Lock()
+	id := fmt.Sprintf("client-%d", s.Registrations.Load())
+	s.clients[id] = true
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"})
 }
 
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
@@ -140,6 +160,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	ru, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil || !ru.IsAbs() || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
 		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	unknown := s.forgotten(q.Get("client_id"))
+	s.mu.Unlock()
+	if unknown {
+		http.Error(w, "invalid_client: unknown client", http.StatusBadRequest)
 		return
 	}
 	back := ru.Query()
@@ -174,6 +201,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resources = append(s.resources, r.PostForm.Get("resource"))
+	if s.forgotten(r.PostForm.Get("client_id")) {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
 	var scopes []string
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":

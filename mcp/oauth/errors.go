@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -26,6 +27,11 @@ var (
 	// ErrInsufficientScope: the server still wants a scope after a
 	// re-authorization (step-up) asked for it.
 	ErrInsufficientScope = errors.New("oauth: scope insufficient after step-up")
+	// ErrUnreachable: the authorization server (its metadata, token or
+	// registration endpoint) did not answer: connection refused, DNS,
+	// TLS or a timeout. A token still inside its lifetime is used all
+	// the same (see Authorizer.Token).
+	ErrUnreachable = errors.New("oauth: authorization server unreachable")
 	// ErrToken: the token endpoint refused to issue or refresh a token.
 	ErrToken = errors.New("oauth: token request failed")
 	// ErrInteractionRequired: the authorization needs a browser and the
@@ -93,6 +99,15 @@ var oauthErrorHints = map[string]string{
 // Unwrap returns the sentinel the error matches (ErrConsent, ErrToken or
 // ErrRegistration).
 func (e *OAuthError) Unwrap() error { return e.kind }
+
+// unanswered wraps the error of a request that got no answer: the
+// context's end, or ErrUnreachable.
+func unanswered(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: %v", ErrUnreachable, err)
+}
 
 // clip shortens server text for an error message, on a rune boundary.
 func clip(s string, n int) string {

@@ -20,14 +20,14 @@ import (
 // client returns the client's identity at the authorization server of
 // meta, in the order the specification gives: the pre-registered id (when
 // bound to no other server), the Client ID Metadata Document (when
-// accepted), Dynamic Client Registration. Registrations are kept per
-// issuer.
-func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (Registration, error) {
+// accepted), Dynamic Client Registration; registered says it registered
+// just now. Registrations are kept per issuer.
+func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (r Registration, registered bool, err error) {
 	a.mu.Lock()
 	r, ok := a.clients[meta.Issuer]
 	a.mu.Unlock()
 	if ok {
-		return r, nil
+		return r, false, nil
 	}
 	id := a.cfg.ClientID
 	cimd := strings.HasPrefix(id, "https://")
@@ -41,18 +41,18 @@ func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (Registra
 	case cimd && meta.ClientIDMetadataDocumentSupported:
 		r = Registration{ID: id, AuthMethod: AuthNone}
 	case meta.RegistrationEndpoint != "":
-		var err error
 		if r, err = a.register(ctx, meta); err != nil {
-			return Registration{}, err
+			return Registration{}, false, err
 		}
+		registered = true
 	default:
-		return Registration{}, fmt.Errorf("%w: %s offers no dynamic client registration: register a client there and configure its clientId",
+		return Registration{}, false, fmt.Errorf("%w: %s offers no dynamic client registration: register a client there and configure its clientId",
 			ErrRegistration, meta.Issuer)
 	}
 	a.mu.Lock()
 	a.clients[meta.Issuer] = r
 	a.mu.Unlock()
-	return r, nil
+	return r, registered, nil
 }
 
 // chooseAuthMethod picks how a client authenticates at the token endpoint
@@ -245,7 +245,8 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 		t.Scopes = strings.Fields(reply.Scope)
 	}
 	if reply.ExpiresIn > 0 {
-		t.Expiry = time.Now().Add(time.Duration(reply.ExpiresIn) * time.Second)
+		t.Issued = a.now()
+		t.Expiry = t.Issued.Add(time.Duration(reply.ExpiresIn) * time.Second)
 	}
 	a.log.Debug("oauth: token issued", "issuer", meta.Issuer, "step", step, "type", t.scheme(), "expires in", reply.ExpiresIn, "refreshable", reply.RefreshToken != "")
 	return t, nil
@@ -327,7 +328,7 @@ func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scr
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s request: %v", kind, step, err)
+		return fmt.Errorf("%w: %s request: %w", kind, step, unanswered(req.Context(), err))
 	}
 	defer resp.Body.Close()
 	if a.dpop != nil {

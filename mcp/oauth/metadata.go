@@ -61,7 +61,7 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {
-		return fmt.Errorf("oauth: fetching %s: %w", u, err)
+		return fmt.Errorf("oauth: fetching %s: %w", u, unanswered(ctx, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
