@@ -3,7 +3,10 @@
 package interop
 
 import (
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -214,4 +217,36 @@ func TestOAuthNoRefreshTokens(t *testing.T) {
 	assert.Equal(t, 2, as.count("authorization.success", ""), "sign-ins (one per expiry)")
 	assert.Equal(t, 0, as.tokenRequests("refresh_token"), "refresh requests")
 	assert.Equal(t, 1, as.count("registration_create.success", ""), "registrations")
+}
+
+// TestOAuthSignOutRevokes: SignOut forgets the token and revokes its
+// refresh token at the server, which then refuses it.
+func TestOAuthSignOutRevokes(t *testing.T) {
+	as := startAuthServer(t, 60, false)
+	r := startJWTResource(t, as.issuer)
+	store := &oauth.FileStore{Path: filepath.Join(t.TempDir(), "tokens.json")}
+	c, a := oauthClient(t, r, oauth.Config{Store: store})
+	require.NoError(t, callTool(c, "read"))
+	key := oauth.Key{Resource: r.url(), Issuer: as.issuer}
+	tok, err := store.Load(t.Context(), key)
+	require.NoError(t, err)
+	require.NotNil(t, tok)
+	require.NotEmpty(t, tok.RefreshToken)
+	st := a.State()
+	require.True(t, st.Expiry.Equal(tok.Expiry), "state expiry %v, stored %v", st.Expiry, tok.Expiry)
+	st.Expiry = tok.Expiry
+	require.Equal(t, oauth.State{Issuer: as.issuer, ClientID: tok.Client.ID, Scopes: tok.Scopes, Expiry: tok.Expiry, HasToken: true, Refreshable: true}, st)
+
+	require.NoError(t, a.SignOut(t.Context()))
+	gone, err := store.Load(t.Context(), key)
+	require.NoError(t, err)
+	assert.Nil(t, gone, "the store still holds the token")
+	resp, err := http.PostForm(as.issuer+"/token", url.Values{
+		"grant_type": {"refresh_token"}, "refresh_token": {string(tok.RefreshToken)}, "client_id": {tok.Client.ID}, "resource": {r.url()},
+	})
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var reply struct{ Error string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&reply))
+	assert.Equal(t, "invalid_grant", reply.Error, "the revoked refresh token (http %d)", resp.StatusCode)
 }

@@ -93,6 +93,7 @@ var oauthErrorHints = map[string]string{
 	"registration":   "register a client at the authorization server and configure its clientId",
 	"token":          "sign in again; if it keeps failing, check the client's id, secret and tokenEndpointAuth",
 	"refresh":        "the session ended: sign in again",
+	"revocation":     "the token is forgotten here, but the authorization server may still hold the sign-in: revoke it there",
 	"token exchange": "the identity provider refused the ID token: sign in to it again, or check idpClientId and idpTokenEndpoint",
 }
 

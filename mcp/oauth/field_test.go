@@ -335,3 +335,40 @@ func TestSharedFileStoreRefreshedOnce(t *testing.T) {
 		t.Errorf("%d refreshes, want 1 (a second one reuses a rotated refresh token)", n)
 	}
 }
+
+// TestStateRefreshSignOut: a host sees what the Authorizer holds (never a
+// secret), renews the token when it wants, and signs out.
+func TestStateRefreshSignOut(t *testing.T) {
+	as := &oauthtest.Server{Refresh: true}
+	resource, _ := setup(t, as)
+	store := &oauth.MemoryStore{}
+	ctx := context.Background()
+	a := newAuthorizer(t, resource, oauth.Config{Store: store})
+	if err := a.Refresh(ctx); !errors.Is(err, oauth.ErrToken) {
+		t.Errorf("Refresh before any sign-in: %v, want ErrToken", err)
+	}
+	if err := a.Challenged(ctx, 401, challenge(t, `Bearer scope="read"`), ""); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := a.Token(ctx)
+	st := a.State()
+	if st.Issuer != as.Issuer() || st.ClientID != "client-1" || !st.HasToken || !st.Refreshable ||
+		time.Until(st.Expiry) < time.Hour-time.Minute || !strings.Contains(strings.Join(st.Scopes, " "), "read") {
+		t.Errorf("state %+v", st)
+	}
+	if err := a.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tok, _ := a.Token(ctx); tok == first || as.RefreshGrants.Load() != 1 {
+		t.Errorf("after Refresh: the same token, or %d refreshes", as.RefreshGrants.Load())
+	}
+	if err := a.SignOut(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tok, _ := a.Token(ctx); tok != "" || a.State().HasToken {
+		t.Errorf("signed out, yet token %q, state %+v", tok, a.State())
+	}
+	if got, _ := store.Load(ctx, oauth.Key{Resource: resource, Issuer: as.Issuer()}); got != nil {
+		t.Errorf("the store still holds the token")
+	}
+}

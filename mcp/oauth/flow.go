@@ -322,7 +322,7 @@ func (s *seconds) UnmarshalJSON(b []byte) error {
 }
 
 // send sends a registration or token request and decodes a 2xx JSON answer
-// into v; an error answer becomes an *OAuthError matching kind, with the
+// into v (nil: the answer is not read); an error answer becomes an *OAuthError matching kind, with the
 // scrub values (the request's secrets) removed from its text.
 func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scrub ...string) error {
 	req.Header.Set("Accept", "application/json")
@@ -351,6 +351,9 @@ func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scr
 			}
 		}
 		return &OAuthError{Endpoint: step, StatusCode: resp.StatusCode, Code: clip(e.Code, 60), Description: clip(e.Description, 200), kind: kind}
+	}
+	if v == nil {
+		return nil // an answer with no content to read (a revocation)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%w: %s answer is not JSON: %v", kind, step, err)
