@@ -36,6 +36,9 @@ type Server struct {
 	WrongIss string
 	// Deny answers the authorization with error=access_denied.
 	Deny bool
+	// AuthMethods are the token endpoint authentication methods the
+	// metadata lists; nil means "none" alone.
+	AuthMethods []string
 	// ClientID and ClientSecret, when set, are the only client the
 	// client_credentials grant accepts (Basic authentication).
 	ClientID, ClientSecret string
@@ -123,6 +126,13 @@ func (s *Server) forgotten(id string) bool {
 	return strings.HasPrefix(id, "client-") && !s.clients[id]
 }
 
+func (s *Server) authMethods() []string {
+	if s.AuthMethods == nil {
+		return []string{"none"}
+	}
+	return s.AuthMethods
+}
+
 func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	iss := s.Issuer()
 	writeJSON(w, http.StatusOK, map[string]any{
@@ -132,7 +142,7 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		"registration_endpoint":                          iss + "/register",
 		"response_types_supported":                       []string{"code"},
 		"code_challenge_methods_supported":               []string{"S256"},
-		"token_endpoint_auth_methods_supported":          []string{"none"},
+		"token_endpoint_auth_methods_supported":          s.authMethods(),
 		"scopes_supported":                               []string{"read", "write", "offline_access"},
 		"authorization_response_iss_parameter_supported": true,
 	})
