@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,20 +218,9 @@ func TestOAuthToolsetHostOptions(t *testing.T) {
         issuer: %s
 `, rs.URL, as.Issuer())))
 	require.NoError(t, err)
-	follow := oauth.BrowserFunc(func(ctx context.Context, authURL, _ string) (*url.URL, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-		hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		defer hc.CloseIdleConnections()
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		return resp.Location()
-	})
 	counting := &countingTransport{}
 	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.ToolsetOptions{
-		Browser:         follow,
+		Browser:         oauthtest.Follow,
 		OAuthHTTPClient: &http.Client{Transport: counting},
 		ClientSecrets:   map[string]oauth.Secret{"crm": "in-memory-secret"},
 	})

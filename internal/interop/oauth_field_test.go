@@ -107,10 +107,7 @@ func TestOAuthStoredTokenProcess(t *testing.T) {
 // refresh token used once (no reuse, so no revoked grant), every call
 // served.
 func TestOAuthShortTokensUnderLoad(t *testing.T) {
-	as := startAuthServer(t, 5, false)
-	r := startJWTResource(t, as.issuer)
-	c, _ := oauthClient(t, r, oauth.Config{})
-	require.NoError(t, callTool(c, "read"))
+	as, _, c := signedInPeer(t, 5, false)
 	start := time.Now()
 	for as.tokenRequests("refresh_token") < 3 {
 		requireNoErrors(t, concurrentCalls(c, "read", 50))
@@ -135,10 +132,7 @@ func TestOAuthShortTokensUnderLoad(t *testing.T) {
 // forgets its clients, the token in hand serves until its renewal, which
 // registers once and signs in once.
 func TestOAuthServerRestarted(t *testing.T) {
-	as := startAuthServer(t, 5, false)
-	r := startJWTResource(t, as.issuer)
-	c, _ := oauthClient(t, r, oauth.Config{})
-	require.NoError(t, callTool(c, "read"))
+	as, _, c := signedInPeer(t, 5, false)
 	as.restart()
 	pace(t, 20*time.Second, func() bool {
 		require.NoError(t, callTool(c, "read"))
@@ -152,10 +146,7 @@ func TestOAuthServerRestarted(t *testing.T) {
 // TestOAuthServerDown: with the authorization server down, calls keep
 // working until the token expires; then they fail with a typed error.
 func TestOAuthServerDown(t *testing.T) {
-	as := startAuthServer(t, 5, false)
-	r := startJWTResource(t, as.issuer)
-	c, _ := oauthClient(t, r, oauth.Config{})
-	require.NoError(t, callTool(c, "read"))
+	as, r, c := signedInPeer(t, 5, false)
 	as.proc.stop()
 	exp := r.lastExpiry()
 	var err error
@@ -196,10 +187,7 @@ func TestOAuthClientCredentials(t *testing.T) {
 // TestOAuthNoRefreshTokens: a server that issues no refresh token: the
 // token serves for its whole lifetime, then one new sign-in.
 func TestOAuthNoRefreshTokens(t *testing.T) {
-	as := startAuthServer(t, 5, true)
-	r := startJWTResource(t, as.issuer)
-	c, _ := oauthClient(t, r, oauth.Config{})
-	require.NoError(t, callTool(c, "read"))
+	as, _, c := signedInPeer(t, 5, true)
 	pace(t, 20*time.Second, func() bool {
 		require.NoError(t, callTool(c, "read"))
 		return as.count("authorization.success", "") == 2

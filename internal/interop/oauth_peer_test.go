@@ -171,7 +171,14 @@ func startJWTResource(t *testing.T, issuer string) *jwtResource {
 	})
 	mux.Handle("/mcp", r.protect(h))
 	r.srv = httptest.NewServer(mux)
-	t.Cleanup(r.srv.Close)
+	t.Cleanup(func() {
+		// A client that could not sign out of its session (its token
+		// expired with the authorization server down) leaves it open.
+		for ss := range s.Sessions() {
+			_ = ss.Close()
+		}
+		r.srv.Close()
+	})
 	return r
 }
 
@@ -375,6 +382,18 @@ func oauthClient(t *testing.T, r *jwtResource, cfg oauth.Config) (*mcp.Client, *
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c, a
+}
+
+// signedInPeer starts an authorization server (tokens of ttl seconds,
+// refresh tokens unless noRefresh) and a resource, and a client of a
+// registered client that signed in and called "read" once.
+func signedInPeer(t *testing.T, ttl int, noRefresh bool) (*authServer, *jwtResource, *mcp.Client) {
+	t.Helper()
+	as := startAuthServer(t, ttl, noRefresh)
+	r := startJWTResource(t, as.issuer)
+	c, _ := oauthClient(t, r, oauth.Config{})
+	require.NoError(t, callTool(c, "read"))
+	return as, r, c
 }
 
 func callTool(c *mcp.Client, name string) error {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh installs the third-party MCP servers the interop tests run against:
 # the npm packages pinned, with every transitive dependency, by
-# testdata/npm/package-lock.json (today @modelcontextprotocol/server-everything).
+# testdata/npm/package-lock.json (today @modelcontextprotocol/server-everything,
+# and oidc-provider, the authorization server of the OAuth tests).
 #
 # They go to $MINIME_INTEROP_CACHE, by default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/mini-me-interop, in a folder named after the
@@ -38,6 +39,8 @@ echo "setup.sh: installing the pinned npm packages (npm ci) into $dest"
 (cd "$tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 [[ -f $tmp/node_modules/@modelcontextprotocol/server-everything/dist/index.js ]] ||
   die "npm ci finished but server-everything's dist/index.js is missing"
+[[ -f $tmp/node_modules/oidc-provider/lib/index.js ]] ||
+  die "npm ci finished but oidc-provider's lib/index.js is missing"
 touch "$tmp/.complete"
 if ! mv -T "$tmp" "$dest" 2>/dev/null; then
   # Another run finished first: keep its copy.

@@ -5,10 +5,12 @@
 package oauthtest
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
 // Sentinel is part of every token issued, for tests that look for tokens
@@ -110,6 +114,30 @@ func (s *Server) Revoke() {
 		}
 	}
 }
+
+// Follow is a Browser for tests: it fetches the authorization URL and
+// returns the redirect's Location, as a user's browser arrives at the
+// redirect URL; an error page (http 4xx, 5xx) is an *oauth.ErrorPageError
+// whose Code is the page's text before its first colon.
+var Follow = oauth.BrowserFunc(func(ctx context.Context, authURL, _ string) (*url.URL, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1000))
+		code, desc, _ := strings.Cut(strings.TrimSpace(string(b)), ":")
+		return nil, &oauth.ErrorPageError{Code: code, Description: strings.TrimSpace(desc)}
+	}
+	return resp.Location()
+})
 
 // Forget forgets every client it registered and every refresh token, as
 // a restarted server that keeps them in memory does: their authorization

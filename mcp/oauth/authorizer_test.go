@@ -24,20 +24,8 @@ import (
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
-// follow is the Browser of these tests: it fetches the authorization URL
-// and returns the redirect's Location, as a user's browser would arrive at
-// the redirect URL.
-var follow = oauth.BrowserFunc(func(ctx context.Context, authURL, _ string) (*url.URL, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer hc.CloseIdleConnections()
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	return resp.Location()
-})
+// follow is the Browser of these tests (see oauthtest.Follow).
+var follow = oauthtest.Follow
 
 // newAuthorizer returns an Authorizer for resource whose HTTP client the
 // test closes.

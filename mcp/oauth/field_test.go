@@ -3,9 +3,7 @@ package oauth_test
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -58,6 +56,19 @@ func concurrently(n int, f func() (string, error)) ([]string, []error) {
 	return toks, errs
 }
 
+// oneRenewed returns a check that every call got one token, not first,
+// and no error.
+func oneRenewed(t *testing.T, first string) func([]string, []error) {
+	return func(toks []string, errs []error) {
+		t.Helper()
+		for i := range toks {
+			if errs[i] != nil || toks[i] == first || toks[i] != toks[0] {
+				t.Fatalf("call %d: %q, %v; want the one renewed token", i, toks[i], errs[i])
+			}
+		}
+	}
+}
+
 // TestRenewalMarginProportional: a 30 s token is renewed 3 s before its
 // expiry (a tenth of its lifetime), not 30 s before (every request), and
 // 50 concurrent calls at its renewal point make one refresh.
@@ -74,12 +85,7 @@ func TestRenewalMarginProportional(t *testing.T) {
 		t.Fatalf("%d refreshes of a token with 4 s left of 30: the margin is not proportional", n)
 	}
 	clock.advance(2 * time.Second) // 2 s left: inside the 3 s margin
-	toks, errs := concurrently(50, func() (string, error) { return a.Token(ctx) })
-	for i := range toks {
-		if errs[i] != nil || toks[i] == first || toks[i] != toks[0] {
-			t.Fatalf("call %d: %q, %v; want the one renewed token", i, toks[i], errs[i])
-		}
-	}
+	oneRenewed(t, first)(concurrently(50, func() (string, error) { return a.Token(ctx) }))
 	if n := as.RefreshGrants.Load(); n != 1 {
 		t.Errorf("%d refreshes for 50 concurrent calls, want exactly 1", n)
 	}
@@ -168,25 +174,6 @@ func TestConcurrentStepUp(t *testing.T) {
 	}
 }
 
-// pages is a Browser that follows the authorization server's pages as a
-// user's browser would, and reports an error page it lands on.
-var pages = oauth.BrowserFunc(func(ctx context.Context, authURL, redirect string) (*url.URL, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer hc.CloseIdleConnections()
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 400 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1000))
-		code, desc, _ := strings.Cut(strings.TrimSpace(string(b)), ":")
-		return nil, &oauth.ErrorPageError{Code: code, Description: strings.TrimSpace(desc)}
-	}
-	return resp.Location()
-})
-
 // TestForgottenRegistration: after the authorization server forgot the
 // client it registered (a restart), the Authorizer registers again, once,
 // whether the refresh said invalid_client or the sign-in page did.
@@ -194,7 +181,7 @@ func TestForgottenRegistration(t *testing.T) {
 	t.Run("refresh", func(t *testing.T) {
 		as := &oauthtest.Server{Refresh: true, ExpiresIn: 100}
 		resource, _ := setup(t, as)
-		a, clock, first := signedIn(t, resource, oauth.Config{Browser: pages})
+		a, clock, first := signedIn(t, resource, oauth.Config{Browser: follow})
 		ctx := context.Background()
 		as.Forget()
 		clock.advance(101 * time.Second)
@@ -214,7 +201,7 @@ func TestForgottenRegistration(t *testing.T) {
 	t.Run("error page", func(t *testing.T) {
 		as := &oauthtest.Server{ExpiresIn: 100}
 		resource, _ := setup(t, as)
-		a, _, first := signedIn(t, resource, oauth.Config{Browser: pages})
+		a, _, first := signedIn(t, resource, oauth.Config{Browser: follow})
 		ctx := context.Background()
 		as.Forget()
 		as.Revoke()
@@ -233,7 +220,7 @@ func TestForgottenRegistration(t *testing.T) {
 		always := oauth.BrowserFunc(func(context.Context, string, string) (*url.URL, error) {
 			return nil, &oauth.ErrorPageError{Code: "invalid_client"}
 		})
-		a, _, first := signedIn(t, resource, oauth.Config{Browser: pages})
+		a, _, first := signedIn(t, resource, oauth.Config{Browser: follow})
 		oauth.SetBrowser(a, always)
 		err := a.Challenged(context.Background(), 401, challenge(t, `Bearer error="invalid_token"`), first)
 		var pe *oauth.ErrorPageError
@@ -320,17 +307,12 @@ func TestSharedFileStoreRefreshedOnce(t *testing.T) {
 	cb.advance(95 * time.Second)
 	ctx := context.Background()
 	var i atomic.Int32
-	toks, errs := concurrently(20, func() (string, error) {
+	oneRenewed(t, first)(concurrently(20, func() (string, error) {
 		if i.Add(1)%2 == 0 {
 			return a.Token(ctx)
 		}
 		return b.Token(ctx)
-	})
-	for k := range toks {
-		if errs[k] != nil || toks[k] == first || toks[k] != toks[0] {
-			t.Fatalf("call %d: %q, %v; want one renewed token for both", k, toks[k], errs[k])
-		}
-	}
+	}))
 	if n := as.RefreshGrants.Load(); n != 1 {
 		t.Errorf("%d refreshes, want 1 (a second one reuses a rotated refresh token)", n)
 	}
