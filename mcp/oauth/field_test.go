@@ -354,3 +354,30 @@ func TestStateRefreshSignOut(t *testing.T) {
 		t.Errorf("the store still holds the token")
 	}
 }
+
+// TestMemoryStoreLockPerKey: the lock of one key holds off that key
+// only, until it is released.
+func TestMemoryStoreLockPerKey(t *testing.T) {
+	var m oauth.MemoryStore
+	k1, k2 := oauth.Key{Resource: "https://a/mcp"}, oauth.Key{Resource: "https://b/mcp"}
+	unlock1, err := m.Lock(context.Background(), k1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock2, err := m.Lock(context.Background(), k2)
+	if err != nil {
+		t.Fatalf("another key: %v", err)
+	}
+	unlock2()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.Lock(ctx, k1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a held key: %v, want the context's error", err)
+	}
+	unlock1()
+	unlock, err := m.Lock(context.Background(), k1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+}

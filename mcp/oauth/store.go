@@ -75,21 +75,30 @@ type LockingStore interface {
 }
 
 // MemoryStore keeps tokens in memory, for the life of the process. The zero
-// value is ready to use; it is the default store. Its Lock covers the
-// whole store.
+// value is ready to use; it is the default store.
 type MemoryStore struct {
 	mu     sync.Mutex
 	tokens map[Key]Token
-	lock   semaphore
+	locks  map[Key]*semaphore // one per key ever locked
 }
 
-// Lock holds off the other Authorizers of this store while one renews a
-// token (see LockingStore).
-func (m *MemoryStore) Lock(ctx context.Context, _ Key) (func(), error) {
-	if err := m.lock.acquire(ctx); err != nil {
+// Lock holds off the other Authorizers of this store while one renews the
+// token of key (see LockingStore); other keys are not held up.
+func (m *MemoryStore) Lock(ctx context.Context, key Key) (func(), error) {
+	m.mu.Lock()
+	if m.locks == nil {
+		m.locks = map[Key]*semaphore{}
+	}
+	l := m.locks[key]
+	if l == nil {
+		l = &semaphore{}
+		m.locks[key] = l
+	}
+	m.mu.Unlock()
+	if err := l.acquire(ctx); err != nil {
 		return nil, err
 	}
-	return m.lock.release, nil
+	return l.release, nil
 }
 
 // semaphore is a mutex whose acquisition honours a context; the zero
