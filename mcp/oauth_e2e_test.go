@@ -219,13 +219,13 @@ func TestOAuthToolsetHostOptions(t *testing.T) {
 `, rs.URL, as.Issuer())))
 	require.NoError(t, err)
 	counting := &countingTransport{}
-	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.ToolsetOptions{
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.Options{
 		Browser:         oauthtest.Follow,
 		OAuthHTTPClient: &http.Client{Transport: counting},
 		ClientSecrets:   map[string]oauth.Secret{"crm": "in-memory-secret"},
 	})
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	require.Empty(t, ts.Warnings())
 	counting.mu.Lock()
 	assert.Positive(t, counting.requests, "the host's client sent no OAuth request")
