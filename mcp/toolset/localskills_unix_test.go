@@ -38,7 +38,7 @@ func TestLocalSkillWithFIFO(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		ts, err := toolset.Discover(context.Background(), nil, &toolset.ToolsetOptions{SkillFolders: []string{dir}})
+		ts, err := toolset.Discover(context.Background(), nil, &toolset.Options{SkillFolders: []string{dir}})
 		done <- result{ts, err}
 	}()
 	var r result
@@ -48,7 +48,7 @@ func TestLocalSkillWithFIFO(t *testing.T) {
 		t.Fatal("Discover blocked on the FIFO")
 	}
 	require.NoError(t, r.err)
-	defer r.ts.Close(context.Background())
+	defer r.ts.Close()
 	assert.Equal(t, []string{"review"}, skillNames(r.ts))
 	sk, ok := r.ts.Skill("review")
 	require.True(t, ok)
