@@ -574,6 +574,12 @@ func testStdioServerRequests(t *testing.T, bin string) {
 	} {
 		assert.JSONEq(t, want, call(t, c, "ask_client", map[string]string{"method": method}), method)
 	}
+	c = stdioConnect(t, finance(bin, "-era", "legacy"), &mcp.Options{ServerName: "fin", Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+		return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: req.Server + " " + req.Messages[0].Content[0].Text}}, Model: "m"}, nil
+	}})
+	params := json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":3}`)
+	assert.JSONEq(t, `{"result":{"role":"assistant","content":{"type":"text","text":"fin hi"},"model":"m"}}`,
+		call(t, c, "ask_client", map[string]any{"method": "sampling/createMessage", "params": params}))
 }
 
 func testStdioOversized(t *testing.T, bin string) {

@@ -365,6 +365,8 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		Bytes    int      `json:"bytes"`
 		N        int      `json:"n"`
 		Method   string   `json:"method"`
+		// Params are ask_client's request params ({} when absent).
+		Params json.RawMessage `json:"params"`
 	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &a); err != nil {
@@ -464,7 +466,7 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 	case "big":
 		return text(strings.Repeat("x", a.Bytes)), nil
 	case "ask_client":
-		return s.ask(a.Method), nil
+		return s.ask(a.Method, a.Params), nil
 	case "log_burst":
 		for i := range a.N {
 			s.notify("notifications/message", nil, map[string]any{"level": "info", "data": i})
@@ -510,14 +512,17 @@ func (s *server) faulty(id jsonrpc.ID, args json.RawMessage) {
 }
 
 // ask sends a request to the client and reports its answer.
-func (s *server) ask(method string) any {
+func (s *server) ask(method string, params json.RawMessage) any {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
 	s.mu.Lock()
 	s.nextID++
 	id := fmt.Sprintf(`"srv-%d"`, s.nextID)
 	ch := make(chan *jsonrpc.Message, 1)
 	s.waiting[id] = ch
 	s.mu.Unlock()
-	s.send(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.ID(id), Method: method, Params: map[string]any{}})
+	s.send(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.ID(id), Method: method, Params: params})
 	select {
 	case m := <-ch:
 		if m.Error != nil {
