@@ -65,7 +65,9 @@ func TestSamplerAnswers(t *testing.T) {
 }
 
 func TestSamplerRefuses(t *testing.T) {
-	allow := func(permission.Request) permission.Decision { return permission.Decision{Verdict: permission.AllowOnce} }
+	allow := func(permission.Request) permission.Decision {
+		return permission.Decision{Verdict: permission.AllowOnce}
+	}
 	for _, tc := range []struct {
 		name    string
 		servers []config.Server
