@@ -150,6 +150,8 @@ type formField struct {
 	Max      *float64        `json:"maximum"`
 	MinLen   *int            `json:"minLength"`
 	MaxLen   *int            `json:"maxLength"`
+	MinItems *int            `json:"minItems"`
+	MaxItems *int            `json:"maxItems"`
 	Items    *struct {
 		Enum  []string `json:"enum"`
 		AnyOf []choice `json:"anyOf"`
@@ -352,6 +354,9 @@ func (f *formField) parse(line string, choices []choice) (any, error) {
 				return nil, err
 			}
 			out = append(out, v)
+		}
+		if f.MinItems != nil && len(out) < *f.MinItems || f.MaxItems != nil && len(out) > *f.MaxItems {
+			return nil, errors.New("wrong number of choices")
 		}
 		return out, nil
 	case len(choices) > 0:

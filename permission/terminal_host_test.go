@@ -149,7 +149,7 @@ const formSchema = `{"type":"object","required":["name"],"properties":{
 	"email":{"type":"string","format":"email"},
 	"color":{"type":"string","enum":["r","g"],"enumNames":["Red","Green"]},
 	"agree":{"type":"boolean","description":"Terms \u202eevil"},
-	"tags":{"type":"array","items":{"anyOf":[{"const":"a","title":"Alpha"},{"const":"b","title":"Beta"}]}}}}`
+	"tags":{"type":"array","maxItems":2,"items":{"anyOf":[{"const":"a","title":"Alpha"},{"const":"b","title":"Beta"}]}}}}`
 
 func TestTerminalElicitForm(t *testing.T) {
 	term, w, scr := pipeTerminal(t)
@@ -169,7 +169,7 @@ func TestTerminalElicitForm(t *testing.T) {
 		"not-an-address", "ada@example.com",
 		"3", "2", // color: no such choice, then Green
 		"maybe", "y", // agree
-		"1, b", // tags
+		"1,2,1", "1, b", // tags: too many, then two
 		"y")
 	r := <-ch
 	require.NoError(t, r.err)
