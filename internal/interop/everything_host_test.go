@@ -103,9 +103,9 @@ func testHostRequests(t *testing.T, tr mcp.Transport) {
 
 	t.Run("form elicitation on the terminal", func(t *testing.T) {
 		done := typeAnswers(t, w, scr,
-			"y",                        // fill in the form
-			"Ada Lovelace",             // name
-			"maybe", "y",               // check: not a boolean, then yes
+			"y",            // fill in the form
+			"Ada Lovelace", // name
+			"maybe", "y",   // check: not a boolean, then yes
 			"",                         // firstLine: its default
 			"ada@example.com",          // email
 			"https://ada.example/",     // homepage
