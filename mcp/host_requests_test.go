@@ -174,6 +174,13 @@ func TestLegacySampling(t *testing.T) {
 // retry as the tool's text.
 func inputServer(t *testing.T, method, params string) *mcptest.Server {
 	t.Helper()
+	return inputRoundServer(fmt.Sprintf(`{"resultType":"input_required","inputRequests":{"k":{"method":%q,"params":%s}}}`, method, params))
+}
+
+// inputRoundServer is a 2026-07-28 server whose tools/call answers first
+// with the result round, then with the params of the retry as the tool's
+// text.
+func inputRoundServer(round string) *mcptest.Server {
 	var rounds atomic.Int32
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
 	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
@@ -182,7 +189,7 @@ func inputServer(t *testing.T, method, params string) *mcptest.Server {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		if rounds.Add(1) == 1 {
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","inputRequests":{"k":{"method":%q,"params":%s}}}}`, msg.ID, method, params)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, round)
 			return true
 		}
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`, msg.ID, string(msg.Params))

@@ -92,21 +92,26 @@ func (t *Terminal) elicitURL(ctx context.Context, e Elicitation) (ElicitAnswer, 
 	fmt.Fprintf(&b, "  url:     %s\n", printable(e.URL, false))
 	b.WriteString("It is not opened for you: open it yourself, in your browser, if you trust the site.\n")
 	b.WriteString("o: I open it | n: decline | c: cancel\n> ")
-	prompt := b.String()
+	action, err := t.pick(ctx, b.String(), "Please answer o, n or c.\n> ", map[string]string{
+		"o": "accept", "open": "accept", "y": "accept", "yes": "accept", "n": "decline", "no": "decline", "c": "cancel", "cancel": "cancel"})
+	return ElicitAnswer{Action: action}, err
+}
+
+// yesNoCancel are the answers to a form's questions.
+var yesNoCancel = map[string]string{"y": "accept", "yes": "accept", "n": "decline", "no": "decline", "c": "cancel", "cancel": "cancel"}
+
+// pick asks prompt, then again until the line is one of the words of
+// choices (case aside), and returns the word's value.
+func (t *Terminal) pick(ctx context.Context, prompt, again string, choices map[string]string) (string, error) {
 	for {
 		line, err := t.ask(ctx, prompt)
 		if err != nil {
-			return ElicitAnswer{}, err
+			return "", err
 		}
-		switch strings.ToLower(line) {
-		case "o", "open", "y", "yes":
-			return ElicitAnswer{Action: "accept"}, nil
-		case "n", "no":
-			return ElicitAnswer{Action: "decline"}, nil
-		case "c", "cancel":
-			return ElicitAnswer{Action: "cancel"}, nil
+		if v, ok := choices[strings.ToLower(line)]; ok {
+			return v, nil
 		}
-		prompt = "Please answer o, n or c.\n> "
+		prompt = again
 	}
 }
 
@@ -232,22 +237,9 @@ func (t *Terminal) elicitForm(ctx context.Context, e Elicitation) (ElicitAnswer,
 	}
 	prompt := fmt.Sprintf("\nServer %s asks you for information\n  message: %s\nFill in the form? y: yes | n: decline | c: cancel\n> ",
 		printable(e.Server, false), indentLines(printable(truncate(e.Message, terminalDescriptionLimit), true), "    "))
-	for {
-		line, err := t.ask(ctx, prompt)
-		if err != nil {
-			return ElicitAnswer{}, err
-		}
-		switch strings.ToLower(line) {
-		case "y", "yes":
-		case "n", "no":
-			return ElicitAnswer{Action: "decline"}, nil
-		case "c", "cancel":
-			return ElicitAnswer{Action: "cancel"}, nil
-		default:
-			prompt = "Please answer y, n or c.\n> "
-			continue
-		}
-		break
+	action, err := t.pick(ctx, prompt, "Please answer y, n or c.\n> ", yesNoCancel)
+	if err != nil || action != "accept" {
+		return ElicitAnswer{Action: action}, err
 	}
 	content := map[string]any{}
 	for i := range fields {
@@ -261,21 +253,11 @@ func (t *Terminal) elicitForm(ctx context.Context, e Elicitation) (ElicitAnswer,
 	}
 	shown, _ := json.MarshalIndent(content, "    ", "  ")
 	prompt = "  values:\n    " + printable(string(shown), true) + "\nSend? y: send | n: decline | c: cancel\n> "
-	for {
-		line, err := t.ask(ctx, prompt)
-		if err != nil {
-			return ElicitAnswer{}, err
-		}
-		switch strings.ToLower(line) {
-		case "y", "yes":
-			return ElicitAnswer{Action: "accept", Content: content}, nil
-		case "n", "no":
-			return ElicitAnswer{Action: "decline"}, nil
-		case "c", "cancel":
-			return ElicitAnswer{Action: "cancel"}, nil
-		}
-		prompt = "Please answer y, n or c.\n> "
+	action, err = t.pick(ctx, prompt, "Please answer y, n or c.\n> ", yesNoCancel)
+	if err != nil || action != "accept" {
+		return ElicitAnswer{Action: action}, err
 	}
+	return ElicitAnswer{Action: "accept", Content: content}, nil
 }
 
 // askField asks for one field until the answer fits; set is false for an

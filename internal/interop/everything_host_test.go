@@ -9,7 +9,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/internal/termtest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -55,7 +55,7 @@ func testHostRequests(t *testing.T, tr mcp.Transport) {
 	}
 	in, w := io.Pipe()
 	t.Cleanup(func() { w.Close() })
-	scr := &screen{changed: make(chan struct{}, 1)}
+	scr := &termtest.Screen{}
 	term := permission.NewTerminal(in, scr)
 	rootsAsked := make(chan struct{}, 8)
 	ctx, cancel := stepContext()
@@ -175,13 +175,13 @@ func callText(t *testing.T, c *mcp.Client, tool string, args any) string {
 
 // typeAnswers types each line once the terminal shows one more prompt
 // ("> ") than before; the channel closes when all are typed.
-func typeAnswers(t *testing.T, w io.Writer, scr *screen, lines ...string) <-chan struct{} {
+func typeAnswers(t *testing.T, w io.Writer, scr *termtest.Screen, lines ...string) <-chan struct{} {
 	done := make(chan struct{})
 	base := strings.Count(scr.String(), "> ")
 	go func() {
 		defer close(done)
 		for i, line := range lines {
-			if !scr.waitFor(base+i+1, "> ", stepTimeout) {
+			if _, ok := scr.WaitFor(base+i+1, "> ", stepTimeout); !ok {
 				t.Errorf("no prompt for answer %d (%q); screen:\n%s", i, line, scr.String())
 				return
 			}
@@ -192,42 +192,4 @@ func typeAnswers(t *testing.T, w io.Writer, scr *screen, lines ...string) <-chan
 		}
 	}()
 	return done
-}
-
-// screen is a terminal's output, which tests wait on.
-type screen struct {
-	mu      sync.Mutex
-	buf     strings.Builder
-	changed chan struct{}
-}
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	n, err := s.buf.Write(p)
-	s.mu.Unlock()
-	select {
-	case s.changed <- struct{}{}:
-	default:
-	}
-	return n, err
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// waitFor reports whether the output came to hold n occurrences of sub
-// within d.
-func (s *screen) waitFor(n int, sub string, d time.Duration) bool {
-	deadline := time.After(d)
-	for strings.Count(s.String(), sub) < n {
-		select {
-		case <-s.changed:
-		case <-deadline:
-			return false
-		}
-	}
-	return true
 }
