@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -192,4 +193,55 @@ func typeAnswers(t *testing.T, w io.Writer, scr *termtest.Screen, lines ...strin
 		}
 	}()
 	return done
+}
+
+// usageModel records the usage of each reply of its Model.
+type usageModel struct {
+	agent.Model
+	mu     sync.Mutex
+	tokens []int
+}
+
+func (m *usageModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
+	r, err := m.Model.Chat(ctx, req, onDelta)
+	if err == nil {
+		m.mu.Lock()
+		m.tokens = append(m.tokens, r.Usage.CompletionTokens)
+		m.mu.Unlock()
+	}
+	return r, err
+}
+
+// TestEverythingSamplingWithLlamaCpp answers server-everything's sampling
+// request with the real llama-server and its tiny model: the completion
+// reaches the server, within the token limit the server asked for.
+func TestEverythingSamplingWithLlamaCpp(t *testing.T) {
+	node, dir := everythingInstall(t)
+	base := startLlama(t, nil)
+	model := &usageModel{Model: &agent.OpenAI{BaseURL: base, Model: "tiny", MaxTokens: 48}}
+	sampler := &agent.Sampler{Model: model, ModelName: "tiny", Servers: []config.Server{{Name: "everything", Egress: config.EgressLocal}},
+		Policy: permission.NewPolicy(permission.AllowAll{})}
+	ctx := llamaCtx(t)
+	c, err := mcp.Connect(ctx, &mcp.CommandTransport{Command: node, Args: []string{filepath.Join(dir, everythingMain), "stdio"}, Dir: dir},
+		&mcp.Options{ServerName: "everything", Sample: sampler.Sample, CallTimeout: llamaTimeout})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	res, err := c.CallTool(ctx, "trigger-sampling-request", map[string]any{"prompt": "Say hello.", "maxTokens": 8})
+	require.NoError(t, err)
+	require.False(t, res.IsError, res.Text())
+	var got struct {
+		Content struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		Model string `json:"model"`
+	}
+	text := res.Text()
+	require.NoError(t, json.Unmarshal([]byte(text[strings.Index(text, "{"):]), &got), text)
+	assert.Equal(t, "tiny", got.Model)
+	assert.NotEmpty(t, strings.TrimSpace(got.Content.Text), "the model's words reached the server")
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	require.Len(t, model.tokens, 1)
+	assert.LessOrEqual(t, model.tokens[0], 8, "the server's maxTokens, below the model's own 48")
+	assert.Positive(t, model.tokens[0])
 }
