@@ -25,6 +25,9 @@ type run struct {
 	turn   int
 	local  bool // the model is on this machine
 	egress map[string]config.Egress
+	// instructions are the servers' framed instructions, fixed for the
+	// run (see Agent.NoServerInstructions).
+	instructions string
 	warned map[string]bool
 	// prevCalls holds the calls of the previous turn that returned a
 	// result, toldRepeat the calls the model was told not to repeat; both
@@ -93,6 +96,7 @@ func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
 	if lm, ok := a.Model.(LocalModel); ok {
 		r.local = lm.Local()
 	}
+	r.instructions = a.serverInstructions(r.local)
 	return r
 }
 
@@ -342,6 +346,9 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	from := 0
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
 		system += "\n\n" + r.msgs[from].Content
+	}
+	if r.instructions != "" {
+		system += "\n\n" + r.instructions
 	}
 	if r.note != "" {
 		system += "\n\n" + r.note

@@ -174,6 +174,11 @@ type ServerStatus struct {
 	// Prompts, Resources and ResourceTemplates count the server's prompts,
 	// resources and resource templates in the Toolset.
 	Prompts, Resources, ResourceTemplates int
+	// Egress is the server's egress setting in the configuration.
+	Egress config.Egress
+	// Instructions are the server's usage instructions (its initialize or
+	// discover result), as it sent them: server-provided text, untrusted.
+	Instructions string
 	// Err is why the server was skipped, nil when it is connected.
 	Err error
 }
@@ -348,7 +353,7 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		connectTimeout: cfg.ConnectTimeout,
 		kick:           make(chan struct{}, 1),
 		gone:           make(chan struct{}),
-		status:         ServerStatus{Name: cfg.Name},
+		status:         ServerStatus{Name: cfg.Name, Egress: cfg.Egress},
 		names:          map[string]assignedName{},
 		first:          map[string]fingerprint{},
 		last:           map[string]fingerprint{},
@@ -535,6 +540,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 		s.status.Connected = true
 		s.status.Era, s.status.ProtocolVersion = s.client.Era(), s.client.ProtocolVersion()
 		s.status.ServerInfo = s.client.ServerInfo()
+		s.status.Instructions = s.client.Instructions()
 	}
 	ch := ToolsChange{Server: s.cfg.Name}
 	prev := make(map[string]bool, len(s.tools))
