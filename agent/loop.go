@@ -28,7 +28,7 @@ type run struct {
 	// instructions are the servers' framed instructions, fixed for the
 	// run (see Agent.NoServerInstructions).
 	instructions string
-	warned map[string]bool
+	warned       map[string]bool
 	// prevCalls holds the calls of the previous turn that returned a
 	// result, toldRepeat the calls the model was told not to repeat; both
 	// by callKey. history holds, for each turn, the sorted keys of the
