@@ -50,7 +50,9 @@ func ExampleElicitor() {
 	e := &agent.Elicitor{}
 	e.OnPending = func(p agent.PendingElicitation) {
 		fmt.Printf("%s asks: %s\n", p.Elicitation.Server, p.Elicitation.Message)
-		go func() { _ = e.Answer(p.ID, permission.ElicitAnswer{Action: "accept", Content: map[string]any{"city": "Lyon"}}) }()
+		go func() {
+			_ = e.Answer(p.ID, permission.ElicitAnswer{Action: "accept", Content: map[string]any{"city": "Lyon"}})
+		}()
 	}
 	res, err := e.Elicit(context.Background(), &mcp.ElicitRequest{Server: "weather", Mode: "form", Message: "Which city?"})
 	if err != nil {
