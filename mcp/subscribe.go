@@ -22,15 +22,17 @@ var ErrSubscriptionsUnsupported = errors.New("mcp: resource subscriptions are no
 // a lost legacy session, a restarted stdio server and Close all end it. A
 // 2026-07-28 server over HTTP gets a subscriptions/listen stream of its own
 // for uri (resourceSubscriptions), reopened when it drops, until
-// UnsubscribeResource or Close; the subscription is in force once the
-// server acknowledges it, which SubscribeResource does not wait for.
+// UnsubscribeResource or Close. SubscribeResource returns once the
+// subscription is in force (the legacy server answered, or the 2026-07-28
+// server acknowledged the stream), so a change made after it returns is
+// told; if the server refuses the stream first, its error; if ctx ends
+// first, ctx's error, the stream going on.
 func (c *Client) SubscribeResource(ctx context.Context, uri string) error {
 	if err := c.canSubscribe(); err != nil {
 		return err
 	}
 	if c.era() == EraModern {
-		c.resourceSubs.start(c, uri)
-		return nil
+		return c.resourceSubs.start(c, uri).wait(ctx)
 	}
 	return c.subscription(ctx, "resources/subscribe", uri)
 }
@@ -70,55 +72,95 @@ func (c *Client) subscription(ctx context.Context, method, uri string) error {
 // stops. The zero value is ready to use.
 type resourceStreams struct {
 	mu   sync.Mutex
-	stop map[string]context.CancelFunc // by URI
-	ids  map[int64]bool                // the listen requests of the streams
-	done bool                          // wait was called: no more streams
+	subs map[string]*resourceSub // by URI
+	ids  map[int64]*resourceSub  // by the listen request of its stream
+	done bool                    // wait was called: no more streams
 	wg   sync.WaitGroup
 }
 
-// start opens the stream for uri, unless it is open.
-func (r *resourceStreams) start(c *Client, uri string) {
+// resourceSub is one URI's stream.
+type resourceSub struct {
+	stop  context.CancelFunc
+	acked chan struct{} // closed at the first acknowledgement
+	gone  chan struct{} // closed when the loop ends; err says why
+	err   error
+	once  sync.Once
+}
+
+// wait waits until the subscription is acknowledged, refused, or ctx ends.
+func (s *resourceSub) wait(ctx context.Context) error {
+	select {
+	case <-s.acked:
+		return nil
+	case <-s.gone:
+		select {
+		case <-s.acked:
+			return nil
+		default:
+		}
+		return s.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// start opens the stream for uri, unless it is open, and returns it.
+func (r *resourceStreams) start(c *Client, uri string) *resourceSub {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.stop[uri]; ok || r.done || c.life.Err() != nil {
-		return
+	if sub, ok := r.subs[uri]; ok {
+		return sub
 	}
-	if r.stop == nil {
-		r.stop, r.ids = map[string]context.CancelFunc{}, map[int64]bool{}
+	sub := &resourceSub{acked: make(chan struct{}), gone: make(chan struct{})}
+	if r.done || c.life.Err() != nil {
+		sub.err = ErrClosed
+		close(sub.gone)
+		return sub
+	}
+	if r.subs == nil {
+		r.subs, r.ids = map[string]*resourceSub{}, map[int64]*resourceSub{}
 	}
 	ctx, stop := context.WithCancel(c.life)
-	r.stop[uri] = stop
+	sub.stop = stop
+	r.subs[uri] = sub
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		r.listen(ctx, c, uri)
+		defer close(sub.gone)
+		sub.err = r.listen(ctx, c, uri, sub)
+		r.mu.Lock()
+		if r.subs[uri] == sub { // a later SubscribeResource tries again
+			delete(r.subs, uri)
+		}
+		r.mu.Unlock()
 	}()
+	return sub
 }
 
 // end closes the stream for uri.
 func (r *resourceStreams) end(uri string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if stop, ok := r.stop[uri]; ok {
-		stop()
-		delete(r.stop, uri)
+	if sub, ok := r.subs[uri]; ok {
+		sub.stop()
+		delete(r.subs, uri)
 	}
 }
 
 // listen keeps a stream for uri open until ctx ends or the server refuses
-// it, reopening it with backoff when it drops.
-func (r *resourceStreams) listen(ctx context.Context, c *Client, uri string) {
+// it, reopening it with backoff when it drops; it returns why it ended.
+func (r *resourceStreams) listen(ctx context.Context, c *Client, uri string, sub *resourceSub) error {
 	h := c.conn.(*httpConn)
 	p := listenParams{Meta: c.meta}
 	p.Notifications.ResourceSubscriptions = []string{uri}
 	var b backoff
 	for {
-		if sleep(ctx, b.wait) != nil {
-			return
+		if err := sleep(ctx, b.wait); err != nil {
+			return err
 		}
 		id := c.nextID.Add(1)
 		r.mu.Lock()
-		r.ids[id] = true
+		r.ids[id] = sub
 		r.mu.Unlock()
 		opened := time.Now()
 		var res json.RawMessage
@@ -129,17 +171,18 @@ func (r *resourceStreams) listen(ctx context.Context, c *Client, uri string) {
 		var rpc *RPCError
 		switch {
 		case ctx.Err() != nil:
-			return
+			return ctx.Err()
 		case errors.As(err, &rpc):
 			c.log.Warn("mcp: resource subscription refused", "uri", clip(uri, 200), "error", err)
-			return
+			return fmt.Errorf("mcp: subscribing to %s: %w", clip(uri, 200), err)
 		}
 		b.next(opened)
 		c.log.Debug("mcp: resource subscription stream ended", "uri", clip(uri, 200), "error", err, "retry in", b.wait)
 	}
 }
 
-// owns reports an acknowledgement of one of the streams.
+// owns reports an acknowledgement of one of the streams, and marks that
+// stream's subscription in force.
 func (r *resourceStreams) owns(params json.RawMessage) bool {
 	var p struct {
 		Meta struct {
@@ -154,8 +197,12 @@ func (r *resourceStreams) owns(params json.RawMessage) bool {
 		return false
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ids[id]
+	sub := r.ids[id]
+	r.mu.Unlock()
+	if sub != nil {
+		sub.once.Do(func() { close(sub.acked) })
+	}
+	return sub != nil
 }
 
 // wait waits for the streams' goroutines, which the client's end stops;
