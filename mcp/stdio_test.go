@@ -61,6 +61,7 @@ func TestStdio(t *testing.T) {
 		{"Resubscribe", testStdioResubscribe},
 		{"SlowCallbacks", testStdioSlowCallbacks},
 		{"ToolsetRefresh", testStdioToolsetRefresh},
+		{"ResourceSubscription", testStdioResourceSubscription},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -936,4 +937,34 @@ func testStdioToolsetRefresh(t *testing.T, bin string) {
 	assert.Equal(t, mcp.ToolsChange{Server: "fin", Added: []string{"fin_budget"}}, got.next(t))
 	_, ok = ts.Tool("fin_budget")
 	assert.True(t, ok)
+}
+
+// testStdioResourceSubscription subscribes to a 2026-07-28 stdio server's
+// resource: in force when SubscribeResource returns, cancelled with
+// notifications/cancelled, and made again on a restarted process.
+func testStdioResourceSubscription(t *testing.T, bin string) {
+	updates := make(chan string, 8)
+	tr := finance(bin, "-era", "modern", "-resources", "-crash-on", "get_summary")
+	tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: 20 * time.Millisecond}
+	c := stdioConnect(t, tr, &mcp.Options{OnResourceUpdated: func(uri string) { updates <- uri }})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, c.SubscribeResource(ctx, "finance://ledger"))
+	assert.Equal(t, "1 subscribers", call(t, c, "touch_ledger", nil), "in force once SubscribeResource returns")
+	select {
+	case u := <-updates:
+		assert.Equal(t, "finance://ledger", u)
+	case <-ctx.Done():
+		t.Fatal("no update")
+	}
+
+	// A restarted server knows no subscription: the client makes it again.
+	_, err := c.CallTool(ctx, "get_summary", nil)
+	var exit *mcp.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Eventually(t, func() bool { return call(t, c, "touch_ledger", nil) == "1 subscribers" }, 10*time.Second, 20*time.Millisecond)
+
+	require.NoError(t, c.UnsubscribeResource(ctx, "finance://ledger"))
+	require.Eventually(t, func() bool { return call(t, c, "touch_ledger", nil) == "0 subscribers" }, 10*time.Second, 20*time.Millisecond,
+		"unsubscribing cancels the request")
 }

@@ -11,8 +11,7 @@ import (
 )
 
 // ErrSubscriptionsUnsupported is returned by SubscribeResource when the
-// server does not offer resource subscriptions, or is a 2026-07-28 server
-// over stdio, where this client does not implement them yet.
+// server does not offer resource subscriptions.
 var ErrSubscriptionsUnsupported = errors.New("mcp: resource subscriptions are not available")
 
 // SubscribeResource asks the server to tell the client when the resource
@@ -20,8 +19,10 @@ var ErrSubscriptionsUnsupported = errors.New("mcp: resource subscriptions are no
 // server that declares resources.subscribe. A legacy server is sent
 // resources/subscribe, and the subscription lasts as long as the session:
 // a lost legacy session, a restarted stdio server and Close all end it. A
-// 2026-07-28 server over HTTP gets a subscriptions/listen stream of its own
-// for uri (resourceSubscriptions), reopened when it drops, until
+// 2026-07-28 server gets a subscriptions/listen request of its own for uri
+// (resourceSubscriptions: a stream over HTTP, a request left open over
+// stdio, cancelled with notifications/cancelled), reopened when it drops
+// or the server ends it, and on a restarted stdio server, until
 // UnsubscribeResource or Close. SubscribeResource returns once the
 // subscription is in force (the legacy server answered, or the 2026-07-28
 // server acknowledged the stream), so a change made after it returns is
@@ -53,8 +54,8 @@ func (c *Client) UnsubscribeResource(ctx context.Context, uri string) error {
 // cannot.
 func (c *Client) canSubscribe() error {
 	caps := c.Capabilities()
-	_, overHTTP := c.conn.(*httpConn)
-	if caps.Resources == nil || !caps.Resources.Subscribe || c.era() == EraModern && !overHTTP {
+	_, listens := c.conn.(listener)
+	if caps.Resources == nil || !caps.Resources.Subscribe || c.era() == EraModern && !listens {
 		return fmt.Errorf("%w (server %q, %s)", ErrSubscriptionsUnsupported, c.ServerInfo().Name, c.ProtocolVersion())
 	}
 	return nil
@@ -73,9 +74,27 @@ func (c *Client) subscription(ctx context.Context, method, uri string) error {
 type resourceStreams struct {
 	mu   sync.Mutex
 	subs map[string]*resourceSub // by URI
-	ids  map[int64]*resourceSub  // by the listen request of its stream
+	ids  map[int64]listenTry     // by the listen request of its stream
 	done bool                    // wait was called: no more streams
 	wg   sync.WaitGroup
+}
+
+// listenTry is one listen request of a subscription; end ends the wait
+// for it (the server cancelled it).
+type listenTry struct {
+	sub *resourceSub
+	end context.CancelFunc
+}
+
+// listener is a connection that carries 2026-07-28 listen requests.
+type listener interface {
+	// listenRequest sends r and waits until the subscription ends: its
+	// result, the connection's end or ctx's (the server is then told).
+	listenRequest(ctx context.Context, r *outgoing, result any) error
+}
+
+func (h *httpConn) listenRequest(ctx context.Context, r *outgoing, result any) error {
+	return h.post(ctx, r, result)
 }
 
 // resourceSub is one URI's stream.
@@ -118,7 +137,7 @@ func (r *resourceStreams) start(c *Client, uri string) *resourceSub {
 		return sub
 	}
 	if r.subs == nil {
-		r.subs, r.ids = map[string]*resourceSub{}, map[int64]*resourceSub{}
+		r.subs, r.ids = map[string]*resourceSub{}, map[int64]listenTry{}
 	}
 	ctx, stop := context.WithCancel(c.life)
 	sub.stop = stop
@@ -150,7 +169,7 @@ func (r *resourceStreams) end(uri string) {
 // listen keeps a stream for uri open until ctx ends or the server refuses
 // it, reopening it with backoff when it drops; it returns why it ended.
 func (r *resourceStreams) listen(ctx context.Context, c *Client, uri string, sub *resourceSub) error {
-	h := c.conn.(*httpConn)
+	conn := c.conn.(listener)
 	p := listenParams{Meta: c.meta}
 	p.Notifications.ResourceSubscriptions = []string{uri}
 	var b backoff
@@ -159,12 +178,14 @@ func (r *resourceStreams) listen(ctx context.Context, c *Client, uri string, sub
 			return err
 		}
 		id := c.nextID.Add(1)
+		lctx, end := context.WithCancel(ctx)
 		r.mu.Lock()
-		r.ids[id] = sub
+		r.ids[id] = listenTry{sub, end}
 		r.mu.Unlock()
 		opened := time.Now()
 		var res json.RawMessage
-		err := h.post(ctx, &outgoing{id: id, method: "subscriptions/listen", params: &p}, &res)
+		err := conn.listenRequest(lctx, &outgoing{id: id, method: "subscriptions/listen", params: &p}, &res)
+		end()
 		r.mu.Lock()
 		delete(r.ids, id)
 		r.mu.Unlock()
@@ -197,12 +218,25 @@ func (r *resourceStreams) owns(params json.RawMessage) bool {
 		return false
 	}
 	r.mu.Lock()
-	sub := r.ids[id]
+	try, ok := r.ids[id]
 	r.mu.Unlock()
-	if sub != nil {
-		sub.once.Do(func() { close(sub.acked) })
+	if ok {
+		try.sub.once.Do(func() { close(try.sub.acked) })
 	}
-	return sub != nil
+	return ok
+}
+
+// cancelled ends the wait for the listen request id, if it is one of the
+// streams' (the server cancelled it), and reports whether it was; the
+// stream is then opened again.
+func (r *resourceStreams) cancelled(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	try, ok := r.ids[id]
+	if ok {
+		try.end()
+	}
+	return ok
 }
 
 // wait waits for the streams' goroutines, which the client's end stops;
