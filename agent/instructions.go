@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // Bounds of the servers' instructions in the system message.
@@ -21,11 +21,11 @@ const (
 )
 
 // ServerSource is implemented by a ToolSource that reports its servers,
-// as *mcp.Toolset does: their instructions then reach the model (see
+// as *toolset.Toolset does: their instructions then reach the model (see
 // Agent.ServerInstructions).
 type ServerSource interface {
 	// Servers returns the status of every server.
-	Servers() []mcp.ServerStatus
+	Servers() []toolset.ServerStatus
 }
 
 // instructionsHeader introduces the servers' instructions to the model.
@@ -48,7 +48,7 @@ func (a *Agent) serverInstructions(local bool) string {
 		return ""
 	}
 	servers := src.Servers()
-	slices.SortFunc(servers, func(x, y mcp.ServerStatus) int { return strings.Compare(x.Name, y.Name) })
+	slices.SortFunc(servers, func(x, y toolset.ServerStatus) int { return strings.Compare(x.Name, y.Name) })
 	var b strings.Builder
 	left := 0
 	for _, s := range servers {

@@ -91,7 +91,7 @@ func TestLegacySampling(t *testing.T) {
 	t.Run("answered by the handler", func(t *testing.T) {
 		s := askingServer(t, "sampling/createMessage", samplingParams)
 		got := make(chan *mcp.SampleRequest, 1)
-		c := connect(t, start(t, s), &mcp.Options{ServerName: "srv", SampleTools: true,
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{ServerName: "srv", SampleTools: true,
 			Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
 				got <- req
 				return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: "hi"}}, Model: "m-1", StopReason: "endTurn"}, nil
@@ -107,14 +107,14 @@ func TestLegacySampling(t *testing.T) {
 	})
 	t.Run("refused", func(t *testing.T) {
 		s := askingServer(t, "sampling/createMessage", samplingParams)
-		c := connect(t, start(t, s), &mcp.Options{Sample: func(context.Context, *mcp.SampleRequest) (*mcp.SampleResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{Sample: func(context.Context, *mcp.SampleRequest) (*mcp.SampleResult, error) {
 			return nil, fmt.Errorf("policy says no: %w", mcp.ErrRefused)
 		}})
 		assert.JSONEq(t, `{"error":{"code":-1,"message":"user rejected sampling request"}}`, askOnce(t, c))
 	})
 	t.Run("handler failure not shown to the server", func(t *testing.T) {
 		s := askingServer(t, "sampling/createMessage", samplingParams)
-		c := connect(t, start(t, s), &mcp.Options{Sample: func(context.Context, *mcp.SampleRequest) (*mcp.SampleResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{Sample: func(context.Context, *mcp.SampleRequest) (*mcp.SampleResult, error) {
 			return nil, errors.New("model at http://10.0.0.7:8080 down")
 		}})
 		answer := askOnce(t, c)
@@ -135,7 +135,7 @@ func TestLegacySampling(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := askingServer(t, "sampling/createMessage", params)
 			var calls atomic.Int32
-			c := connect(t, start(t, s), &mcp.Options{Sample: func(context.Context, *mcp.SampleRequest) (*mcp.SampleResult, error) {
+			c := connect(t, mcptest.Start(t, s), &mcp.Options{Sample: func(context.Context, *mcp.SampleRequest) (*mcp.SampleResult, error) {
 				calls.Add(1)
 				return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: "x"}}, Model: "m"}, nil
 			}})
@@ -147,7 +147,7 @@ func TestLegacySampling(t *testing.T) {
 		params := `{"messages":[{"role":"user","content":{"type":"text","text":"weather?"}},{"role":"assistant","content":[{"type":"tool_use","id":"u1","name":"weather","input":{"city":"Paris"}}]},{"role":"user","content":[{"type":"tool_result","toolUseId":"u1","content":[{"type":"text","text":"sunny"}]}]}],"maxTokens":5,"tools":[{"name":"weather","inputSchema":{"type":"object"}}],"toolChoice":{"mode":"auto"}}`
 		s := askingServer(t, "sampling/createMessage", params)
 		got := make(chan *mcp.SampleRequest, 1)
-		c := connect(t, start(t, s), &mcp.Options{SampleTools: true, Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{SampleTools: true, Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
 			got <- req
 			return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: "It is sunny."}}, Model: "m"}, nil
 		}})
@@ -161,7 +161,7 @@ func TestLegacySampling(t *testing.T) {
 	})
 	t.Run("no handler", func(t *testing.T) {
 		s := askingServer(t, "sampling/createMessage", samplingParams)
-		c := connect(t, start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return nil, nil
 		}})
 		assert.JSONEq(t, `{"elicitation":{"form":{}}}`, initCapabilities(t, s), "no sampling declared")
@@ -207,7 +207,7 @@ type retryParams struct {
 func TestModernSampling(t *testing.T) {
 	t.Run("answered", func(t *testing.T) {
 		s := inputServer(t, "sampling/createMessage", samplingParams)
-		c := connect(t, start(t, s), &mcp.Options{ServerName: "srv", Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{ServerName: "srv", Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
 			assert.Equal(t, "srv", req.Server)
 			return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: "hi"}}, Model: "m-1"}, nil
 		}})
@@ -220,24 +220,13 @@ func TestModernSampling(t *testing.T) {
 	})
 	t.Run("refused", func(t *testing.T) {
 		s := inputServer(t, "sampling/createMessage", samplingParams)
-		c := connect(t, start(t, s), &mcp.Options{Sample: func(context.Context, *mcp.SampleRequest) (*mcp.SampleResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{Sample: func(context.Context, *mcp.SampleRequest) (*mcp.SampleResult, error) {
 			return nil, mcp.ErrRefused
 		}})
 		_, err := c.CallTool(context.Background(), "ask", nil)
 		require.ErrorIs(t, err, mcp.ErrRefused)
-		assert.Equal(t, 1, countMethod(s, "tools/call"), "a refusal is not sent back: the call is not retried")
+		assert.Equal(t, 1, s.Count("tools/call"), "a refusal is not sent back: the call is not retried")
 	})
-}
-
-// countMethod counts the requests of method the server saw.
-func countMethod(s *mcptest.Server, method string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Method == method {
-			n++
-		}
-	}
-	return n
 }
 
 func TestURLElicitation(t *testing.T) {
@@ -245,7 +234,7 @@ func TestURLElicitation(t *testing.T) {
 	t.Run("modern consent drops content", func(t *testing.T) {
 		s := inputServer(t, "elicitation/create", urlParams)
 		got := make(chan *mcp.ElicitRequest, 1)
-		c := connect(t, start(t, s), &mcp.Options{ElicitURL: true, Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{ElicitURL: true, Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			got <- req
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"leak": "no"}}, nil
 		}})
@@ -274,7 +263,7 @@ func TestURLElicitation(t *testing.T) {
 			b, _ := json.Marshal(map[string]any{"mode": "url", "url": u, "message": "m", "elicitationId": "e"})
 			s := askingServer(t, "elicitation/create", string(b))
 			var calls atomic.Int32
-			c := connect(t, start(t, s), &mcp.Options{ElicitURL: true, Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			c := connect(t, mcptest.Start(t, s), &mcp.Options{ElicitURL: true, Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 				calls.Add(1)
 				return &mcp.ElicitResult{Action: "accept"}, nil
 			}})
@@ -284,14 +273,14 @@ func TestURLElicitation(t *testing.T) {
 	}
 	t.Run("legacy without elicitationId", func(t *testing.T) {
 		s := askingServer(t, "elicitation/create", urlParams)
-		c := connect(t, start(t, s), &mcp.Options{ElicitURL: true, Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{ElicitURL: true, Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		}})
 		assert.Contains(t, askOnce(t, c), fmt.Sprintf(`"code":%d`, mcp.CodeInvalidParams))
 	})
 	t.Run("url mode not declared", func(t *testing.T) {
 		s := askingServer(t, "elicitation/create", `{"mode":"url","url":"https://a.example/","message":"m","elicitationId":"e"}`)
-		c := connect(t, start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			t.Error("the handler was asked for an undeclared mode")
 			return nil, nil
 		}})
@@ -300,7 +289,7 @@ func TestURLElicitation(t *testing.T) {
 	})
 	t.Run("legacy accepted, then completed", func(t *testing.T) {
 		s := askingServer(t, "elicitation/create", `{"mode":"url","url":"https://a.example/","message":"m","elicitationId":"e-7"}`)
-		c := connect(t, start(t, s), &mcp.Options{ElicitURL: true, Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{ElicitURL: true, Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			assert.Equal(t, "e-7", req.ElicitationID)
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		}})
@@ -335,7 +324,7 @@ func startElicitRequired(t *testing.T, refusals int32) *elicitRequiredServer {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done"}]}}`, msg.ID)
 		return true
 	}
-	start(t, e.Server) // sets the server up; its own listener stays unused
+	mcptest.Start(t, e.Server) // sets the server up; its own listener stays unused
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			e.ServeHTTP(w, r)
@@ -432,20 +421,20 @@ func TestNotifyRootsChanged(t *testing.T) {
 	roots := func(context.Context) ([]mcp.Root, error) { return []mcp.Root{{URI: "file:///work"}}, nil }
 	t.Run("legacy", func(t *testing.T) {
 		s := &mcptest.Server{Versions: []string{mcptest.Legacy}}
-		c := connect(t, start(t, s), &mcp.Options{Roots: roots})
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{Roots: roots})
 		assert.JSONEq(t, `{"roots":{"listChanged":true}}`, initCapabilities(t, s))
 		require.NoError(t, c.NotifyRootsChanged(context.Background()))
-		assert.Equal(t, 1, countMethod(s, "notifications/roots/list_changed"))
+		assert.Equal(t, 1, s.Count("notifications/roots/list_changed"))
 	})
 	t.Run("modern has no such notification", func(t *testing.T) {
 		s := &mcptest.Server{Versions: []string{mcptest.Modern}}
-		c := connect(t, start(t, s), &mcp.Options{Roots: roots})
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{Roots: roots})
 		require.NoError(t, c.NotifyRootsChanged(context.Background()))
-		assert.Zero(t, countMethod(s, "notifications/roots/list_changed"))
+		assert.Zero(t, s.Count("notifications/roots/list_changed"))
 	})
 	t.Run("no roots offered", func(t *testing.T) {
 		s := &mcptest.Server{Versions: []string{mcptest.Legacy}}
-		c := connect(t, start(t, s), nil)
+		c := connect(t, mcptest.Start(t, s), nil)
 		require.Error(t, c.NotifyRootsChanged(context.Background()))
 	})
 }

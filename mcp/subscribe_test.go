@@ -29,7 +29,7 @@ func TestModernSubscribeWaitsForTheAcknowledgement(t *testing.T) {
 	for i := range 20 {
 		s := subscribableServer()
 		updates := make(chan string, 1)
-		c := connect(t, start(t, s), &mcp.Options{OnResourceUpdated: func(uri string) { updates <- uri }})
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{OnResourceUpdated: func(uri string) { updates <- uri }})
 		require.NoError(t, c.SubscribeResource(context.Background(), "file:///m.txt"))
 		require.Equal(t, 1, s.NotifyResourceUpdated("file:///m.txt"), "try %d: the stream is open once SubscribeResource returns", i)
 		select {
@@ -53,7 +53,7 @@ func TestModernSubscribeRefused(t *testing.T) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32602,"message":"no such resource"}}`, msg.ID)
 		return true
 	}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := c.SubscribeResource(ctx, "file:///m.txt")
