@@ -802,6 +802,30 @@ func (t *Toolset) Servers() []ServerStatus {
 	return out
 }
 
+// NotifyRootsChanged tells every connected server that the roots
+// Client.Roots lists changed (mcp.Client.NotifyRootsChanged: legacy
+// servers get notifications/roots/list_changed and ask again; 2026-07-28
+// ones ask with each request that needs them). It returns the servers'
+// errors, joined.
+func (t *Toolset) NotifyRootsChanged(ctx context.Context) error {
+	t.mu.RLock()
+	var clients []*mcp.Client
+	var names []string
+	for _, s := range t.servers {
+		if s.client != nil {
+			clients, names = append(clients, s.client), append(names, s.cfg.Name)
+		}
+	}
+	t.mu.RUnlock()
+	var errs []error
+	for i, c := range clients {
+		if err := c.NotifyRootsChanged(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", names[i], err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Call calls the tool the Toolset names name, on its server, under its
 // original name. args is anything that marshals to a JSON object; nil sends
 // none. A name the Toolset does not offer gives ErrUnknownTool; a tool that

@@ -561,7 +561,7 @@ func (s *server) ask(method string, params json.RawMessage) any {
 			return jsonText(map[string]any{"error": m.Error.Code})
 		}
 		return jsonText(map[string]any{"result": m.Result})
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		return refusal("client_silent", "no answer to "+method)
 	}
 }
@@ -691,7 +691,7 @@ var tools = []any{
 	tool("env", "Values of environment variables.", true, `"names":{"type":"array","items":{"type":"string"}}`),
 	tool("pid", "Process ids.", true, ``),
 	tool("big", "A text of n bytes.", true, `"bytes":{"type":"integer"}`),
-	tool("ask_client", "Send a request to the client (legacy).", true, `"method":{"type":"string"}`),
+	tool("ask_client", "Send a request to the client (legacy).", true, `"method":{"type":"string"},"params":{"type":"object"}`),
 }
 
 // changeTools are listed with -list-changed.
