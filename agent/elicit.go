@@ -14,7 +14,7 @@ import (
 // Elicitor answers the elicitation requests of MCP servers (a server
 // asking the user for input: a form, or consent to open a URL) through the
 // host's UI. Set its Elicit method as the client's handler, in
-// toolset.ToolsetOptions.Client.Elicit (with Client.ElicitURL for URL mode),
+// toolset.Options.Client.Elicit (with Client.ElicitURL for URL mode),
 // so that each request names its server.
 //
 // A host that can ask at once (a terminal) sets Ask, for instance to a
