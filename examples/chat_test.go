@@ -144,7 +144,7 @@ func TestChatInTerminal(t *testing.T) {
 	tm.say("/servers", "notes  legacy (2025-11-25)  demo-notes 1.0.0, 4 tools", 2)
 	tm.say("/clear", "(conversation cleared, and the approvals given for the session)", 1)
 	tm.say("Hello?", "Hello, stranger.", 1)
-	tm.say("/what", "commands: /tools, /servers, /prompts, /resources, /<prompt> [args], /status, /history, !N, /clear, /quit", 1)
+	tm.say("/what", "commands: /tools, /servers, /prompts, /resources, /<prompt> [args], /roots [add <folder> | remove <N>], /status, /history, !N, /clear, /quit", 1)
 	tm.waitFor("you> ", 9)
 	tm.say("/history", "  4  Hello?", 1)
 	tm.say("!3", "Back once more.", 1)

@@ -34,6 +34,14 @@
 // The chat and the approval questions read the same terminal, taking turns
 // (permission.NewLines and permission.NewSharedTerminal), so a question
 // withdrawn by Ctrl-C never swallows the next line.
+//
+// Servers may ask the chat for things, and each goes through you: a
+// completion by the chat's model (sampling) is asked about like a tool
+// call (y shows you the answer before it goes back, e edits the request
+// or the answer, a allows that server's sampling for the session); a form
+// is filled in field by field; a URL is shown with its site, never opened
+// for you. /roots lists the folders servers may see, /roots add <folder>
+// shares one, /roots remove <N> stops sharing it.
 package main
 
 import (
@@ -55,6 +63,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -77,7 +86,11 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tools, err := discover(cfg)
+	lines := permission.NewLines(stdin)
+	defer lines.Close()
+	term := permission.NewSharedTerminal(lines, out)
+	h := newHost(term)
+	tools, err := discover(cfg, h.options())
 	if err != nil {
 		return err
 	}
@@ -100,13 +113,10 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	}
 	fmt.Fprintln(out)
 	render.Model(out, model)
-	fmt.Fprintln(out, "\nType a question. /tools, /servers, /prompts, /resources, /status, /history, !N, /clear, /quit; @<uri> attaches; Ctrl-C stops an answer.")
+	fmt.Fprintln(out, "\nType a question. /tools, /servers, /prompts, /resources, /roots, /status, /history, !N, /clear, /quit; @<uri> attaches; Ctrl-C stops an answer.")
 
-	lines := permission.NewLines(stdin)
-	defer lines.Close()
-	c := &chat{out: out, lines: lines, cfg: cfg, tools: tools, model: model,
-		approver: permission.NewSharedTerminal(lines, out)}
-	c.agent = &agent.Agent{Model: model, Tools: tools, Policy: agent.NewPolicy(cfg, c.approver)}
+	c := &chat{out: out, lines: lines, cfg: cfg, tools: tools, model: model, approver: term, host: h}
+	c.newPolicy()
 	c.interrupts = make(chan os.Signal, 1)
 	signal.Notify(c.interrupts, os.Interrupt)
 	defer signal.Stop(c.interrupts)
@@ -137,8 +147,8 @@ func findConfig(path string) (*config.Config, error) {
 
 // discover discovers the servers' tools (toolset.Discover), giving them a
 // minute, or the time a person takes to sign in when a server uses OAuth.
-func discover(cfg *config.Config) (*toolset.Toolset, error) {
-	opts := &toolset.Options{Browser: oauth.Terminal{Out: os.Stderr}}
+func discover(cfg *config.Config, client mcp.Options) (*toolset.Toolset, error) {
+	opts := &toolset.Options{Client: client, Browser: oauth.Terminal{Out: os.Stderr}}
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute
@@ -172,6 +182,7 @@ type chat struct {
 	out        io.Writer
 	lines      *permission.Lines // the terminal, shared with the approver
 	approver   permission.Approver
+	host       *host // answers the servers' requests
 	interrupts chan os.Signal
 
 	cfg          *config.Config
@@ -257,14 +268,32 @@ func (c *chat) command(line string) {
 		}
 	case "/clear":
 		c.conversation = nil
-		c.agent.Policy = agent.NewPolicy(c.cfg, c.approver)
+		c.newPolicy()
 		fmt.Fprintln(c.out, "(conversation cleared, and the approvals given for the session)")
 	default:
+		if rest, ok := strings.CutPrefix(line, "/roots"); ok && (rest == "" || rest[0] == ' ') {
+			c.rootsCommand(rest)
+			return
+		}
 		if !c.promptCommand(line) {
-			fmt.Fprintln(c.out, "commands: /tools, /servers, /prompts, /resources, /<prompt> [args], /status, /history, !N, /clear, /quit")
+			fmt.Fprintln(c.out, "commands: /tools, /servers, /prompts, /resources, /<prompt> [args], /roots [add <folder> | remove <N>], /status, /history, !N, /clear, /quit")
 		}
 	}
 }
+
+// newPolicy starts the session's approvals afresh: the agent's tool calls
+// and the servers' sampling requests are asked about under one policy.
+func (c *chat) newPolicy() {
+	policy := agent.NewPolicy(c.cfg, c.approver)
+	if c.agent == nil {
+		c.agent = &agent.Agent{Model: c.model, Tools: c.tools}
+	}
+	c.agent.Policy = policy
+	c.host.answerWith(c.model, policy, c.cfg.Servers)
+}
+
+// notifyTimeout bounds telling the servers the roots changed.
+const notifyTimeout = 5 * time.Second
 
 // status prints one line: the model, the servers connected and the
 // tokens used.
