@@ -120,6 +120,19 @@ type Agent struct {
 	// run every call.
 	Policy Policy
 
+	// NoServerInstructions keeps the MCP servers' instructions from the
+	// model. By default, when Tools reports its servers ([ServerSource],
+	// as *toolset.Toolset does), each connected server's instructions follow
+	// the system prompt, framed as text the servers provide (between
+	// server_instructions delimiters naming the server, under a header
+	// saying it is not the user's or the host's), in server name order,
+	// each cut to MaxServerInstructions and all to MaxInstructionsTotal;
+	// a local-only server's (egress: local) reach only a local model.
+	NoServerInstructions bool
+	// ServerInstructions, when set, filters each server's instructions
+	// before they are framed: it returns the text to keep, "" to drop it.
+	ServerInstructions func(server, text string) string
+
 	// SystemPrompt is sent first in every request; "" means
 	// DefaultSystemPrompt. If the conversation starts with system
 	// messages of its own, their text follows SystemPrompt in the same,

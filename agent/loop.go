@@ -25,7 +25,10 @@ type run struct {
 	// server: what a local model adds from then on is labelled local too
 	// (see add).
 	holdsLocal bool
-	warned     map[string]bool
+	// instructions are the servers' framed instructions, fixed for the
+	// run (see Agent.NoServerInstructions).
+	instructions string
+	warned       map[string]bool
 	// repeats detects repeated calls and cycles, window keeps the request
 	// within the context budget, loaded is what the run loaded.
 	repeats repeats
@@ -70,6 +73,7 @@ func newRun(a *Agent, msgs []Message, st *State, onEvent func(Event)) *run {
 	for _, m := range r.msgs {
 		r.holdsLocal = r.holdsLocal || r.localOnly(m)
 	}
+	r.instructions = a.serverInstructions(r.local)
 	return r
 }
 
@@ -347,6 +351,9 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	from := 0
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
 		system += "\n\n" + r.msgs[from].Content
+	}
+	if r.instructions != "" {
+		system += "\n\n" + r.instructions
 	}
 	if r.note != "" {
 		system += "\n\n" + r.note

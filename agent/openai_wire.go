@@ -139,6 +139,9 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 		Seed:        m.Seed,
 		Stop:        m.Stop,
 	}
+	if req.MaxTokens > 0 && (w.MaxTokens == 0 || req.MaxTokens < w.MaxTokens) {
+		w.MaxTokens = req.MaxTokens
+	}
 	if w.Stream {
 		w.StreamOptions = &streamOptions{IncludeUsage: true}
 	}

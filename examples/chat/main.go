@@ -37,6 +37,14 @@
 // The chat and the approval questions read the same terminal, taking turns
 // (permission.NewLines and permission.NewSharedTerminal), so a question
 // withdrawn by Ctrl-C never swallows the next line.
+//
+// Servers may ask the chat for things, and each goes through you: a
+// completion by the chat's model (sampling) is asked about like a tool
+// call (y shows you the answer before it goes back, e edits the request
+// or the answer, a allows that server's sampling for the session); a form
+// is filled in field by field; a URL is shown with its site, never opened
+// for you. /roots lists the folders servers may see, /roots add <folder>
+// shares one, /roots remove <N> stops sharing it.
 package main
 
 import (
@@ -60,6 +68,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -75,6 +84,7 @@ const commands = `commands:
   /servers             the servers, their era and state
   /prompts             the servers' prompts; /<prompt> [args] runs one
   /resources           the servers' resources and templates
+  /roots               the folders servers may see; /roots add <folder>, /roots remove <N>
   /call NAME {json}    call tool NAME with the JSON object of arguments, through the approval
   /status              the model, the servers and the tokens used
   /history             the questions asked; !N asks question N again
@@ -102,7 +112,11 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tools, err := discover(cfg)
+	lines := permission.NewLines(stdin)
+	defer lines.Close()
+	term := permission.NewSharedTerminal(lines, out)
+	h := newHost(term)
+	tools, err := discover(cfg, h.options())
 	if err != nil {
 		return err
 	}
@@ -118,22 +132,18 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	}
 	render.Banner(out, tools)
 
-	lines := permission.NewLines(stdin)
-	defer lines.Close()
-	c := &chat{out: out, lines: lines, cfg: cfg, tools: tools,
-		approver: permission.NewSharedTerminal(lines, out)}
-	c.policy = agent.NewPolicy(cfg, c.approver)
-	c.agent = &agent.Agent{Tools: tools, Policy: c.policy}
+	c := &chat{out: out, lines: lines, cfg: cfg, tools: tools, approver: term, host: h}
 	model, err := modelenv.Find(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(out, "\n%s\n", modelenv.Help(err))
-		fmt.Fprintln(out, "\nNo model: a question cannot be answered, but /tools, /servers, /prompts, /resources and /call NAME {json} work; /help lists the commands.")
+		fmt.Fprintln(out, "\nNo model: a question cannot be answered, but /tools, /servers, /prompts, /resources, /roots and /call NAME {json} work; /help lists the commands.")
 	} else {
-		c.model, c.agent.Model = model, model
+		c.model = model
 		fmt.Fprintln(out)
 		render.Model(out, model)
 		fmt.Fprintln(out, "\nType a question; /help lists the commands; @<uri> attaches a resource; Ctrl-C stops an answer.")
 	}
+	c.newPolicy()
 	c.interrupts = make(chan os.Signal, 1)
 	signal.Notify(c.interrupts, os.Interrupt)
 	defer signal.Stop(c.interrupts)
@@ -164,8 +174,8 @@ func findConfig(path string) (*config.Config, error) {
 
 // discover discovers the servers' tools (toolset.Discover), giving them a
 // minute, or the time a person takes to sign in when a server uses OAuth.
-func discover(cfg *config.Config) (*toolset.Toolset, error) {
-	opts := &toolset.Options{Browser: oauth.Terminal{Out: os.Stderr}}
+func discover(cfg *config.Config, client mcp.Options) (*toolset.Toolset, error) {
+	opts := &toolset.Options{Client: client, Browser: oauth.Terminal{Out: os.Stderr}}
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute
@@ -200,6 +210,7 @@ type chat struct {
 	lines      *permission.Lines // the terminal, shared with the approver
 	approver   permission.Approver
 	policy     *permission.Policy // the agent's, and /call's
+	host       *host              // answers the servers' requests
 	interrupts chan os.Signal
 
 	cfg          *config.Config
@@ -291,15 +302,37 @@ func (c *chat) command(line string) {
 		}
 	case "/clear":
 		c.conversation = nil
-		c.policy = agent.NewPolicy(c.cfg, c.approver)
-		c.agent.Policy = c.policy
+		c.newPolicy()
 		fmt.Fprintln(c.out, "(conversation cleared, and the approvals given for the session)")
 	default:
+		if rest, ok := strings.CutPrefix(line, "/roots"); ok && (rest == "" || rest[0] == ' ') {
+			c.rootsCommand(rest)
+			return
+		}
 		if !c.promptCommand(line) {
 			fmt.Fprintf(c.out, "(no command %s)\n%s\n", render.Clean(line, 40), commands)
 		}
 	}
 }
+
+// newPolicy starts the session's approvals afresh: the agent's tool calls
+// and the servers' sampling requests are asked about under one policy.
+func (c *chat) newPolicy() {
+	c.policy = agent.NewPolicy(c.cfg, c.approver)
+	if c.agent == nil {
+		c.agent = &agent.Agent{Tools: c.tools}
+		if c.model != nil { // a nil *OpenAI would be a Model that is not nil
+			c.agent.Model = c.model
+		}
+	}
+	c.agent.Policy = c.policy
+	if c.model != nil {
+		c.host.answerWith(c.model, c.policy, c.cfg.Servers)
+	}
+}
+
+// notifyTimeout bounds telling the servers the roots changed.
+const notifyTimeout = 5 * time.Second
 
 // status prints one line: the model, the servers connected and the
 // tokens used.
