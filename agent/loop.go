@@ -130,6 +130,7 @@ func (r *run) loop(ctx context.Context) error {
 		cat := r.catalog()
 		var choice ToolChoice
 		if r.turn == 0 {
+			r.checkPinned(cat)
 			choice = r.a.ToolChoice
 			if err := cat.checkChoice(choice); err != nil {
 				r.result.Stop = StopError
@@ -164,6 +165,20 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		if len(r.held) > 0 {
 			return r.pause()
+		}
+	}
+}
+
+// checkPinned warns about the names of PinnedTools that match no tool of
+// the whole catalogue.
+func (r *run) checkPinned(cat *catalog) {
+	all := cat
+	if cat.all != nil {
+		all = cat.all
+	}
+	for _, name := range r.a.PinnedTools {
+		if _, ok := all.byName[name]; !ok {
+			r.warnOnce("pinned "+name, WarnPinnedTool, fmt.Sprintf("Agent.PinnedTools names %q, which matches no tool", name))
 		}
 	}
 }

@@ -67,8 +67,9 @@ type Options struct {
 	MaxMessageSize int64
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// ServerName names the server in trace hooks (RequestInfo.Server);
-	// a Toolset sets it to the server's name in the configuration.
+	// ServerName names the server in trace hooks (RequestInfo.Server)
+	// and, as the "server" attribute, in the Logger's records; a Toolset
+	// sets it to the server's name in the configuration.
 	ServerName string
 
 	// The notification callbacks below run one at a time, in arrival
@@ -326,6 +327,8 @@ func newClient(opts *Options) *Client {
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.New(discardHandler{})
+	} else if c.opts.ServerName != "" {
+		c.log = c.log.With("server", c.opts.ServerName)
 	}
 	c.meta = c.modernMeta()
 	return c

@@ -607,6 +607,12 @@ func TestAuthTokenFromEnvironment(t *testing.T) {
 
 	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_UNSET_TOKEN"}, nil)
 	require.ErrorIs(t, err, mcp.ErrMissingToken)
+	assert.EqualError(t, err, "mcp: token missing: environment variable MINIME_TEST_UNSET_TOKEN is not set")
+	// A variable set but empty is told apart from one not set.
+	t.Setenv("MINIME_TEST_EMPTY_TOKEN", " ")
+	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_EMPTY_TOKEN"}, nil)
+	require.ErrorIs(t, err, mcp.ErrMissingToken)
+	assert.EqualError(t, err, "mcp: token missing: environment variable MINIME_TEST_EMPTY_TOKEN is set but empty")
 }
 
 func TestTokenNotSentAcrossOrigins(t *testing.T) {

@@ -507,9 +507,6 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	case config.TasksAllowed:
 		o.Tasks = mcp.TasksWhenAllowed
 	}
-	if o.Logger != nil {
-		o.Logger = o.Logger.With("server", s.cfg.Name)
-	}
 	o.OnToolsChanged = s.due
 	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
 		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }
