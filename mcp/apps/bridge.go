@@ -84,10 +84,13 @@ type Policy interface {
 // view the tool's input and result (ToolInput, ToolResult) and context
 // changes (SetContext); Close tears the view down.
 //
-// Every host callback runs on a goroutine of the bridge's own, never the
-// one that called Handle, and with a context that ends when the request's
-// time is up (CallTimeout) or the bridge closes. A nil callback refuses
-// what it would have answered, and the bridge does not advertise it.
+// Message, ModelContext and OpenLink, and the calls to the server, run on
+// goroutines of the bridge's own, never the one that called Handle, with a
+// context that ends when the request's time is up (CallTimeout) or the
+// bridge closes: they may wait for the user. Resize, DisplayModeChanged
+// and TeardownRequested are told on the goroutine that called Handle, and
+// must return quickly. A nil callback refuses what it would have
+// answered, and the bridge does not advertise it.
 //
 // A Bridge is safe for concurrent use once its fields are set; they must
 // not change after the first Handle, and it must not be copied.
