@@ -123,3 +123,9 @@ func TestCheckURIBound(t *testing.T) {
 	require.ErrorIs(t, apps.CheckURI("ui://x/"+strings.Repeat("a", 2050)), apps.ErrBadURI)
 	require.ErrorIs(t, apps.CheckURI("UI://x"), apps.ErrBadURI)
 }
+
+// The SDK's connections are what a Bridge and a Cache are given.
+var (
+	_ apps.Server = (*mcp.Client)(nil)
+	_ apps.Server = (*mcp.AppServer)(nil)
+)
