@@ -234,7 +234,7 @@ func (b *Bridge) init() {
 		if b.Logger == nil {
 			b.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		}
-		b.Logger = b.Logger.With("server", b.ServerName, "view", b.ResourceURI)
+		b.Logger = b.Logger.With("server", b.ServerName, "resource", b.ResourceURI)
 	})
 }
 
