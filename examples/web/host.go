@@ -166,7 +166,20 @@ func (h *Host) Handler() http.Handler {
 		}
 		v.consent(body.Seq, body.OK)
 	})
-	return mux
+	return h.guard(mux)
+}
+
+// guard refuses what no page of this host sends: a request for another
+// host name (DNS rebinding), and a POST from another origin (a page
+// elsewhere submitting a form to 127.0.0.1).
+func (h *Host) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if "http://"+r.Host != h.HostOrigin || r.Method == http.MethodPost && r.Header.Get("Origin") != h.HostOrigin {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {

@@ -258,5 +258,11 @@ func (h *Host) SandboxHandler() http.Handler {
 	mux.HandleFunc("GET /proxy.js", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, static, "static/proxy.js")
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if "http://"+r.Host != h.SandboxOrigin {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
