@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,22 +12,43 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // appServer offers a tool with an MCP App view and an app-only tool, as
-// @modelcontextprotocol/server-system-monitor does.
-func appServer(t *testing.T) (*mcptest.Server, *agentToolset) {
+// @modelcontextprotocol/server-system-monitor does. The Toolset keeps the
+// app-only tool from its catalogue; the source returned offers it anyway,
+// as a ToolSource that does not know MCP Apps would, so that the agent's
+// own filter is what is tested.
+func appServer(t *testing.T) (*mcptest.Server, *unfiltered) {
 	t.Helper()
 	ok := func(context.Context, map[string]any) (string, bool) { return "ok", false }
 	s, srv := startMCP(t, "mon",
 		mcpTool(`{"name":"get-info","description":"system information","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://mon/app.html"}}}`, ok),
-		mcpTool(`{"name":"poll-stats","description":"poll system stats","inputSchema":{"type":"object"},"_meta":{"ui":{"visibility":["app"]}}}`, ok),
 		mcpTool(`{"name":"bad-view","description":"a tool whose view URI is not ui://","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"https://evil.example/x"}}}`, ok),
 	)
-	return s, &agentToolset{discover(t, srv)}
+	poll := toolset.ServerTool{Name: "mon_poll-stats", Server: "mon", Tool: mcp.Tool{Name: "poll-stats", Description: "poll system stats",
+		InputSchema: json.RawMessage(`{"type":"object"}`), Meta: json.RawMessage(`{"ui":{"visibility":["app"]}}`)}}
+	return s, &unfiltered{ToolSource: discover(t, srv), extra: poll}
 }
 
-type agentToolset struct{ agent.ToolSource }
+// unfiltered is a ToolSource that offers one more tool than its Toolset.
+type unfiltered struct {
+	agent.ToolSource
+	extra toolset.ServerTool
+	mu    sync.Mutex
+	calls []string
+}
+
+func (u *unfiltered) Tools() []toolset.ServerTool { return append(u.ToolSource.Tools(), u.extra) }
+
+func (u *unfiltered) Call(ctx context.Context, name string, args any) (*toolset.ToolResult, error) {
+	u.mu.Lock()
+	u.calls = append(u.calls, name)
+	u.mu.Unlock()
+	return u.ToolSource.Call(ctx, name, args)
+}
 
 func offered(r llmtest.Request) []string {
 	var names []string
@@ -52,7 +75,8 @@ func TestAppOnlyToolNeverOffered(t *testing.T) {
 	}
 	assert.NotContains(t, string(llm.Requests()[0].Body), "poll-stats", "nowhere in the first request")
 	assert.Equal(t, agent.StatusUnknown, rec.results()["1.0"].Status)
-	assert.ElementsMatch(t, []string{`get-info {"detail":1}`, "bad-view {}"}, toolCalls(s), "the app-only tool never reached the server")
+	assert.ElementsMatch(t, []string{`get-info {"detail":1}`, "bad-view {}"}, toolCalls(s))
+	assert.ElementsMatch(t, []string{"mon_get-info", "mon_bad-view"}, ts.calls, "the app-only tool is never called")
 
 	var views []*agent.ToolView
 	started, viewAt, ended := -1, -1, -1

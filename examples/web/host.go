@@ -12,8 +12,8 @@ import (
 	"sync"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/apps"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -58,7 +58,7 @@ type Host struct {
 	inbox   agent.Inbox
 	subs    map[chan event]struct{}
 	views   viewSet
-	toolset *mcp.Toolset
+	ts      *toolset.Toolset
 }
 
 // event is one Server-Sent Event for the pages.

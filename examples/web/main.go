@@ -50,8 +50,8 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/apps"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -109,10 +109,10 @@ type Setup struct {
 // NewHost discovers the servers, declaring MCP Apps to them, and makes
 // the host; Serve runs it.
 func NewHost(ctx context.Context, s Setup) (*Host, error) {
-	var opts mcp.ToolsetOptions
+	var opts toolset.ToolsetOptions
 	opts.Client.Logger = s.Log
 	apps.Declare(&opts.Client)
-	ts, err := mcp.Discover(ctx, s.Servers, &opts)
+	ts, err := toolset.Discover(ctx, s.Servers, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -127,14 +127,14 @@ func NewHost(ctx context.Context, s Setup) (*Host, error) {
 		Servers:   toolsetApps{ts},
 		AppPolicy: permission.NewPolicy(permission.AllowAll{}),
 		Log:       s.Log,
-		toolset:   ts,
+		ts:        ts,
 	}
 	h.init()
 	return h, nil
 }
 
 // toolsetApps gives views their server in the Toolset.
-type toolsetApps struct{ ts *mcp.Toolset }
+type toolsetApps struct{ ts *toolset.Toolset }
 
 func (t toolsetApps) App(server string) (apps.Server, bool) {
 	s, ok := t.ts.AppServer(server)
@@ -178,7 +178,7 @@ func (h *Host) Serve(ctx context.Context, page, sandbox net.Listener) error {
 	h.Close(sctx)
 	_ = ps.Shutdown(sctx)
 	_ = ss.Shutdown(sctx)
-	if cerr := h.toolset.Close(sctx); err == nil {
+	if cerr := h.ts.Close(sctx); err == nil {
 		err = cerr
 	}
 	if errors.Is(err, http.ErrServerClosed) {

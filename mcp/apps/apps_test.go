@@ -124,8 +124,6 @@ func TestCheckURIBound(t *testing.T) {
 	require.ErrorIs(t, apps.CheckURI("UI://x"), apps.ErrBadURI)
 }
 
-// The SDK's connections are what a Bridge and a Cache are given.
-var (
-	_ apps.Server = (*mcp.Client)(nil)
-	_ apps.Server = (*mcp.AppServer)(nil)
-)
+// A client is what a Bridge and a Cache are given (toolset.AppServer is
+// too, asserted in its package).
+var _ apps.Server = (*mcp.Client)(nil)

@@ -1,10 +1,13 @@
-package mcp
+package toolset
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"strings"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/apps"
 )
 
 // AppServer is one server of a Toolset as an MCP App's views reach it
@@ -12,6 +15,10 @@ import (
 // connection the model's calls use, with every tool the server listed,
 // those whose visibility keeps them from the model included. A view must
 // reach no other server, so an AppServer never routes to one.
+//
+// The Toolset's own views of the tools (Tools, Tool, Call) are the
+// model's: they leave out every tool whose visibility lacks "model"
+// (apps.ForModel), which only its server's views may call, through here.
 type AppServer struct {
 	t *Toolset
 	s *tsServer
@@ -31,10 +38,10 @@ func (t *Toolset) AppServer(name string) (*AppServer, bool) {
 
 // ListTools returns the server's tools as it last listed them (no request
 // is sent), under their names on the server.
-func (a *AppServer) ListTools(context.Context) ([]Tool, error) {
+func (a *AppServer) ListTools(context.Context) ([]mcp.Tool, error) {
 	a.t.mu.RLock()
 	defer a.t.mu.RUnlock()
-	out := make([]Tool, len(a.s.tools))
+	out := make([]mcp.Tool, len(a.s.tools))
 	for i, st := range a.s.tools {
 		out[i] = st.Tool
 	}
@@ -43,7 +50,7 @@ func (a *AppServer) ListTools(context.Context) ([]Tool, error) {
 
 // CallTool calls the tool the server lists as name (its own name, not the
 // Toolset's); a name it does not list gives ErrUnknownTool.
-func (a *AppServer) CallTool(ctx context.Context, name string, args any) (*CallToolResult, error) {
+func (a *AppServer) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
 	if err := a.enter(); err != nil {
 		return nil, fmt.Errorf("mcp: app call %s (server %q): %w", name, a.s.cfg.Name, err)
 	}
@@ -58,7 +65,7 @@ func (a *AppServer) CallTool(ctx context.Context, name string, args any) (*CallT
 }
 
 // ListResources lists the server's resources.
-func (a *AppServer) ListResources(ctx context.Context) ([]Resource, error) {
+func (a *AppServer) ListResources(ctx context.Context) ([]mcp.Resource, error) {
 	if err := a.enter(); err != nil {
 		return nil, err
 	}
@@ -67,7 +74,7 @@ func (a *AppServer) ListResources(ctx context.Context) ([]Resource, error) {
 }
 
 // ReadResource reads a resource of the server.
-func (a *AppServer) ReadResource(ctx context.Context, uri string) (*ReadResourceResult, error) {
+func (a *AppServer) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	if err := a.enter(); err != nil {
 		return nil, err
 	}
@@ -81,7 +88,7 @@ func (a *AppServer) enter() error {
 	a.t.mu.RLock()
 	defer a.t.mu.RUnlock()
 	if a.t.closed {
-		return ErrClosed
+		return mcp.ErrClosed
 	}
 	select {
 	case <-a.s.gone:
@@ -91,3 +98,9 @@ func (a *AppServer) enter() error {
 	a.s.calls.Add(1)
 	return nil
 }
+
+var _ apps.Server = (*AppServer)(nil)
+
+// forModel reports whether a tool of a server belongs in the model's
+// catalogue (see AppServer).
+func forModel(st ServerTool) bool { return apps.ForModel(st.Tool) }
