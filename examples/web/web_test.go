@@ -151,6 +151,22 @@ func TestBrowser(t *testing.T) {
 	assert.False(t, where.ParentIsTop, "behind a sandbox proxy")
 	assert.False(t, where.ParentReadable, "the host page is out of reach")
 
+	// The view's document runs under the default policy (the clock
+	// declares no origins): a fetch of an undeclared origin, the host's
+	// own, is blocked by connect-src. The script is the view's own (an
+	// inline script, which its policy allows), not the test's world.
+	evalIn(t, browser, clockFrame, fmt.Sprintf(`(() => {
+		const s = document.createElement("script");
+		s.textContent = 'document.addEventListener("securitypolicyviolation", (e) => { document.body.dataset.violated = e.effectiveDirective });' +
+			'fetch(%q).then(() => { document.body.dataset.fetched = "yes" }, () => { document.body.dataset.fetched = "no" })';
+		document.body.appendChild(s);
+		return true })()`, h.HostOrigin+"/events"), nil)
+	waitIn(t, browser, clockFrame, `document.body.dataset.fetched || ""`, func(v string) bool { return v != "" })
+	var blocked struct{ Fetched, Violated string }
+	evalIn(t, browser, clockFrame, `({fetched: document.body.dataset.fetched, violated: document.body.dataset.violated || ""})`, &blocked)
+	assert.Equal(t, "no", blocked.Fetched)
+	assert.Equal(t, "connect-src", blocked.Violated, "refused by the policy, not by the network")
+
 	// The view calls its own server's tool through the bridge.
 	evalIn(t, browser, clockFrame, `document.getElementById("get-time-btn").click(), true`, nil)
 	waitIn(t, browser, clockFrame, `document.getElementById("server-time").textContent`, func(v string) bool { return iso.MatchString(v) && v != shown })
