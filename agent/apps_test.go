@@ -28,7 +28,7 @@ func appServer(t *testing.T) (*mcptest.Server, *unfiltered) {
 		mcpTool(`{"name":"get-info","description":"system information","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://mon/app.html"}}}`, ok),
 		mcpTool(`{"name":"bad-view","description":"a tool whose view URI is not ui://","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"https://evil.example/x"}}}`, ok),
 	)
-	poll := toolset.ServerTool{Name: "mon_poll-stats", Server: "mon", Tool: mcp.Tool{Name: "poll-stats", Description: "poll system stats",
+	poll := toolset.Tool{Name: "mon_poll-stats", Server: "mon", Tool: mcp.Tool{Name: "poll-stats", Description: "poll system stats",
 		InputSchema: json.RawMessage(`{"type":"object"}`), Meta: json.RawMessage(`{"ui":{"visibility":["app"]}}`)}}
 	return s, &unfiltered{ToolSource: discover(t, srv), extra: poll}
 }
@@ -36,12 +36,12 @@ func appServer(t *testing.T) (*mcptest.Server, *unfiltered) {
 // unfiltered is a ToolSource that offers one more tool than its Toolset.
 type unfiltered struct {
 	agent.ToolSource
-	extra toolset.ServerTool
+	extra toolset.Tool
 	mu    sync.Mutex
 	calls []string
 }
 
-func (u *unfiltered) Tools() []toolset.ServerTool { return append(u.ToolSource.Tools(), u.extra) }
+func (u *unfiltered) Tools() []toolset.Tool { return append(u.ToolSource.Tools(), u.extra) }
 
 func (u *unfiltered) Call(ctx context.Context, name string, args any) (*toolset.ToolResult, error) {
 	u.mu.Lock()
@@ -89,13 +89,13 @@ func TestAppOnlyToolNeverOffered(t *testing.T) {
 		case *agent.ToolView:
 			views = append(views, e)
 			viewAt = i
-		case *agent.ToolResult:
+		case *agent.ToolFinished:
 			if e.Call.ID == "c2" {
 				ended = i
 			}
 		}
 	}
-	assert.True(t, started >= 0 && started < viewAt && viewAt < ended, "ToolStarted, ToolView, ToolResult: %d %d %d", started, viewAt, ended)
+	assert.True(t, started >= 0 && started < viewAt && viewAt < ended, "ToolStarted, ToolView, ToolFinished: %d %d %d", started, viewAt, ended)
 	require.Len(t, views, 1, "one view: the bad URI gives none")
 	assert.Equal(t, agent.ToolView{Turn: 2, Index: 0, Call: views[0].Call, Server: "mon", Tool: "get-info", ResourceURI: "ui://mon/app.html"}, *views[0])
 	assert.Equal(t, "c2", views[0].Call.ID)

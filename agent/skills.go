@@ -50,7 +50,7 @@ const (
 // ReadSkillFile must honour ctx.
 type SkillSource interface {
 	// Skills returns the skills offered now.
-	Skills() []toolset.ServerSkill
+	Skills() []toolset.Skill
 	// ReadSkillFile reads and verifies one file of the skill Skills lists
 	// as name.
 	ReadSkillFile(ctx context.Context, name, ref string) (*mcp.SkillContent, error)
@@ -115,7 +115,7 @@ var skillToolSchema = compileSchema([]byte(skillSchema))
 
 // skillCall is what a call of SkillTool is about.
 type skillCall struct {
-	skill toolset.ServerSkill
+	skill toolset.Skill
 	file  string // "SKILL.md" to load the skill
 }
 
@@ -125,7 +125,7 @@ func (r *run) skillTool() *tool {
 	if r.a.Skills == nil {
 		return nil
 	}
-	var skills []toolset.ServerSkill
+	var skills []toolset.Skill
 	for _, sk := range r.a.Skills.Skills() {
 		if r.skillWithheld(sk) {
 			r.warnOnce("skills-withheld:"+sk.Server, WarnToolsWithheld, fmt.Sprintf(
@@ -137,7 +137,7 @@ func (r *run) skillTool() *tool {
 	if len(skills) == 0 {
 		return nil
 	}
-	r.skillsOffered = skills
+	r.loaded.offered = skills
 	return &tool{name: SkillTool, server: "", original: SkillTool, description: skillCatalog(skills, r.a.SkillLimits.withDefaults()),
 		inputSchema: []byte(skillSchema), schema: skillToolSchema, skill: true,
 		annotations: permission.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)}}
@@ -147,7 +147,7 @@ func ptr[T any](v T) *T { return &v }
 
 // skillWithheld reports a skill of a local-only server, with a model that
 // is not local.
-func (r *run) skillWithheld(sk toolset.ServerSkill) bool {
+func (r *run) skillWithheld(sk toolset.Skill) bool {
 	if sk.Egress == config.EgressLocal {
 		r.egress[sk.Server] = config.EgressLocal
 	}
@@ -156,7 +156,7 @@ func (r *run) skillWithheld(sk toolset.ServerSkill) bool {
 
 // skillCatalog is SkillTool's description: how to use it, then one line
 // per skill, within the limits.
-func skillCatalog(skills []toolset.ServerSkill, lim SkillLimits) string {
+func skillCatalog(skills []toolset.Skill, lim SkillLimits) string {
 	var b strings.Builder
 	b.WriteString("Load a skill: instructions for a kind of task. When a task matches a skill below, call this tool with the skill's name first, then follow its instructions; " +
 		"to read a file the instructions name, call it again with the name and the file. " +
@@ -184,22 +184,19 @@ func (r *run) checkSkill(c *call) string {
 		File string `json:"file"`
 	}
 	_ = json.Unmarshal(c.args, &a) // validated against skillSchema
-	var found *toolset.ServerSkill
-	for i := range r.skillsOffered {
-		if r.skillsOffered[i].Name == a.Name {
-			found = &r.skillsOffered[i]
+	var found *toolset.Skill
+	for i := range r.loaded.offered {
+		if r.loaded.offered[i].Name == a.Name {
+			found = &r.loaded.offered[i]
 		}
 	}
 	if found == nil {
 		return fmt.Sprintf("Error: there is no skill named %q. Call %s with one of the names its description lists.", clip(a.Name, 100), SkillTool)
 	}
 	file := strings.TrimSpace(a.File)
-	r.loadedMu.Lock()
-	loaded := r.loaded[found.Name]
-	r.loadedMu.Unlock()
 	if file == "" || file == "SKILL.md" {
 		file = "SKILL.md"
-	} else if !loaded {
+	} else if !r.loaded.skillLoaded(found.Name) {
 		return fmt.Sprintf("Error: load the skill %q (call %s without a file) before reading its files.", found.Name, SkillTool)
 	}
 	c.skill = &skillCall{skill: *found, file: file}
@@ -241,7 +238,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	if size := manifestSize(sc.skill.Skill, sc.file); size > int64(lim.File) {
 		ev.Err = fmt.Errorf("agent: skill %s: %s is %d bytes, over the limit of %d", sc.skill.Name, sc.file, size, lim.File)
 		return nil, ev.Err
-	} else if r.skillBytes.Load()+size > int64(lim.PerRun) {
+	} else if r.loaded.skillBytesRead()+size > int64(lim.PerRun) {
 		ev.Err = fmt.Errorf("agent: skill %s: loading %s would pass the run's limit of %d bytes of skills", sc.skill.Name, sc.file, lim.PerRun)
 		return nil, ev.Err
 	}
@@ -249,7 +246,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	if err == nil && len(content.Data) > lim.File {
 		err = fmt.Errorf("agent: skill %s: %s is %d bytes, over the limit of %d", sc.skill.Name, sc.file, len(content.Data), lim.File)
 	}
-	if err == nil && r.skillBytes.Add(int64(len(content.Data))) > int64(lim.PerRun) {
+	if err == nil && r.loaded.readSkillBytes(int64(len(content.Data))) > int64(lim.PerRun) {
 		err = fmt.Errorf("agent: skill %s: %s passes the run's limit of %d bytes of skills", sc.skill.Name, sc.file, lim.PerRun)
 	}
 	if err != nil {
@@ -262,9 +259,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	ev.Bytes, ev.Verified = len(content.Data), content.Verified
 	text := string(content.Data)
 	if sc.file == "SKILL.md" {
-		r.loadedMu.Lock()
-		r.loaded[sc.skill.Name] = true
-		r.loadedMu.Unlock()
+		r.loaded.loadSkill(sc.skill.Name)
 		text = content.Body()
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: text}}}, nil
@@ -306,7 +301,7 @@ func (r *run) preloadSkills(ctx context.Context) error {
 		}
 		r.msgs = append(r.msgs, Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
 		r.answer(c, StatusOK, res, res.Content[0].Text)
-		r.kept[len(r.msgs)] = c.kept
+		r.window.keep(len(r.msgs), c.kept)
 		r.msgs = append(r.msgs, c.msg)
 	}
 	return nil

@@ -107,7 +107,7 @@ func RunTyped[T any](ctx context.Context, a *Agent, msgs []Message, onEvent func
 	if err != nil {
 		return zero, Result{Stop: StopError, Messages: append([]Message(nil), msgs...)}, err
 	}
-	r := newRun(a, msgs, onEvent)
+	r := newRun(a, msgs, nil, onEvent)
 	ctx, traced := r.traceRun(ctx, len(msgs))
 	raw, err := r.runTyped(ctx, ta)
 	traced(err)

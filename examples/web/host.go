@@ -352,7 +352,7 @@ func (h *Host) onEvent(e agent.Event) {
 		h.publish("tool", map[string]string{"id": e.Call.ID, "name": e.Call.Name, "status": "running"})
 	case *agent.ToolView:
 		h.openView(e)
-	case *agent.ToolResult:
+	case *agent.ToolFinished:
 		out := e.Output
 		if len(out) > 300 {
 			out = out[:300] + "…"

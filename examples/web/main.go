@@ -109,7 +109,7 @@ type Setup struct {
 // NewHost discovers the servers, declaring MCP Apps to them, and makes
 // the host; Serve runs it.
 func NewHost(ctx context.Context, s Setup) (*Host, error) {
-	var opts toolset.ToolsetOptions
+	var opts toolset.Options
 	opts.Client.Logger = s.Log
 	apps.Declare(&opts.Client)
 	ts, err := toolset.Discover(ctx, s.Servers, &opts)
@@ -178,7 +178,7 @@ func (h *Host) Serve(ctx context.Context, page, sandbox net.Listener) error {
 	h.Close(sctx)
 	_ = ps.Shutdown(sctx)
 	_ = ss.Shutdown(sctx)
-	if cerr := h.ts.Close(sctx); err == nil {
+	if cerr := h.ts.Shutdown(sctx); err == nil {
 		err = cerr
 	}
 	if errors.Is(err, http.ErrServerClosed) {

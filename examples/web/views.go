@@ -206,7 +206,7 @@ func (s *viewSet) token(v *view) string {
 }
 
 // finished gives the view of a call the call's outcome.
-func (s *viewSet) finished(e *agent.ToolResult) {
+func (s *viewSet) finished(e *agent.ToolFinished) {
 	s.mu.Lock()
 	v := s.byCall[e.Call.ID]
 	s.mu.Unlock()

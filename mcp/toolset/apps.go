@@ -56,7 +56,7 @@ func (a *AppServer) CallTool(ctx context.Context, name string, args any) (*mcp.C
 	}
 	defer a.s.calls.Done()
 	a.t.mu.RLock()
-	listed := slices.ContainsFunc(a.s.tools, func(st ServerTool) bool { return st.Tool.Name == name })
+	listed := slices.ContainsFunc(a.s.tools, func(st Tool) bool { return st.Tool.Name == name })
 	a.t.mu.RUnlock()
 	if !listed {
 		return nil, fmt.Errorf("%w: %q on server %q", ErrUnknownTool, name, a.s.cfg.Name)
@@ -103,4 +103,4 @@ var _ apps.Server = (*AppServer)(nil)
 
 // forModel reports whether a tool of a server belongs in the model's
 // catalogue (see AppServer).
-func forModel(st ServerTool) bool { return apps.ForModel(st.Tool) }
+func forModel(st Tool) bool { return apps.ForModel(st.Tool) }

@@ -54,7 +54,7 @@ func TestToolsetAppServer(t *testing.T) {
 	require.ErrorIs(t, err, toolset.ErrUnknownTool, "b's tool, through a")
 	assert.Zero(t, b.Count("tools/call"))
 
-	require.NoError(t, ts.Close(context.Background()))
+	require.NoError(t, ts.Close())
 	_, err = srv.CallTool(context.Background(), "poll", nil)
 	require.ErrorIs(t, err, mcp.ErrClosed)
 }
