@@ -20,6 +20,10 @@
 //     stdio. It speaks both the stateless 2026-07-28 revision and the
 //     initialize-based 2025 revisions, detecting which one a server uses,
 //     and gathers the tools of many servers into one Toolset.
+//     [git.rickub.com/bots-garden/mini-me/mcp/apps] is the host side of
+//     MCP Apps: tool visibility, servers' ui:// views checked and served
+//     under a deny-by-default CSP, and the bridge that checks every
+//     message a view sends.
 //   - [git.rickub.com/bots-garden/mini-me/permission] lets the host decide
 //     which tool calls run, through the one-method Approver interface.
 //   - [git.rickub.com/bots-garden/mini-me/agent] runs the tool-calling loop
