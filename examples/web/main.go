@@ -8,7 +8,8 @@
 //
 // It prints the URL to open. The model is any OpenAI-compatible endpoint
 // named by environment variables (agent/modelenv: MINIME_MODEL_URL,
-// OPENAI_API_KEY, OLLAMA_HOST, ...).
+// OPENAI_API_KEY, OLLAMA_HOST, ...); without one the page still opens,
+// and says how to start one when asked a question.
 //
 // What it shows:
 //
@@ -83,9 +84,15 @@ func run(ctx context.Context, cfgPath string, port int) error {
 		}
 		servers = cfg.Servers
 	}
-	model, err := modelenv.Find(ctx, os.Getenv)
+	var model agent.Model
+	found, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {
-		return errors.New(modelenv.Help(err))
+		// The page still opens, and says why it cannot answer.
+		help := modelenv.Help(err)
+		fmt.Fprintln(os.Stderr, help)
+		model = noModel{help}
+	} else {
+		model = found
 	}
 	h, err := NewHost(ctx, Setup{Model: model, Servers: servers, Log: log})
 	if err != nil {
@@ -97,6 +104,13 @@ func run(ctx context.Context, cfgPath string, port int) error {
 	}
 	fmt.Printf("mini-me web host: open http://%s/ (views are sandboxed on http://%s)\n", page.Addr(), sandbox.Addr())
 	return h.Serve(ctx, page, sandbox)
+}
+
+// noModel answers every question with how to start a model.
+type noModel struct{ help string }
+
+func (m noModel) Chat(context.Context, *agent.ChatRequest, func(agent.Delta)) (*agent.Reply, error) {
+	return nil, errors.New(m.help)
 }
 
 // Setup is what a Host is made of.
