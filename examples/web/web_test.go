@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -184,6 +185,24 @@ func TestBrowser(t *testing.T) {
 	})`, &refused)
 	assert.Equal(t, -32000, refused.Error.Code)
 	assert.Contains(t, refused.Error.Message, "not a tool of this view's server")
+
+	// ui/open-link asks the user first; the user says no here, and the
+	// view is refused.
+	dialogs := make(chan string, 4)
+	chromedp.ListenTarget(browser, func(ev any) {
+		if e, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			dialogs <- e.Message
+			go func() { _ = chromedp.Run(browser, page.HandleJavaScriptDialog(false)) }()
+		}
+	})
+	evalIn(t, browser, clockFrame, `document.getElementById("open-link-btn").click(), true`, nil)
+	select {
+	case msg := <-dialogs:
+		assert.Contains(t, msg, "https://modelcontextprotocol.io/")
+	case <-ctx.Done():
+		t.Fatal("no consent asked for ui/open-link")
+	}
+	waitUntil(t, ctx, "the refused link in the log", func() bool { return strings.Contains(logs.String(), "ui/open-link refused") })
 
 	// The view's ui/message goes into the conversation and starts a turn.
 	evalIn(t, browser, clockFrame, `document.getElementById("send-message-btn").click(), true`, nil)
