@@ -87,7 +87,8 @@ type Policy interface {
 // Message, ModelContext and OpenLink, and the calls to the server, run on
 // goroutines of the bridge's own, never the one that called Handle, with a
 // context that ends when the request's time is up (CallTimeout) or the
-// bridge closes: they may wait for the user. Resize, DisplayModeChanged
+// bridge closes: they may wait for the user, but must return once ctx
+// ends, since Close waits for them. Resize, DisplayModeChanged
 // and TeardownRequested are told on the goroutine that called Handle, and
 // must return quickly. A nil callback refuses what it would have
 // answered, and the bridge does not advertise it.
