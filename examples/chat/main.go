@@ -209,8 +209,8 @@ type chat struct {
 	out        io.Writer
 	lines      *permission.Lines // the terminal, shared with the approver
 	approver   permission.Approver
-	policy     *permission.Policy // the agent's, and /call's
 	host       *host              // answers the servers' requests
+	policy     *permission.Policy // the agent's, and /call's
 	interrupts chan os.Signal
 
 	cfg          *config.Config
@@ -315,8 +315,9 @@ func (c *chat) command(line string) {
 	}
 }
 
-// newPolicy starts the session's approvals afresh: the agent's tool calls
-// and the servers' sampling requests are asked about under one policy.
+// newPolicy starts the session's approvals afresh: the agent's tool calls,
+// /call and the servers' sampling requests are asked about under one
+// policy.
 func (c *chat) newPolicy() {
 	c.policy = agent.NewPolicy(c.cfg, c.approver)
 	if c.agent == nil {
@@ -326,9 +327,7 @@ func (c *chat) newPolicy() {
 		}
 	}
 	c.agent.Policy = c.policy
-	if c.model != nil {
-		c.host.answerWith(c.model, c.policy, c.cfg.Servers)
-	}
+	c.host.answerWith(c.model, c.policy, c.cfg.Servers) // a nil model refuses sampling
 }
 
 // notifyTimeout bounds telling the servers the roots changed.
