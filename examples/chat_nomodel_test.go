@@ -85,3 +85,23 @@ func TestChatHelp(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 }
+
+// Without a model, a question attaching a resource of a local-only server
+// is refused (no model is known to be local), and nothing panics.
+func TestChatWithoutModelLocalResource(t *testing.T) {
+	catalog := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
+		Resources: []mcptest.Resource{{
+			Def:      json.RawMessage(`{"uri":"file:///todo.txt","name":"todo"}`),
+			Contents: json.RawMessage(`[{"uri":"file:///todo.txt","text":"buy milk"}]`),
+		}},
+	}}
+	t.Cleanup(catalog.Close)
+	cfg := filepath.Join(t.TempDir(), "mini-me.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(
+		"mcp:\n  servers:\n    - name: finance\n      url: %s\n      egress: local\n", catalog.Start())), 0o600))
+	out, code := run(t, environ(t, "XDG_CONFIG_HOME="+t.TempDir()), "What is in @file:///todo.txt ?\n/quit\n", "chat", "-config", cfg)
+	assert.Equal(t, 0, code, out)
+	assert.NotContains(t, out, "panic")
+	assert.Contains(t, out, "local")
+	assert.Contains(t, out, "bye")
+}
