@@ -28,10 +28,7 @@ func TestChatWithoutModelInTerminal(t *testing.T) {
 			Def:      json.RawMessage(`{"name":"monthly_review","description":"Review a month.","arguments":[{"name":"month","required":true}]}`),
 			Messages: json.RawMessage(`[{"role":"user","content":{"type":"text","text":"Review {month}."}}]`),
 		}},
-		Resources: []mcptest.Resource{{
-			Def:      json.RawMessage(`{"uri":"file:///todo.txt","name":"todo"}`),
-			Contents: json.RawMessage(`[{"uri":"file:///todo.txt","text":"buy milk"}]`),
-		}},
+		Resources: []mcptest.Resource{todoResource},
 	}}
 	t.Cleanup(catalog.Close)
 	cfg := filepath.Join(t.TempDir(), "mini-me.yaml")
@@ -90,10 +87,7 @@ func TestChatHelp(t *testing.T) {
 // is refused (no model is known to be local), and nothing panics.
 func TestChatWithoutModelLocalResource(t *testing.T) {
 	catalog := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
-		Resources: []mcptest.Resource{{
-			Def:      json.RawMessage(`{"uri":"file:///todo.txt","name":"todo"}`),
-			Contents: json.RawMessage(`[{"uri":"file:///todo.txt","text":"buy milk"}]`),
-		}},
+		Resources: []mcptest.Resource{todoResource},
 	}}
 	t.Cleanup(catalog.Close)
 	cfg := filepath.Join(t.TempDir(), "mini-me.yaml")
@@ -104,4 +98,10 @@ func TestChatWithoutModelLocalResource(t *testing.T) {
 	assert.NotContains(t, out, "panic")
 	assert.Contains(t, out, "local")
 	assert.Contains(t, out, "bye")
+}
+
+// todoResource is a server's resource, file:///todo.txt.
+var todoResource = mcptest.Resource{
+	Def:      json.RawMessage(`{"uri":"file:///todo.txt","name":"todo"}`),
+	Contents: json.RawMessage(`[{"uri":"file:///todo.txt","text":"buy milk"}]`),
 }
