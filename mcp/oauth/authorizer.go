@@ -212,7 +212,7 @@ func credentialRedirects(next func(*http.Request, []*http.Request) error) func(*
 		first := via[0]
 		switch {
 		case first.Method != http.MethodGet:
-			return fmt.Errorf("%w: refusing to follow a redirect of a %s request (its body holds credentials)", ErrMetadata, first.Method)
+			return fmt.Errorf("oauth: refusing to follow a redirect of a %s request (its body holds credentials)", first.Method)
 		case !origin.Same(req.URL, first.URL):
 			return fmt.Errorf("%w: refusing a redirect from %s to another origin (%s)", ErrMetadata, origin.Of(first.URL), clip(origin.Of(req.URL), 100))
 		case next != nil:
