@@ -238,3 +238,19 @@ func TestOAuthSignOutRevokes(t *testing.T) {
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&reply))
 	assert.Equal(t, "invalid_grant", reply.Error, "the revoked refresh token (http %d)", resp.StatusCode)
 }
+
+// TestOAuthServerRestartedNoRefresh: with no refresh token, the sign-in
+// after a restart lands on the server's error page for the client it
+// forgot (the Browser reports it): one new registration, one sign-in.
+func TestOAuthServerRestartedNoRefresh(t *testing.T) {
+	as, _, c := signedInPeer(t, 5, true)
+	as.restart()
+	pace(t, 20*time.Second, func() bool {
+		require.NoError(t, callTool(c, "read"))
+		return as.count("authorization.success", "") == 1
+	})
+	requireNoErrors(t, concurrentCalls(c, "read", 10))
+	assert.Equal(t, 1, as.count("authorization.error", ""), "sign-ins refused (the forgotten client's)")
+	assert.Equal(t, 1, as.count("registration_create.success", ""), "registrations at the restarted server")
+	assert.Equal(t, 1, as.count("authorization.success", ""), "sign-ins at the restarted server")
+}

@@ -2,9 +2,9 @@
 # setup.sh installs the third-party MCP servers the interop tests run against:
 # the npm packages pinned, with every transitive dependency, by
 # testdata/npm/package-lock.json (today @modelcontextprotocol/server-everything,
-# and the TypeScript SDK 1.x twice, recent and 1.12.1, which
-# testdata/node/tssdk-server.cjs serves, and oidc-provider, the
-# authorization server of the OAuth tests).
+# the TypeScript SDK 1.x twice, recent and 1.12.1, which
+# testdata/node/tssdk-server.cjs serves, and oidc-provider, the authorization
+# server of the OAuth tests).
 #
 # They go to $MINIME_INTEROP_CACHE, by default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/mini-me-interop, in a folder named after the

@@ -88,9 +88,9 @@ func machineGrant(a *config.Auth, cfg *oauth.Config) error {
 func readSecret(env, file, what string) (oauth.Secret, error) {
 	switch {
 	case env != "":
-		v := strings.TrimSpace(os.Getenv(env))
-		if v == "" {
-			return "", fmt.Errorf("%w: %s (%s)", mcp.ErrMissingToken, env, what)
+		v, err := mcp.TokenFromEnv(env)
+		if err != nil {
+			return "", fmt.Errorf("%w (%s)", err, what)
 		}
 		return oauth.Secret(v), nil
 	case file != "":

@@ -189,6 +189,11 @@ type ServerStatus struct {
 	// Prompts, Resources and ResourceTemplates count the server's prompts,
 	// resources and resource templates in the Toolset.
 	Prompts, Resources, ResourceTemplates int
+	// Egress is the server's egress setting in the configuration.
+	Egress config.Egress
+	// Instructions are the server's usage instructions (its initialize or
+	// discover result), as it sent them: server-provided text, untrusted.
+	Instructions string
 	// Err is why the server was skipped, nil when it is connected.
 	Err error
 	// OAuth is the server's authorization when its auth type is oauth
@@ -371,7 +376,7 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		connectTimeout: cfg.ConnectTimeout,
 		kick:           make(chan struct{}, 1),
 		gone:           make(chan struct{}),
-		status:         ServerStatus{Name: cfg.Name},
+		status:         ServerStatus{Name: cfg.Name, Egress: cfg.Egress},
 		names:          map[string]assignedName{},
 		first:          map[string]fingerprint{},
 		last:           map[string]fingerprint{},
@@ -502,9 +507,6 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	case config.TasksAllowed:
 		o.Tasks = mcp.TasksWhenAllowed
 	}
-	if o.Logger != nil {
-		o.Logger = o.Logger.With("server", s.cfg.Name)
-	}
 	o.OnToolsChanged = s.due
 	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
 		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }
@@ -562,6 +564,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 		s.status.Connected = true
 		s.status.Era, s.status.ProtocolVersion = s.client.Era(), s.client.ProtocolVersion()
 		s.status.ServerInfo = s.client.ServerInfo()
+		s.status.Instructions = s.client.Instructions()
 	}
 	ch := ToolsChange{Server: s.cfg.Name}
 	prev := make(map[string]bool, len(s.tools))
@@ -821,6 +824,30 @@ func (t *Toolset) Servers() []ServerStatus {
 		out[i] = s.status
 	}
 	return out
+}
+
+// NotifyRootsChanged tells every connected server that the roots
+// Client.Roots lists changed (mcp.Client.NotifyRootsChanged: legacy
+// servers get notifications/roots/list_changed and ask again; 2026-07-28
+// ones ask with each request that needs them). It returns the servers'
+// errors, joined.
+func (t *Toolset) NotifyRootsChanged(ctx context.Context) error {
+	t.mu.RLock()
+	var clients []*mcp.Client
+	var names []string
+	for _, s := range t.servers {
+		if s.client != nil {
+			clients, names = append(clients, s.client), append(names, s.cfg.Name)
+		}
+	}
+	t.mu.RUnlock()
+	var errs []error
+	for i, c := range clients {
+		if err := c.NotifyRootsChanged(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", names[i], err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Call calls the tool the Toolset names name, on its server, under its
