@@ -281,8 +281,10 @@ type outgoing struct {
 	// an earlier deadline: a tools/call that may become a task, whose
 	// caller's deadline is meant for the whole task.
 	callTimeout bool
-	// probe marks the server/discover that finds the era: its refusal is
-	// an answer to negotiate, never a cause to fall back and resend.
+	// probe marks the server/discover that finds the era: a refusal
+	// listing only handshake versions is an answer to negotiate, never a
+	// cause to fall back here (negotiate initializes, once). A refusal
+	// that lists our version is retried like any request's.
 	probe bool
 }
 
@@ -478,7 +480,7 @@ func (c *Client) unlist(key uint64) {
 
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	err := c.conn.roundTrip(ctx, r, result)
-	if err != nil && c.era() == EraModern && !r.probe {
+	if err != nil && c.era() == EraModern {
 		// A version refused says the server did not run the request.
 		if versionRetry(err) {
 			// The server rejected the version yet lists ours as
@@ -486,7 +488,7 @@ func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) err
 			// supported one, once.
 			r.id = c.nextID.Add(1)
 			err = c.conn.roundTrip(ctx, r, result)
-		} else if v := legacyOnly(err); v != "" {
+		} else if v := legacyOnly(err); v != "" && !r.probe {
 			if ferr := c.fallBack(ctx, v); ferr != nil {
 				return fmt.Errorf("mcp: %s: server speaks only %s and initialize failed: %w", r.method, v, ferr)
 			}

@@ -22,7 +22,7 @@ const (
 
 // Declare advertises MCP Apps in the client capabilities o declares, in
 // both eras (see mcp.Options.Extensions): a server offers UI tools only to
-// a host that declares it. Use it on mcp.ToolsetOptions.Client to declare
+// a host that declares it. Use it on toolset.Options.Client to declare
 // it to every server of a Toolset.
 func Declare(o *mcp.Options) {
 	if o.Extensions == nil {
