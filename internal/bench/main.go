@@ -14,7 +14,9 @@
 //
 //	cd internal/bench && go run . [-rounds 5] [-n 500] [-servers REGEXP] [-clients floor,mini-me,...]
 //
-// A quick run: go run . -rounds 3 -n 200.
+// A quick run: go run . -rounds 3 -n 200. To profile the 1 MiB result
+// path of one client: go run . -rounds 1 -n 1 -big 200 -servers 'replay
+// 2026-07-28 sse' -clients mini-me -cpuprofile cpu.out -memprofile mem.out.
 package main
 
 import (
@@ -41,6 +43,7 @@ func main() {
 	serve := flag.String("serve", "", "run as the server process: http or stdio (used by the harness itself)")
 	rounds := flag.Int("rounds", 5, "interleaved rounds")
 	n := flag.Int("n", 500, "calls per latency phase and per throughput level")
+	bigs := flag.Int("big", 5, "1 MiB calls per round (raise it, with -n 1, to profile that path)")
 	serverRE := flag.String("servers", "", "only the scenarios whose name matches this regexp")
 	clients := flag.String("clients", "", "comma-separated contenders (default all: floor,mini-me,go-sdk,mcp-go)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (filter to one client to profile it)")
@@ -53,7 +56,7 @@ func main() {
 	case "stdio":
 		err = serveStdio()
 	case "":
-		err = run(config{rounds: *rounds, n: *n, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile})
+		err = run(config{rounds: *rounds, n: *n, bigs: *bigs, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile})
 	default:
 		err = fmt.Errorf("unknown -serve %q", *serve)
 	}
@@ -64,7 +67,7 @@ func main() {
 }
 
 type config struct {
-	rounds, n              int
+	rounds, n, bigs        int
 	servers, clients       string
 	cpuProfile, memProfile string
 }
@@ -285,9 +288,8 @@ func measure(cfg config, sc scenario, c contender) (figures, error) {
 	}
 
 	ds = ds[:0]
-	bigs := 3
 	runtime.ReadMemStats(&m0)
-	for range bigs {
+	for range cfg.bigs {
 		t0 := time.Now()
 		if err := s.big(ctx); err != nil {
 			return nil, fmt.Errorf("1 MiB: %w", err)
@@ -296,7 +298,7 @@ func measure(cfg config, sc scenario, c contender) (figures, error) {
 	}
 	runtime.ReadMemStats(&m1)
 	f["1 MiB result"] = median(ds)
-	f["1 MiB bytes"] = float64(m1.TotalAlloc-m0.TotalAlloc) / float64(bigs)
+	f["1 MiB bytes"] = float64(m1.TotalAlloc-m0.TotalAlloc) / float64(cfg.bigs)
 
 	closed = true
 	if err := s.close(); err != nil && !sc.stdio {
