@@ -30,6 +30,7 @@ func mcpStream(n, size int) []byte {
 //
 // "whole" reads the stream from memory in reads as large as the decoder
 // asks for; "mss" delivers it in 1460-byte reads, as a network does.
+// "decoder" is Events, "raw" RawEvents.
 func BenchmarkDecode(b *testing.B) {
 	inputs := []struct {
 		name      string
@@ -40,6 +41,7 @@ func BenchmarkDecode(b *testing.B) {
 		{"events=8KB/reads=whole", 2000, 8 << 10, 0},
 		{"events=200B/reads=mss", 5000, 200, 1460},
 		{"events=8KB/reads=mss", 2000, 8 << 10, 1460},
+		{"events=1MiB/reads=mss", 4, 1 << 20, 1460},
 	}
 	impls := []struct {
 		name   string
@@ -47,6 +49,7 @@ func BenchmarkDecode(b *testing.B) {
 	}{
 		{"go-sse", decodeGoSSE},
 		{"decoder", decodeDecoder},
+		{"raw", decodeRaw},
 	}
 	for _, in := range inputs {
 		stream := mcpStream(in.n, in.size)
@@ -119,4 +122,15 @@ func BenchmarkDecodePaired(b *testing.B) {
 			b.ReportMetric(float64(td)/float64(tg), "x-go-sse")
 		})
 	}
+}
+
+func decodeRaw(r io.Reader) (events, size int, err error) {
+	for ev, err := range NewDecoder(r, nil).RawEvents(context.Background()) {
+		if err != nil {
+			return events, size, err
+		}
+		events++
+		size += len(ev.Data)
+	}
+	return events, size, nil
 }
