@@ -110,6 +110,7 @@ func readBody(buf *bytes.Buffer, body io.Reader, length, max int64) error {
 		return nil
 	}
 	g := gather{max: max - first}
+	defer g.release()
 	if err := g.readFrom(body); err != nil {
 		return err
 	}

@@ -48,6 +48,7 @@ func main() {
 	clients := flag.String("clients", "", "comma-separated contenders (default all: floor,mini-me,go-sdk,mcp-go)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (filter to one client to profile it)")
 	memProfile := flag.String("memprofile", "", "write an allocation profile at the end")
+	scale := flag.Bool("scale", false, "measure the costs at scale (idle servers, discovery, catalogues, the agent loop) instead of comparing clients")
 	flag.Parse()
 	var err error
 	switch *serve {
@@ -56,7 +57,7 @@ func main() {
 	case "stdio":
 		err = serveStdio()
 	case "":
-		err = run(config{rounds: *rounds, n: *n, bigs: *bigs, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile})
+		err = run(config{rounds: *rounds, n: *n, bigs: *bigs, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile, scale: *scale})
 	default:
 		err = fmt.Errorf("unknown -serve %q", *serve)
 	}
@@ -70,6 +71,7 @@ type config struct {
 	rounds, n, bigs        int
 	servers, clients       string
 	cpuProfile, memProfile string
+	scale                  bool
 }
 
 // scenario is one server the contenders are measured against.
@@ -85,6 +87,9 @@ func run(cfg config) error {
 		return err
 	}
 	defer stop()
+	if cfg.scale {
+		return runScale(cfg, scenarios)
+	}
 	if cfg.servers != "" {
 		re, err := regexp.Compile(cfg.servers)
 		if err != nil {
@@ -174,6 +179,11 @@ func startServers() ([]scenario, func(), error) {
 		}
 		scs = append(scs, scenario{name: s.name, t: target{url: lines.Text(), modern: s.modern}})
 	}
+	if !lines.Scan() {
+		stop()
+		return nil, nil, fmt.Errorf("server process: %v", lines.Err())
+	}
+	smallURL = lines.Text()
 	go func() { _, _ = io.Copy(io.Discard, out) }()
 	scs = append(scs, scenario{name: "stdio replay 2026-07-28", t: target{modern: true}, stdio: true})
 	return scs, stop, nil
