@@ -151,7 +151,7 @@ func rankTools(docs []*tool, query string, n int) []*tool {
 	df := map[string]int{}
 	total := 0
 	for i, t := range docs {
-		ws := words(t.name + " " + t.description + " " + strings.Join(paramNames(t.schema.projected), " "))
+		ws := words(t.name + " " + t.description + " " + t.schema.params)
 		bags[i] = map[string]int{}
 		for _, w := range ws {
 			if bags[i][w]++; bags[i][w] == 1 {

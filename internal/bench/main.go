@@ -87,8 +87,22 @@ func run(cfg config) error {
 		return err
 	}
 	defer stop()
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if cfg.scale {
-		return runScale(cfg, scenarios)
+		if err := runScale(cfg, scenarios); err != nil {
+			return err
+		}
+		return writeMemProfile(cfg.memProfile)
 	}
 	if cfg.servers != "" {
 		re, err := regexp.Compile(cfg.servers)
@@ -104,17 +118,6 @@ func run(cfg config) error {
 	}
 	if len(scenarios) == 0 || len(cs) == 0 {
 		return fmt.Errorf("nothing to run")
-	}
-	if cfg.cpuProfile != "" {
-		f, err := os.Create(cfg.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
 	}
 	res := newResults()
 	start := time.Now()
@@ -135,18 +138,24 @@ func run(cfg config) error {
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done (%v)\n", r+1, cfg.rounds, time.Since(start).Round(time.Second))
 	}
-	if cfg.memProfile != "" {
-		f, err := os.Create(cfg.memProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-			return err
-		}
+	if err := writeMemProfile(cfg.memProfile); err != nil {
+		return err
 	}
 	res.print(os.Stdout, scenarios, cs, cfg)
 	return nil
+}
+
+// writeMemProfile writes the allocation profile to path, if not "".
+func writeMemProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 // startServers starts the child process and returns the scenarios it
