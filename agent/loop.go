@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // run is the state of one Agent.Run.
@@ -38,7 +38,7 @@ type run struct {
 	// skillsOffered are the skills of this turn's catalogue; loaded the
 	// skills loaded in this run, whose files may be read; skillBytes
 	// counts the bytes of skill files loaded.
-	skillsOffered []mcp.ServerSkill
+	skillsOffered []toolset.ServerSkill
 	loadedMu      sync.Mutex
 	loaded        map[string]bool
 	// toolsLoaded are the tools ToolSearchTool loaded in this run, by
