@@ -15,6 +15,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	mmconfig "git.rickub.com/bots-garden/mini-me/config"
 	mm "git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -243,7 +244,7 @@ func discoverFigures(ctx context.Context, f scaleFigures) error {
 	}
 	discover := func(n int) (time.Duration, error) {
 		t0 := time.Now()
-		ts, err := mm.Discover(ctx, servers(n), nil)
+		ts, err := toolset.Discover(ctx, servers(n), nil)
 		el := time.Since(t0)
 		if err != nil {
 			return 0, err
@@ -284,7 +285,7 @@ func catalogueFigures(ctx context.Context, f scaleFigures, url string) error {
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	t0 := time.Now()
-	ts, err := mm.Discover(ctx, servers, nil)
+	ts, err := toolset.Discover(ctx, servers, nil)
 	el := time.Since(t0)
 	runtime.ReadMemStats(&m1)
 	if err != nil {
@@ -301,7 +302,7 @@ func catalogueFigures(ctx context.Context, f scaleFigures, url string) error {
 }
 
 // inProcess is a tool source of n tools that cost nothing to call.
-type inProcess struct{ tools []mm.ServerTool }
+type inProcess struct{ tools []toolset.ServerTool }
 
 var (
 	verbs = []string{"create", "list", "delete", "update", "search", "export", "import", "archive", "merge", "render"}
@@ -319,17 +320,17 @@ func newInProcess(n int) *inProcess {
 		if i >= len(verbs)*len(nouns) {
 			name = fmt.Sprintf("%s_%d", name, i)
 		}
-		s.tools = append(s.tools, mm.ServerTool{Name: server + "_" + name, Server: server, Tool: mm.Tool{Name: name,
+		s.tools = append(s.tools, toolset.ServerTool{Name: server + "_" + name, Server: server, Tool: mm.Tool{Name: name,
 			Description: fmt.Sprintf("%s a %s of the %s service, by id (tool %d).", strings.ToUpper(v[:1])+v[1:], o, server, i),
 			InputSchema: schema}})
 	}
 	return s
 }
 
-func (s *inProcess) Tools() []mm.ServerTool { return s.tools }
+func (s *inProcess) Tools() []toolset.ServerTool { return s.tools }
 
-func (s *inProcess) Call(_ context.Context, name string, _ any) (*mm.ToolResult, error) {
-	return &mm.ToolResult{Name: name, Result: &mm.CallToolResult{Content: []mm.Content{{Type: "text", Text: "done"}}}}, nil
+func (s *inProcess) Call(_ context.Context, name string, _ any) (*toolset.ToolResult, error) {
+	return &toolset.ToolResult{Name: name, Result: &mm.CallToolResult{Content: []mm.Content{{Type: "text", Text: "done"}}}}, nil
 }
 
 // scriptModel answers from a script: the tool calls of each step in turn,
