@@ -36,12 +36,12 @@
 //		return err // every problem of the file, each with its line
 //	}
 //	// A server that fails is skipped, with a warning to the logger.
-//	opts := &toolset.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
+//	opts := &toolset.Options{Client: mcp.Options{Logger: slog.Default()}}
 //	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
 //	if err != nil {
 //		return err
 //	}
-//	defer tools.Close(ctx)
+//	defer tools.Close()
 //	a := &agent.Agent{
 //		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 //		Tools:  tools,

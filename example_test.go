@@ -28,12 +28,12 @@ func Example() {
 		log.Fatal(err) // every problem of the file, each with its line
 	}
 	// A server that fails is skipped: the logger gets a warning for it.
-	opts := &toolset.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
+	opts := &toolset.Options{Client: mcp.Options{Logger: slog.Default()}}
 	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer tools.Close(ctx)
+	defer tools.Close()
 
 	a := &agent.Agent{
 		Model:  &agent.OpenAI{BaseURL: "http://localhost:12434/engines/v1", Model: "ai/qwen3"},
@@ -77,7 +77,7 @@ func Example_pipeline() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer tools.Close(ctx)
+	defer tools.Close()
 
 	a := &agent.Agent{
 		Model:  &agent.OpenAI{BaseURL: modelURL, Model: "qwen3:4b"},
@@ -86,7 +86,7 @@ func Example_pipeline() {
 	}
 	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}},
 		func(e agent.Event) {
-			if r, ok := e.(*agent.ToolResult); ok {
+			if r, ok := e.(*agent.ToolFinished); ok {
 				fmt.Printf("%s: %s\n", r.Call.Name, r.Output)
 			}
 		})

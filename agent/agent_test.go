@@ -504,7 +504,7 @@ func TestRunCancel(t *testing.T) {
 		var rec recorder
 		on := func(e agent.Event) {
 			rec.on(e)
-			if r, ok := e.(*agent.ToolResult); ok && r.Call.Name == "quick" {
+			if r, ok := e.(*agent.ToolFinished); ok && r.Call.Name == "quick" {
 				close(quickDone)
 			}
 		}
@@ -763,11 +763,11 @@ func TestRunWarnings(t *testing.T) {
 // fakeSource is a ToolSource without MCP: the agent can be tested, and
 // used, with any catalogue of tools.
 type fakeSource struct {
-	tools []toolset.ServerTool
+	tools []toolset.Tool
 	calls atomic.Int32
 }
 
-func (f *fakeSource) Tools() []toolset.ServerTool { return f.tools }
+func (f *fakeSource) Tools() []toolset.Tool { return f.tools }
 
 func (f *fakeSource) Call(_ context.Context, name string, args any) (*toolset.ToolResult, error) {
 	f.calls.Add(1)
@@ -776,7 +776,7 @@ func (f *fakeSource) Call(_ context.Context, name string, args any) (*toolset.To
 }
 
 func TestRunChangedTool(t *testing.T) {
-	src := &fakeSource{tools: []toolset.ServerTool{{
+	src := &fakeSource{tools: []toolset.Tool{{
 		Name: "docs_search", Server: "docs", Changed: true,
 		Tool: mcp.Tool{Name: "search", Description: "Now also deletes things", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 	}}}

@@ -27,7 +27,7 @@ type call struct {
 
 	msg    Message
 	kept   *keptOutput   // the output, when the tool ran
-	result ToolResult    // the event
+	result ToolFinished  // the event
 	skill  *skillCall    // for SkillTool
 	all    *catalog      // searched, for ToolSearchTool
 	trace  *ToolCallInfo // for the run's Trace, when there is one
@@ -249,7 +249,7 @@ func (r *run) callTool(ctx context.Context, c *call) {
 	if c.tool != nil && c.tool.task != mcp.TaskNever {
 		limit = r.a.TaskTimeout
 		if limit <= 0 {
-			limit = DefaultTaskTimeout
+			limit = mcp.DefaultTaskTimeout
 		}
 		cctx, ended = r.taskStatuses(ctx, c)
 	}
@@ -287,7 +287,7 @@ func (r *run) callTool(ctx context.Context, c *call) {
 
 // taskStatuses makes the task steps of c's call ToolStatus events, until
 // the returned func is called: then the call has ended, and a step still
-// on its way is dropped, so that none follows the ToolResult.
+// on its way is dropped, so that none follows the ToolFinished.
 func (r *run) taskStatuses(ctx context.Context, c *call) (context.Context, func()) {
 	var mu sync.Mutex
 	ended := false

@@ -91,7 +91,7 @@ func (r *run) catalog() *catalog {
 	return c
 }
 
-func mcpTool(st toolset.ServerTool, ts *toolSchema) *tool {
+func mcpTool(st toolset.Tool, ts *toolSchema) *tool {
 	t := &tool{
 		name:        st.Name,
 		server:      st.Server,

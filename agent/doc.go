@@ -1,5 +1,5 @@
 // Package agent runs a conversation with a model that calls tools: MCP
-// tools gathered by an toolset.Toolset, and local Go functions. The host gives
+// tools gathered by a toolset.Toolset, and local Go functions. The host gives
 // it a model endpoint, the tools and a conversation, and gets back the
 // answer, while it sees and controls every step.
 //
@@ -75,7 +75,7 @@
 //     for a last answer.
 //   - A tool's output above Agent.MaxToolOutput (default 16 KiB) is cut:
 //     its head and tail are kept, with a marker saying how many bytes were
-//     cut; the host gets the whole output in the ToolResult event.
+//     cut; the host gets the whole output in the ToolFinished event.
 //   - Before each model call, the conversation's estimated size is held
 //     under Agent.ContextBudget (default 16,384 tokens) by cutting the
 //     oldest tool outputs first. When the server still finds the request
@@ -138,7 +138,7 @@
 // Before validation, the arguments of a call are repaired when small
 // models commonly get them wrong: an object in a code fence, sent as a
 // JSON string, with single quotes or trailing commas, or with null for an
-// optional field. ToolResult.Repairs says what was repaired; a repair the
+// optional field. ToolFinished.Repairs says what was repaired; a repair the
 // schema then rejects is not made. An invalid call is told every problem
 // of its arguments at once (at most 8), so that one round trip fixes it.
 //
@@ -154,7 +154,7 @@
 // its tools are offered only to a model on this machine (see [LocalModel];
 // [OpenAI.Local] looks at the endpoint's address), and its earlier output
 // in a conversation is withheld from any other model. Each tool of the
-// ToolSource carries its server's setting (toolset.ServerTool.Egress); a
+// ToolSource carries its server's setting (toolset.Tool.Egress); a
 // warning says what was withheld and why.
 //
 // # Tracing

@@ -9,20 +9,21 @@ import (
 
 // Event is something that happened during a run, for the host to render.
 // It is one of *TextDelta, *ToolCallProposed, *ApprovalRequested,
-// *ApprovalDecided, *ToolStarted, *ToolStatus, *ToolResult, *TurnFinished,
-// *SkillLoaded and *Warning; a host tells them apart with a type switch. Every event of
-// a run carries the number of its turn, counting from 1 (a Warning about
-// the tools offered, sent before the first model call, and the events of a
-// pre-loaded skill, carry 0).
+// *ApprovalDecided, *ToolStarted, *ToolStatus, *ToolFinished, *TurnFinished,
+// *SkillLoaded and *Warning; a host tells them apart with a type switch.
+// Every event of a run carries Turn, the number of its turn, counting from
+// 1 (a Warning about the tools offered, sent before the first model call,
+// and the events of a pre-loaded skill, carry 0); the events of one tool
+// call also carry Index, the call's position in its turn, counting from 0.
 //
 // For each tool call the model proposes, the host sees, in order:
 // ToolCallProposed; then, if the call is valid, ApprovalRequested and
 // ApprovalDecided; then, if it was allowed, ToolStarted, and ToolStatus
-// events while it runs as an MCP task; and always, last, one ToolResult.
+// events while it runs as an MCP task; and always, last, one ToolFinished.
 // Events of different calls of a turn may interleave once the calls run. A
-// call whose approval was deferred ends its run with a ToolResult of
+// call whose approval was deferred ends its run with a ToolFinished of
 // StatusPending; the run that resumes it (Agent.Resume) reports its
-// ApprovalDecided, ToolStarted and ToolResult, with the call's turn and
+// ApprovalDecided, ToolStarted and ToolFinished, with the call's turn and
 // index.
 //
 // Events are plain data; the host may keep them, but must not modify the
@@ -33,16 +34,13 @@ type Event interface {
 
 // TextDelta is a piece of the model's answer or reasoning, as it streams.
 type TextDelta struct {
-	// Turn is the number of the turn, counting from 1.
 	Turn int
 	Delta
 }
 
 // ToolCallProposed reports a tool call the model asked for, before
-// anything is done with it. Index is the call's position in the turn.
+// anything is done with it.
 type ToolCallProposed struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
@@ -56,8 +54,6 @@ type ToolCallProposed struct {
 // whether a call may run. The policy may answer by itself (auto mode, an
 // earlier "allow always") or ask the host's Approver.
 type ApprovalRequested struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Request is the call, as the policy is asked about it.
 	Request permission.Request
@@ -66,8 +62,6 @@ type ApprovalRequested struct {
 // ApprovalDecided reports the policy's decision about a call. Err is set
 // when no answer could be obtained; the call is then denied.
 type ApprovalDecided struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Decision is the policy's answer; it denies when Err is set.
 	Decision permission.Decision
@@ -77,8 +71,6 @@ type ApprovalDecided struct {
 
 // ToolStarted reports that a call is being run.
 type ToolStarted struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
@@ -87,12 +79,10 @@ type ToolStarted struct {
 // ToolStatus reports a step of a call that runs as an MCP task: the task
 // was created, or its status or message changed. A host that keeps TaskID
 // and Server can pick the task up after a restart (toolset.Toolset.AwaitTask).
-// Statuses come between ToolStarted and ToolResult; one that arrives
+// Statuses come between ToolStarted and ToolFinished; one that arrives
 // after the call ended is dropped, and a host slower than the task sees
 // the newest in place of some (see mcp.WithTaskObserver).
 type ToolStatus struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
@@ -100,14 +90,12 @@ type ToolStatus struct {
 	Task mcp.TaskStatus
 }
 
-// ToolResult reports how a proposed call ended, whether it ran or not.
+// ToolFinished reports how a proposed call ended, whether it ran or not.
 // Output is the whole output, before it was cut to fit
 // Agent.MaxToolOutput: this is where the host gets the full text. Sent is
 // what the model was shown. It is an event of the run; what an MCP server
 // answered is in Result, as the server sent it.
-type ToolResult struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
+type ToolFinished struct {
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
@@ -184,7 +172,7 @@ type TurnFinished struct {
 
 // Warning reports something the agent worked around during a run. What
 // the Toolset worked around while gathering the tools (a server skipped, a
-// tool left out) is an toolset.Warning, listed by Toolset.Warnings, not an
+// tool left out) is a toolset.Warning, listed by Toolset.Warnings, not an
 // event of any run.
 type Warning struct {
 	// Turn is the number of the last turn started: a warning about the tools
@@ -236,6 +224,6 @@ func (*ApprovalRequested) isEvent() {}
 func (*ApprovalDecided) isEvent()   {}
 func (*ToolStarted) isEvent()       {}
 func (*ToolStatus) isEvent()        {}
-func (*ToolResult) isEvent()        {}
+func (*ToolFinished) isEvent()      {}
 func (*TurnFinished) isEvent()      {}
 func (*Warning) isEvent()           {}

@@ -38,7 +38,7 @@ type run struct {
 	// skillsOffered are the skills of this turn's catalogue; loaded the
 	// skills loaded in this run, whose files may be read; skillBytes
 	// counts the bytes of skill files loaded.
-	skillsOffered []toolset.ServerSkill
+	skillsOffered []toolset.Skill
 	loadedMu      sync.Mutex
 	loaded        map[string]bool
 	// toolsLoaded are the tools ToolSearchTool loaded in this run, by

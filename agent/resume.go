@@ -104,7 +104,7 @@ type PendingCall struct {
 	Index int `json:"index"`
 	// Call is the call as the conversation holds it: the model's call ID,
 	// the tool's name as the model knows it, and the arguments as the
-	// model sent them (or as repaired; see ToolResult.Repairs).
+	// model sent them (or as repaired; see ToolFinished.Repairs).
 	Call ToolCall `json:"call"`
 	// Request is what the permission policy was asked, and its Approver
 	// shown: server, tool, the tool's definition and the arguments. It

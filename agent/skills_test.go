@@ -25,10 +25,10 @@ func skillsServer(t *testing.T, k *mcptest.Skills) (*mcptest.Server, *toolset.To
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: k}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Permissions: config.ModeAsk}},
-		&toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Permissions: permission.ModeAsk}},
+		&toolset.Options{Client: mcp.Options{Skills: true}})
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ts.Close(context.Background())) })
+	t.Cleanup(func() { assert.NoError(t, ts.Close()) })
 	return s, ts
 }
 

@@ -42,9 +42,9 @@ type Trace struct {
 	// call the model made: call.Decision and call.DecisionErr.
 	ToolDecided func(ctx context.Context, call *ToolCallInfo)
 	// ToolStart and ToolDone frame each tool call that runs, which the
-	// policy allowed; res is the ToolResult event of the call.
+	// policy allowed; res is the ToolFinished event of the call.
 	ToolStart func(ctx context.Context, call *ToolCallInfo) context.Context
-	ToolDone  func(ctx context.Context, call *ToolCallInfo, res *ToolResult)
+	ToolDone  func(ctx context.Context, call *ToolCallInfo, res *ToolFinished)
 }
 
 type traceKey struct{}
@@ -205,7 +205,7 @@ func (c *ToolCallInfo) Attributes() []slog.Attr {
 
 // ToolErrorType is error.type for a tool call that did not end well: its
 // status ("tool-error", "failed", "canceled"...), "" for StatusOK.
-func ToolErrorType(res *ToolResult) string {
+func ToolErrorType(res *ToolFinished) string {
 	if res.Status == StatusOK {
 		return ""
 	}

@@ -55,7 +55,7 @@ func (h *hookLog) context(ctx context.Context) context.Context {
 			h.add(ctx, "%s start %s %s/%s", call.SpanName(), call.Call.ID, call.Server, call.Tool)
 			return context.WithValue(ctx, stepKey{}, fmt.Sprintf("tool %d.%d", call.Turn, call.Index))
 		},
-		ToolDone: func(ctx context.Context, call *agent.ToolCallInfo, res *agent.ToolResult) {
+		ToolDone: func(ctx context.Context, call *agent.ToolCallInfo, res *agent.ToolFinished) {
 			h.add(ctx, "tool done %s %s %q", call.Call.ID, res.Status, agent.ToolErrorType(res))
 		},
 	})

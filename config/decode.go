@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // The keys of each mapping, in the order doc.go documents them.
@@ -29,7 +31,7 @@ var (
 
 // config decodes the root node of the document; nil is an empty file.
 func (d *decoder) config(root *yaml.Node) *Config {
-	cfg := &Config{File: d.file, Permissions: ModeAsk, ConfirmDestructive: true}
+	cfg := &Config{File: d.file, Permissions: permission.ModeAsk, ConfirmDestructive: true}
 	if root == nil || isNull(root) {
 		return cfg
 	}
@@ -49,7 +51,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		return cfg
 	}
 	if e, ok := m["permissions"]; ok {
-		cfg.Permissions = oneOf(d, e.val, "mcp.permissions", "permission mode", ModeAsk, ModeAuto)
+		cfg.Permissions = oneOf(d, e.val, "mcp.permissions", "permission mode", permission.ModeAsk, permission.ModeAuto)
 	}
 	if e, ok := m["confirmDestructive"]; ok {
 		cfg.ConfirmDestructive = d.boolean(e.val, "mcp.confirmDestructive")
@@ -167,7 +169,7 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 		s.Skills = d.skillAllowlist(e.val, sub("skills"))
 	}
 	if e, ok := f["permissions"]; ok {
-		s.Permissions = oneOf(d, e.val, sub("permissions"), "permission mode", ModeAsk, ModeAuto)
+		s.Permissions = oneOf(d, e.val, sub("permissions"), "permission mode", permission.ModeAsk, permission.ModeAuto)
 	}
 	if e, ok := f["confirmDestructive"]; ok {
 		s.ConfirmDestructive = d.boolean(e.val, sub("confirmDestructive"))

@@ -75,7 +75,7 @@
 // [TasksExtension] on every request and the server decides. [Client.CallTool]
 // then polls tasks/get until the task ends and returns its result as any
 // call's; input the task asks for goes to [Options.Elicit] and
-// [Options.Roots], as for a plain call. [ServerTool.Task] says how a tool
+// [Options.Roots], as for a plain call. [toolset.Tool.Task] says how a tool
 // of a Toolset runs, [WithTaskObserver] reports each step of a call, and
 // [Client.AwaitTask] (or [Toolset.AwaitTask]) follows a task created
 // before a restart, from its id.

@@ -48,7 +48,7 @@ func TestMachineGrantsFromConfig(t *testing.T) {
 	require.NoError(t, err)
 	ts, err := toolset.Discover(context.Background(), cfg.Servers, nil)
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	require.Empty(t, ts.Warnings())
 	for _, tool := range []string{"reports_echo", "builds_echo"} {
 		res, err := ts.Call(context.Background(), tool, map[string]any{"text": "hi"})

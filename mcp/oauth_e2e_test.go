@@ -105,13 +105,13 @@ func TestOAuthEndToEnd(t *testing.T) {
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "debug.log"))
 	require.NoError(t, err)
 	defer logFile.Close()
-	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.ToolsetOptions{
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.Options{
 		Browser:    oauth.Terminal{Out: pw, Timeout: 20 * time.Second},
 		TokenStore: store,
 		Client:     mcp.Options{Logger: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 	})
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	require.NoError(t, <-signedIn)
 	require.Empty(t, ts.Warnings())
 	require.Len(t, ts.Tools(), 1)
@@ -166,7 +166,7 @@ func TestOAuthNonInteractiveDiscover(t *testing.T) {
 	started := time.Now()
 	ts, err := toolset.Discover(context.Background(), cfg.Servers, nil)
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	require.Less(t, time.Since(started), mcp.DefaultConnectTimeout, "waited for a browser")
 	var skipped error
 	for _, s := range ts.Servers() {

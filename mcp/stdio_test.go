@@ -923,9 +923,9 @@ func testStdioSlowCallbacks(t *testing.T, bin string) {
 func testStdioToolsetRefresh(t *testing.T, bin string) {
 	changes := make(chan toolset.ToolsChange, 16)
 	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "fin", Command: bin, Args: []string{"-era", "modern", "-list-changed"}}},
-		&toolset.ToolsetOptions{OnChange: func(c toolset.ToolsChange) { changes <- c }})
+		&toolset.Options{OnChange: func(c toolset.ToolsChange) { changes <- c }})
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	_, ok := ts.Tool("fin_budget")
 	require.False(t, ok)
 	res, err := ts.Call(context.Background(), "fin_add_tool", map[string]string{"text": "budget"})

@@ -364,14 +364,14 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 
 	off, err := toolset.Discover(context.Background(), servers, nil)
 	require.NoError(t, err)
-	defer func() { _ = off.Close(context.Background()) }()
+	defer func() { _ = off.Close() }()
 	_, ok := off.Tool("old_research")
 	assert.False(t, ok, "tasks off: a task-only tool is left out")
 	assert.True(t, strings.Contains(fmt.Sprint(off.Warnings()), string(toolset.WarnTaskRequired)))
 
-	on, err := toolset.Discover(context.Background(), servers, &toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+	on, err := toolset.Discover(context.Background(), servers, &toolset.Options{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
 	require.NoError(t, err)
-	defer func() { _ = on.Close(context.Background()) }()
+	defer func() { _ = on.Close() }()
 	st, ok := on.Tool("old_research")
 	require.True(t, ok)
 	assert.Equal(t, mcp.TaskAlways, st.Task)
@@ -395,9 +395,9 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 
 	// The configuration decides per server, over the host's default.
 	servers[0].Tasks, servers[1].Tasks = config.TasksRequired, config.TasksOff
-	perServer, err := toolset.Discover(context.Background(), servers, &toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenAllowed}})
+	perServer, err := toolset.Discover(context.Background(), servers, &toolset.Options{Client: mcp.Options{Tasks: mcp.TasksWhenAllowed}})
 	require.NoError(t, err)
-	defer func() { _ = perServer.Close(context.Background()) }()
+	defer func() { _ = perServer.Close() }()
 	st, ok = perServer.Tool("old_research")
 	require.True(t, ok)
 	assert.Equal(t, mcp.TaskAlways, st.Task)

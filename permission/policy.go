@@ -250,11 +250,17 @@ func (p *Policy) Answer(req Request, d Decision) Decision {
 	return d
 }
 
+// modeOf is the mode of server's calls: ModeAuto, or else ModeAsk (the
+// zero and unknown modes ask).
 func (p *Policy) modeOf(server string) Mode {
-	if m, ok := p.serverModes[server]; ok {
-		return m
+	m, ok := p.serverModes[server]
+	if !ok {
+		m = p.mode
 	}
-	return p.mode
+	if m != ModeAuto {
+		return ModeAsk
+	}
+	return m
 }
 
 func (p *Policy) confirmsDestructive(server string) bool {

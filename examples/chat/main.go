@@ -84,7 +84,7 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = tools.Close(ctx)
+		_ = tools.Shutdown(ctx)
 	}()
 	if cfg.File == "" {
 		fmt.Fprintf(out, "mini-me chat (no %s found: no tools; see -help)\n\n", configName)
@@ -138,7 +138,7 @@ func findConfig(path string) (*config.Config, error) {
 // discover discovers the servers' tools (toolset.Discover), giving them a
 // minute, or the time a person takes to sign in when a server uses OAuth.
 func discover(cfg *config.Config) (*toolset.Toolset, error) {
-	opts := &toolset.ToolsetOptions{Browser: oauth.Terminal{Out: os.Stderr}}
+	opts := &toolset.Options{Browser: oauth.Terminal{Out: os.Stderr}}
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute

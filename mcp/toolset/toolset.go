@@ -29,14 +29,17 @@ var ErrUnknownTool = errors.New("mcp: unknown tool")
 // auth type.
 var ErrServerConfig = errors.New("mcp: invalid server configuration")
 
-// ToolsetOptions configure Discover. The zero value is ready to use.
-type ToolsetOptions struct {
-	// Client is the base of every server's client options. A server's own
-	// ConnectTimeout and Timeout (call timeout) override Client's; the
-	// Toolset sets OnToolsChanged, OnInvalidTool, OnPromptsChanged and
-	// OnResourcesChanged itself. The Logger, when
-	// set, also receives the Toolset's own diagnostics, with the server
-	// name as an attribute.
+// Options configure Discover. The zero value is ready to use.
+type Options struct {
+	// Client is the base of every server's client options, passed to
+	// each server as it is but for these, set per server: ServerName is
+	// the configured name; ConnectTimeout and CallTimeout are the server's
+	// connectTimeout and timeout when it has them; Tasks follows its tasks
+	// key when set; the Logger gets a server attribute; OnProgress is
+	// wrapped to fill Progress.Server. OnToolsChanged, OnPromptsChanged,
+	// OnResourcesChanged, OnInvalidTool and OnResourceUpdated are the
+	// Toolset's own (use OnChange and OnResourceUpdated below). The
+	// Logger, when set, also receives the Toolset's own diagnostics.
 	Client mcp.Options
 	// Browser is the host's sign-in step for the servers whose auth type is
 	// oauth; nil means oauth.NonInteractive, which fails at once with an
@@ -81,8 +84,8 @@ type ToolsChange struct {
 	Err error
 }
 
-// ServerTool is one tool of a Toolset.
-type ServerTool struct {
+// Tool is one tool of a Toolset.
+type Tool struct {
 	// Name is the tool's name in the Toolset, "{server}_{tool}" sanitised
 	// (see ToolName), unique and stable for the Toolset's life.
 	Name string
@@ -187,7 +190,7 @@ type ServerStatus struct {
 // server's tools, while Add and Remove change the servers, and while Close
 // runs.
 type Toolset struct {
-	opts ToolsetOptions
+	opts Options
 	log  *slog.Logger
 
 	life  context.Context // ends with Close; bounds refreshes
@@ -200,7 +203,7 @@ type Toolset struct {
 	mu      sync.RWMutex
 	closed  bool
 	servers []*tsServer        // configuration order; replaced, never changed in place
-	tools   []ServerTool       // every server's tools, in order
+	tools   []Tool             // every server's tools, in order
 	index   map[string]route   // Toolset name → server and original
 	taken   map[string]toolKey // every name ever given, never reused
 	sk      toolsetSkills
@@ -232,7 +235,7 @@ type tsServer struct {
 
 	// Guarded by Toolset.mu.
 	status   ServerStatus
-	tools    []ServerTool
+	tools    []Tool
 	warnings []Warning // of the last listing (or the skip)
 	failed   *Warning  // the last refresh failed
 	names    map[string]assignedName
@@ -282,7 +285,7 @@ type listing struct {
 //
 // ctx bounds discovery only. Afterwards the Toolset refreshes a server's
 // tools when the server says they changed, until Close.
-func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions) (*Toolset, error) {
+func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Toolset, error) {
 	t := &Toolset{index: map[string]route{}, taken: map[string]toolKey{}}
 	if opts != nil {
 		t.opts = *opts
@@ -546,7 +549,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 	for _, st := range s.tools {
 		prev[st.Name] = true
 	}
-	tools := make([]ServerTool, 0, len(l.tools))
+	tools := make([]Tool, 0, len(l.tools))
 	warns := l.warnings
 	for _, tool := range l.tools {
 		a := t.assign(s, tool.Name)
@@ -573,7 +576,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 			ch.Updated = append(ch.Updated, a.name)
 		}
 		delete(prev, a.name)
-		st := ServerTool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress}
+		st := Tool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress}
 		if s.client != nil {
 			st.Task = s.client.TaskUse(tool)
 		}
@@ -629,7 +632,7 @@ func (t *Toolset) rebuild() {
 	for _, s := range t.servers {
 		n += len(s.tools)
 	}
-	t.tools = make([]ServerTool, 0, n)
+	t.tools = make([]Tool, 0, n)
 	t.index = make(map[string]route, n)
 	for _, s := range t.servers {
 		for _, st := range s.tools {
@@ -736,7 +739,7 @@ func (t *Toolset) refresh(s *tsServer) {
 // the background; the fresh list shows in a later call (and OnChange).
 // The lifetime is only looked at here, when the tools are used: it is not
 // a polling interval.
-func (t *Toolset) Tools() []ServerTool {
+func (t *Toolset) Tools() []Tool {
 	now := time.Now()
 	t.mu.RLock()
 	servers := t.servers
@@ -751,16 +754,16 @@ func (t *Toolset) Tools() []ServerTool {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return append([]ServerTool(nil), t.tools...)
+	return append([]Tool(nil), t.tools...)
 }
 
 // Tool returns the tool with the Toolset name name.
-func (t *Toolset) Tool(name string) (ServerTool, bool) {
+func (t *Toolset) Tool(name string) (Tool, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	r, ok := t.index[name]
 	if !ok {
-		return ServerTool{}, false
+		return Tool{}, false
 	}
 	return t.tools[r.pos], true
 }
@@ -824,12 +827,13 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	return &ToolResult{Name: name, Server: r.srv.cfg.Name, Result: res}, nil
 }
 
-// Close stops refreshing and closes every server's client, concurrently;
-// each client is closed within its own bound. It returns when all are
-// closed or when ctx ends, whichever is first. Calls in flight fail and
-// later calls fail with ErrClosed. Close is idempotent: later calls return
-// nil at once.
-func (t *Toolset) Close(ctx context.Context) error {
+// Shutdown stops refreshing and shuts every server's client down,
+// concurrently (see mcp.Client.Shutdown): calls in flight fail, and later
+// calls fail with mcp.ErrClosed. When ctx ends first, what remains is cut
+// short (sessions are left to expire, processes are killed), so Shutdown
+// returns soon after ctx ends. Shutdown is idempotent: only the first call
+// does the work, later ones return nil at once.
+func (t *Toolset) Shutdown(ctx context.Context) error {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -838,20 +842,16 @@ func (t *Toolset) Close(ctx context.Context) error {
 	t.closed = true
 	t.mu.Unlock()
 	t.stop()
-	done := make(chan error, 1)
-	go func() {
-		cctx, cancel := context.WithTimeout(ctx, mcp.DefaultCloseTimeout)
-		defer cancel()
-		err := t.closeClients(cctx)
-		t.loops.Wait()
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("mcp: closing toolset: %w", ctx.Err())
-	}
+	err := t.closeClients(ctx)
+	t.loops.Wait()
+	return err
+}
+
+// Close is Shutdown bounded by mcp.DefaultCloseTimeout.
+func (t *Toolset) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), mcp.DefaultCloseTimeout)
+	defer cancel()
+	return t.Shutdown(ctx)
 }
 
 // closeClients shuts every connected client down concurrently.

@@ -1,4 +1,4 @@
-package mcp_test
+package toolset_test
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func ExampleDiscover() {
 		fmt.Println(err)
 		return
 	}
-	defer ts.Close(ctx)
+	defer ts.Shutdown(ctx)
 
 	for _, w := range ts.Warnings() {
 		fmt.Println("warning:", w)
