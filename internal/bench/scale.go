@@ -249,7 +249,7 @@ func discoverFigures(ctx context.Context, f scaleFigures) error {
 		if err != nil {
 			return 0, err
 		}
-		defer ts.Close(ctx)
+		defer ts.Close()
 		if got := len(ts.Tools()); got != n*smallTools {
 			return 0, fmt.Errorf("discover %d servers: %d tools, want %d (%v)", n, got, n*smallTools, ts.Warnings())
 		}
@@ -291,7 +291,7 @@ func catalogueFigures(ctx context.Context, f scaleFigures, url string) error {
 	if err != nil {
 		return err
 	}
-	defer ts.Close(ctx)
+	defer ts.Close()
 	if got := len(ts.Tools()); got != 20*toolCount {
 		return fmt.Errorf("catalogue: %d tools, want %d", got, 20*toolCount)
 	}
@@ -302,7 +302,7 @@ func catalogueFigures(ctx context.Context, f scaleFigures, url string) error {
 }
 
 // inProcess is a tool source of n tools that cost nothing to call.
-type inProcess struct{ tools []toolset.ServerTool }
+type inProcess struct{ tools []toolset.Tool }
 
 var (
 	verbs = []string{"create", "list", "delete", "update", "search", "export", "import", "archive", "merge", "render"}
@@ -320,14 +320,14 @@ func newInProcess(n int) *inProcess {
 		if i >= len(verbs)*len(nouns) {
 			name = fmt.Sprintf("%s_%d", name, i)
 		}
-		s.tools = append(s.tools, toolset.ServerTool{Name: server + "_" + name, Server: server, Tool: mm.Tool{Name: name,
+		s.tools = append(s.tools, toolset.Tool{Name: server + "_" + name, Server: server, Tool: mm.Tool{Name: name,
 			Description: fmt.Sprintf("%s a %s of the %s service, by id (tool %d).", strings.ToUpper(v[:1])+v[1:], o, server, i),
 			InputSchema: schema}})
 	}
 	return s
 }
 
-func (s *inProcess) Tools() []toolset.ServerTool { return s.tools }
+func (s *inProcess) Tools() []toolset.Tool { return s.tools }
 
 func (s *inProcess) Call(_ context.Context, name string, _ any) (*toolset.ToolResult, error) {
 	return &toolset.ToolResult{Name: name, Result: &mm.CallToolResult{Content: []mm.Content{{Type: "text", Text: "done"}}}}, nil
