@@ -222,7 +222,7 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // RunStream then returns promptly (as long as local Go functions honour
 // their ctx) and leaves no goroutine behind.
 func (a *Agent) RunStream(ctx context.Context, msgs []Message, onEvent func(Event)) (Result, error) {
-	r := newRun(a, msgs, onEvent)
+	r := newRun(a, msgs, nil, onEvent)
 	ctx, traced := r.traceRun(ctx, len(msgs))
 	err := r.run(ctx)
 	traced(err)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -20,6 +21,7 @@ import (
 type call struct {
 	turn, index int
 	sent        ToolCall // as the model sent it
+	stored      ToolCall // as the conversation holds it
 	tool        *tool    // nil for an unknown tool
 	args        json.RawMessage
 	key         string // for repeat detection; "" when the call is invalid
@@ -33,46 +35,36 @@ type call struct {
 	trace  *ToolCallInfo // for the run's Trace, when there is one
 }
 
-// runCalls takes the calls of one turn, which the conversation's last
-// message makes, through validation, repeat detection, approval and
-// execution, and appends their tool messages in the model's order; cut says the last call was cut at the output limit
-// (see cutCall). It reports whether the model repeated a call it had been
-// told not to repeat, which ends the run.
-func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut bool) (repeated bool) {
+// runCalls takes the calls of reply, the model's reply of this turn,
+// through validation, repeat detection, approval and execution, and
+// appends reply's message, then the calls' tool messages in the model's
+// order; cut says the last call was cut at the output limit (see
+// cutCall). It reports whether the model repeated a call it had been told
+// not to repeat, which ends the run.
+func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool) (repeated bool) {
+	sent := reply.Message.ToolCalls
 	calls := make([]*call, len(sent))
+	msg := Message{Role: RoleAssistant, Content: reply.Message.Content, ToolCalls: make([]ToolCall, len(sent))}
 	for i, s := range sent {
-		c := &call{turn: r.turn, index: i, sent: s, tool: cat.byName[s.Name], all: cat.all}
+		c := &call{turn: r.turn, index: i, sent: s, stored: storedCall(s), tool: cat.byName[s.Name], all: cat.all}
 		calls[i] = c
 		ev := &ToolCallProposed{Turn: r.turn, Index: i, Call: s}
 		if c.tool != nil {
 			ev.Server, ev.Tool = c.tool.server, c.tool.original
 		}
 		r.ev.emit(ev)
-		if c.tool == nil {
+		switch {
+		case c.tool == nil:
 			r.refuse(c, StatusUnknown, unknownTool(s.Name, cat))
-			continue
-		}
-		if cut && i == len(sent)-1 {
+		case cut && i == len(sent)-1:
 			r.refuse(c, StatusInvalid, fmt.Sprintf(
 				"Error: the call to %q was not run: your reply was cut off at the output limit (finish reason length) while you were writing its arguments, so they are incomplete. Call the tool again with shorter arguments.", s.Name))
-			continue
+		default:
+			r.checkCall(c)
 		}
-		clean, key, repairs, problem := c.tool.schema.checkArgs(s.Arguments)
-		if problem != "" {
-			r.refuse(c, StatusInvalid, fmt.Sprintf(
-				"Error: the call to %q was not run: %s. Correct the arguments and call the tool again.", s.Name, problem))
-			continue
-		}
-		c.args, c.key = clean, s.Name+"\x00"+key
-		if c.result.Repairs = repairs; len(repairs) > 0 {
-			r.msgs[len(r.msgs)-1].ToolCalls[i].Arguments = string(clean) // the assistant message of sent
-		}
-		if c.tool.skill {
-			if problem := r.checkSkill(c); problem != "" {
-				r.refuse(c, StatusInvalid, problem)
-			}
-		}
+		msg.ToolCalls[i] = c.stored
 	}
+	r.add(msg)
 
 	repeated = r.findRepeats(calls)
 	var allowed []*call
@@ -91,94 +83,85 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, sent []ToolCall, cut b
 	r.recordTurn(calls)
 
 	for _, c := range calls {
-		if c.kept != nil {
-			r.kept[len(r.msgs)] = c.kept
-		}
-		r.msgs = append(r.msgs, c.msg)
+		r.window.keep(len(r.msgs), c.kept)
+		r.add(c.msg)
 	}
 	return repeated
 }
 
+// checkCall checks the arguments of c against its tool's schema,
+// repairing what can be repaired (see toolSchema.checkArgs), and resolves
+// a call of SkillTool. Repaired arguments become those the conversation
+// holds. A problem refuses c, its tool message saying what to correct,
+// and checkCall returns false.
+func (r *run) checkCall(c *call) bool {
+	clean, key, repairs, problem := c.tool.schema.checkArgs(c.sent.Arguments)
+	if problem != "" {
+		r.refuse(c, StatusInvalid, fmt.Sprintf(
+			"Error: the call to %q was not run: %s. Correct the arguments and call the tool again.", c.sent.Name, problem))
+		return false
+	}
+	c.args, c.key, c.result.Repairs = clean, c.sent.Name+"\x00"+key, repairs
+	if len(repairs) > 0 {
+		c.stored.Arguments = string(clean)
+	}
+	if c.tool.skill {
+		if problem := r.checkSkill(c); problem != "" {
+			r.refuse(c, StatusInvalid, problem)
+			return false
+		}
+	}
+	return true
+}
+
 // findRepeats refuses the calls that repeat, with the same arguments, a
 // call of the previous turn that returned a result, or a call of this
-// turn; and, when this turn's calls close a cycle (see cycle), all of
-// them. A call that failed, timed out, was cancelled or refused is no
-// repeat: it may be retried. findRepeats reports whether the model had
+// turn; and, when this turn's calls close a cycle (see repeats.cycle),
+// all of them. A call that failed, timed out, was cancelled or refused is
+// no repeat: it may be retried. findRepeats reports whether the model had
 // already been told of such a repeat: the run stops.
 func (r *run) findRepeats(calls []*call) (again bool) {
-	if k := r.cycle(calls); k > 0 {
-		again = r.toldCycle
-		r.toldCycle = true
-		for _, c := range calls {
-			if !c.done {
-				r.refuse(c, StatusRepeated, fmt.Sprintf(
-					"The call to %q was not run: you are going round in a loop, your last %d turns make the same calls with the same arguments as the %d before them, whose results you already have. Do not make these calls again: use those results, change the arguments, or answer the user.", c.sent.Name, k, k))
-			}
+	var keys []string
+	for _, c := range calls {
+		if c.done {
+			keys = nil // an invalid or unknown call: the turn differs
+			break
 		}
-		return again
+		keys = append(keys, c.key)
+	}
+	if k, told := r.repeats.cycle(keys); k > 0 {
+		for _, c := range calls {
+			r.refuse(c, StatusRepeated, fmt.Sprintf(
+				"The call to %q was not run: you are going round in a loop, your last %d turns make the same calls with the same arguments as the %d before them, whose results you already have. Do not make these calls again: use those results, change the arguments, or answer the user.", c.sent.Name, k, k))
+		}
+		return told
 	}
 	this := map[string]bool{}
 	for _, c := range calls {
 		if c.done {
 			continue
 		}
-		if r.prevCalls[c.key] || this[c.key] {
-			again = again || r.toldRepeat[c.key]
-			r.toldRepeat[c.key] = true
+		if repeat, told := r.repeats.repeated(c.key, this); repeat {
+			again = again || told
 			r.refuse(c, StatusRepeated, fmt.Sprintf(
 				"The call to %q was not run: it repeats an earlier call with the same arguments, whose result you already have. Do not make this call again: use that result, change the arguments, or answer the user.", c.sent.Name))
 		}
-		this[c.key] = true
 	}
 	return again
-}
-
-// maxCycle is the longest cycle of turns findRepeats looks for: the model
-// alternating between up to maxCycle turns of calls.
-const maxCycle = 3
-
-// cycle returns k when this turn's calls, with the k-1 turns before them,
-// make the same calls as the k turns before those, each of which returned
-// a result (2 <= k <= maxCycle); else 0. A call repeated from one turn to
-// the next is left to the per-call check.
-func (r *run) cycle(calls []*call) int {
-	var keys []string
-	for _, c := range calls {
-		if c.done {
-			return 0 // an invalid or unknown call: the turn differs
-		}
-		keys = append(keys, c.key)
-	}
-	sort.Strings(keys)
-	h := append(r.history[max(len(r.history)-2*maxCycle, 0):len(r.history):len(r.history)], strings.Join(keys, "\x01"))
-	n := len(h)
-	for k := 2; k <= maxCycle && 2*k <= n; k++ {
-		same := true
-		for i := n - k; i < n && same; i++ {
-			same = h[i] != "" && h[i] == h[i-k]
-		}
-		if same {
-			return k
-		}
-	}
-	return 0
 }
 
 // recordTurn keeps, for repeat detection, the calls of this turn that
 // returned a result, or were refused as repeats of one: the model has
 // their result.
 func (r *run) recordTurn(calls []*call) {
-	r.prevCalls = map[string]bool{}
 	var keys []string
 	for _, c := range calls {
 		switch c.result.Status {
 		case StatusOK, StatusToolError, StatusRepeated:
-			r.prevCalls[c.key] = true
 			keys = append(keys, c.key)
 		}
 	}
-	sort.Strings(keys)
-	r.history = append(r.history, strings.Join(keys, "\x01"))
+	r.repeats.record(keys)
 }
 
 // approve asks the policy about c; a refusal becomes c's tool message.
@@ -349,8 +332,11 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 	}
 	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
 	c.result.Result = res
-	r.finish(c, status, output, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name,
-		Server: server, Content: c.kept.content()})
+	msg := Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Server: server, Content: c.kept.content()}
+	if r.egress[server] == config.EgressLocal { // a skill's server too (skillWithheld)
+		msg.Egress = config.EgressLocal // the label travels with the output
+	}
+	r.finish(c, status, output, msg)
 }
 
 // refuse makes the agent's explanation c's tool message: the call did not

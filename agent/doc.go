@@ -98,7 +98,10 @@
 //	</tool_output>
 //
 // Anything in the output that looks like those delimiters is defused (its
-// '<' becomes '['), so an output cannot close its frame early. The default
+// '<' becomes '['), so an output cannot close its frame early; in the
+// attribute values (a server's tool name, a resource URI) '&', '<' and '>'
+// are written as &amp;, &lt; and &gt;, and quotes, control and bidi
+// characters are escaped, so a name cannot close the frame either. The default
 // system prompt ([DefaultSystemPrompt]) tells the model that such content
 // is data, not instructions; nothing from a tool is ever put in the system
 // prompt.
@@ -156,6 +159,13 @@
 // in a conversation is withheld from any other model. Each tool of the
 // ToolSource carries its server's setting (toolset.Tool.Egress); a
 // warning says what was withheld and why.
+//
+// The rule travels with the conversation: every message holding such
+// content is labelled when it is made (Message.Egress), and so is every
+// message a local model's run adds after the conversation holds some (a
+// reply may quote it). A labelled message is withheld from a hosted model
+// by its own label, even in a run whose Toolset no longer lists the
+// server, or in another agent the host handed Result.Messages to.
 //
 // # Tracing
 //

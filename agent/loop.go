@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // run is the state of one Agent.Run.
@@ -20,35 +17,20 @@ type run struct {
 	a      *Agent
 	ev     emitter
 	msgs   []Message
-	kept   map[int]*keptOutput // tool outputs of this run, by message index
 	result Result
 	turn   int
 	local  bool // the model is on this machine
 	egress map[string]config.Egress
-	warned map[string]bool
-	// prevCalls holds the calls of the previous turn that returned a
-	// result, toldRepeat the calls the model was told not to repeat; both
-	// by callKey. history holds, for each turn, the sorted keys of the
-	// calls that returned a result, and toldCycle says the model was told
-	// it goes round in a loop (see findRepeats).
-	prevCalls, toldRepeat map[string]bool
-	history               []string
-	toldCycle             bool
-
-	// skillsOffered are the skills of this turn's catalogue; loaded the
-	// skills loaded in this run, whose files may be read; skillBytes
-	// counts the bytes of skill files loaded.
-	skillsOffered []toolset.Skill
-	loadedMu      sync.Mutex
-	loaded        map[string]bool
-	// toolsLoaded are the tools ToolSearchTool loaded in this run, by
-	// name; guarded by loadedMu too.
-	toolsLoaded map[string]bool
-	skillBytes  atomic.Int64
-	// budget is the context budget, in estimated tokens: the Agent's,
-	// until the model server says a request was longer than its context;
-	// estimate is the size of the last request, estimated the same way.
-	budget, estimate int
+	// holdsLocal says the conversation holds content of a local-only
+	// server: what a local model adds from then on is labelled local too
+	// (see add).
+	holdsLocal bool
+	warned     map[string]bool
+	// repeats detects repeated calls and cycles, window keeps the request
+	// within the context budget, loaded is what the run loaded.
+	repeats repeats
+	window  contextWindow
+	loaded  *loadout
 	// note follows the system prompt, and schema goes with the model
 	// call, in the requests of a typed run (see RunTyped).
 	note   string
@@ -59,31 +41,23 @@ type run struct {
 	trace *Trace
 }
 
-// keptOutput is a tool output in the conversation, kept as head and tail
-// so that the context budget can shorten it again exactly.
-type keptOutput struct {
-	open, close string
-	text        cutText
-}
-
-func (k *keptOutput) content() string { return k.open + k.text.String() + k.close }
-
-func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
+// newRun starts a run of a on msgs, resumed from st (nil for a new run).
+func newRun(a *Agent, msgs []Message, st *State, onEvent func(Event)) *run {
 	r := &run{
-		a:           a,
-		ev:          emitter{fn: onEvent},
-		msgs:        append([]Message(nil), msgs...),
-		kept:        map[int]*keptOutput{},
-		egress:      map[string]config.Egress{},
-		warned:      map[string]bool{},
-		prevCalls:   map[string]bool{},
-		toldRepeat:  map[string]bool{},
-		loaded:      map[string]bool{},
-		toolsLoaded: map[string]bool{},
-		budget:      a.ContextBudget,
+		a:      a,
+		ev:     emitter{fn: onEvent},
+		msgs:   append([]Message(nil), msgs...),
+		egress: map[string]config.Egress{},
+		warned: map[string]bool{},
+		window: newWindow(a.ContextBudget, 0),
+		loaded: newLoadout(st),
 	}
-	if r.budget <= 0 {
-		r.budget = DefaultContextBudget
+	if st != nil {
+		r.turn, r.result.Turns, r.result.Usage = st.Turn, st.ModelCalls, st.Usage
+		r.window = newWindow(a.ContextBudget, st.ContextBudget)
+		r.repeats = newRepeats(st.Repeats)
+	} else {
+		r.repeats = newRepeats(Repeats{})
 	}
 	if a.Tools != nil {
 		for _, st := range a.Tools.Tools() {
@@ -93,7 +67,30 @@ func newRun(a *Agent, msgs []Message, onEvent func(Event)) *run {
 	if lm, ok := a.Model.(LocalModel); ok {
 		r.local = lm.Local()
 	}
+	for _, m := range r.msgs {
+		r.holdsLocal = r.holdsLocal || r.localOnly(m)
+	}
 	return r
+}
+
+// localOnly reports whether m holds local-only content: its own label, or
+// (a conversation from before the labels) a tool message of a server this
+// run's Toolset lists as local-only.
+func (r *run) localOnly(m Message) bool {
+	return m.Egress == config.EgressLocal || m.Role == RoleTool && m.Server != "" && r.egress[m.Server] == config.EgressLocal
+}
+
+// add appends m to the conversation, labelled with its egress: once the
+// conversation holds local-only content, everything a local model's run
+// adds (its replies, the tool messages of its calls, the agent's notes)
+// may quote it, and is labelled config.EgressLocal, so that a hosted
+// model never sees it when the conversation is carried on.
+func (r *run) add(m Message) {
+	if r.local && r.holdsLocal {
+		m.Egress = config.EgressLocal
+	}
+	r.holdsLocal = r.holdsLocal || r.localOnly(m)
+	r.msgs = append(r.msgs, m)
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -143,18 +140,18 @@ func (r *run) loop(ctx context.Context) error {
 			r.result.Stop = StopError
 			return err
 		}
-		calls := r.appendReply(reply)
 		cut := cutCall(reply, len(cat.defs) > 0)
-		if len(calls) == 0 && cut {
-			r.msgs = append(r.msgs, Message{Role: RoleUser, Content: cutCallNote})
-			continue
-		}
-		if len(calls) == 0 {
+		if len(reply.Message.ToolCalls) == 0 {
+			r.appendReply(reply)
+			if cut {
+				r.add(Message{Role: RoleUser, Content: cutCallNote})
+				continue
+			}
 			r.result.Answer = reply.Message.Content
 			r.result.Stop = StopAnswer
 			return nil
 		}
-		repeated := r.runCalls(ctx, cat, calls, cut)
+		repeated := r.runCalls(ctx, cat, reply, cut)
 		if ctx.Err() != nil {
 			return r.canceled(ctx)
 		}
@@ -197,7 +194,7 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 	if !r.a.FinalAnswer {
 		return err
 	}
-	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: fmt.Sprintf(
+	r.add(Message{Role: RoleUser, Content: fmt.Sprintf(
 		"The run has reached a limit (%s) and tools are no longer available. Answer now, as well as you can, from what you already have.", stop)})
 	reply, cerr := r.chat(ctx, &catalog{}, "")
 	if cerr == nil && len(reply.Message.ToolCalls) > 0 {
@@ -217,7 +214,7 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 		r.warn(WarnEmptyAnswer, "the final answer could not be obtained: "+cerr.Error())
 		return err
 	}
-	r.msgs = append(r.msgs, Message{Role: RoleAssistant, Content: reply.Message.Content})
+	r.add(Message{Role: RoleAssistant, Content: reply.Message.Content})
 	r.result.Answer = reply.Message.Content
 	return err
 }
@@ -263,21 +260,14 @@ func (r *run) chat(ctx context.Context, cat *catalog, choice ToolChoice) (*Reply
 // When nothing is left to shorten, or the second request is too long too,
 // the error wraps cause, so it still matches ErrContextExceeded.
 func (r *run) refit(ctx context.Context, cat *catalog, req *ChatRequest, cause error, onDelta func(Delta)) (*Reply, error) {
-	budget := r.estimate / 2
-	var apiErr *APIError
-	if errors.As(cause, &apiErr) && apiErr.PromptTokens > 0 && apiErr.ContextSize > 0 {
-		// Scale the estimate to the server's count, keeping a quarter of
-		// the context for the answer.
-		budget = int(float64(r.estimate) * float64(apiErr.ContextSize) / float64(apiErr.PromptTokens) * 0.75)
-	}
-	r.budget = max(min(r.budget, budget), 1)
+	r.window.lower(cause)
 	msgs, shortened := r.request(cat.size)
 	if !shortened {
 		return nil, fmt.Errorf("agent: the conversation is longer than the model's context, with no tool output left to shorten: %w", cause)
 	}
 	r.warn(WarnContextBudget, fmt.Sprintf(
 		"the model server found the request longer than the model's context; tool outputs were shortened to an estimated %d tokens "+
-			"and the request sent again (set Agent.ContextBudget to fit the model's context)", r.budget))
+			"and the request sent again (set Agent.ContextBudget to fit the model's context)", r.window.budget))
 	req.Messages = msgs
 	r.result.Turns++ // a second model call, in the same turn
 	reply, err := r.chatModel(ctx, req, onDelta)
@@ -346,45 +336,64 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	if r.note != "" {
 		system += "\n\n" + r.note
 	}
-	shortened = r.fitBudget(from, len(system)+toolsSize)
+	shortened, over := r.window.fit(r.msgs, from, len(system)+toolsSize)
+	if over {
+		r.warn(WarnContextBudget, fmt.Sprintf(
+			"the request is estimated at %d tokens, over the budget of %d, even with every tool output shortened", r.window.estimate, r.window.budget))
+	}
 	out := make([]Message, 0, len(r.msgs)-from+1)
 	out = append(out, Message{Role: RoleSystem, Content: system})
 	withheld := r.withheldCalls(r.msgs[from:])
 	for _, m := range r.msgs[from:] {
 		switch {
+		case m.Role != RoleTool && m.Egress == config.EgressLocal && !r.local && m.Server == "":
+			m.Content = "[This message is withheld: it was written after content of local-only servers was read on this machine, and you do not run on this machine.]"
+			m.ToolCalls = blankArguments(m.ToolCalls, nil)
+			r.warnOnce("content:", WarnToolsWithheld,
+				"messages written after content of local-only servers was read by a local model are not sent to the model, which is not on this machine")
 		case m.Role != RoleTool && m.Egress == config.EgressLocal && !r.local:
 			m.Content = fmt.Sprintf("[This message is withheld: it holds content of server %q, which is local-only, and you do not run on this machine.]", m.Server)
 			r.warnOnce("content:"+m.Server, WarnToolsWithheld, fmt.Sprintf(
 				"messages holding prompts or resources of local-only server %q are not sent to the model, which is not on this machine", m.Server))
+		case m.Role == RoleTool && withheld[m.ToolCallID] && m.Server == "":
+			m.Content = "[The output of this call is withheld: it was made after content of local-only servers was read on this machine, and you do not run on this machine.]"
+			r.warnOnce("content:", WarnToolsWithheld,
+				"messages written after content of local-only servers was read by a local model are not sent to the model, which is not on this machine")
 		case m.Role == RoleTool && withheld[m.ToolCallID]:
 			m.Content = fmt.Sprintf("[The output of this call is withheld: server %q is local-only and you do not run on this machine.]", m.Server)
 			r.warnOnce("output:"+m.Server, WarnToolsWithheld, fmt.Sprintf(
 				"earlier calls of local-only server %q and their output are not sent to the model, which is not on this machine", m.Server))
 		case m.Role == RoleAssistant && len(withheld) > 0:
-			calls := make([]ToolCall, len(m.ToolCalls))
-			for i, c := range m.ToolCalls {
-				if withheld[c.ID] {
-					c.Arguments = "{}"
-				}
-				calls[i] = c
-			}
-			m.ToolCalls = calls
+			m.ToolCalls = blankArguments(m.ToolCalls, withheld)
 		}
 		out = append(out, m)
 	}
 	return out, shortened
 }
 
-// withheldCalls returns the IDs of the calls, in msgs, of local-only
-// servers, whose arguments and output must not reach a model that is not
-// local.
+// blankArguments returns a copy of calls with the arguments of those in
+// ids (of all, for nil ids) replaced by "{}".
+func blankArguments(calls []ToolCall, ids map[string]bool) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		if ids == nil || ids[c.ID] {
+			c.Arguments = "{}"
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// withheldCalls returns the IDs of the calls, in msgs, whose tool
+// message holds local-only content (see localOnly), whose arguments and
+// output must not reach a model that is not local.
 func (r *run) withheldCalls(msgs []Message) map[string]bool {
 	if r.local {
 		return nil
 	}
 	var ids map[string]bool
 	for _, m := range msgs {
-		if m.Role == RoleTool && m.Server != "" && r.egress[m.Server] == config.EgressLocal {
+		if m.Role == RoleTool && r.localOnly(m) {
 			if ids == nil {
 				ids = map[string]bool{}
 			}
@@ -394,65 +403,25 @@ func (r *run) withheldCalls(msgs []Message) map[string]bool {
 	return ids
 }
 
-// fitBudget shortens the oldest tool outputs, from message from on, until
-// the request's estimated size fits the run's budget; fixed is the size of
-// what is sent beside the messages. It reports whether it shortened any,
-// and records the estimate in r.estimate.
-func (r *run) fitBudget(from, fixed int) (shortened bool) {
-	budget := r.budget
-	total := fixed
-	for i := from; i < len(r.msgs); i++ {
-		total += messageSize(&r.msgs[i])
-	}
-	for i := from; i < len(r.msgs) && estimateTokens(total) > budget; i++ {
-		m := &r.msgs[i]
-		if m.Role != RoleTool || len(m.Content) <= ShortenedToolOutput {
-			continue
-		}
-		k := r.kept[i]
-		if k == nil { // from the conversation the run was given
-			k = &keptOutput{text: wholeText(m.Content)}
-			r.kept[i] = k
-		}
-		k.text = k.text.shorten(ShortenedToolOutput)
-		before := len(m.Content)
-		m.Content = k.content()
-		total -= before - len(m.Content)
-		shortened = shortened || len(m.Content) < before
-	}
-	r.estimate = estimateTokens(total)
-	if r.estimate > budget {
-		r.warn(WarnContextBudget, fmt.Sprintf(
-			"the request is estimated at %d tokens, over the budget of %d, even with every tool output shortened", r.estimate, budget))
-	}
-	return shortened
-}
-
-// messageSize estimates the bytes a message takes in a request.
-func messageSize(m *Message) int {
-	n := len(m.Content) + len(m.ToolCallID) + 16
-	for _, c := range m.ToolCalls {
-		n += len(c.ID) + len(c.Name) + len(c.Arguments) + 32
-	}
-	return n
-}
-
-// appendReply adds the assistant's message to the conversation and
-// returns its calls as the model sent them. Arguments that are not a JSON
-// object are stored as "{}", since servers reject a conversation that
-// holds them; the tool message explains.
-func (r *run) appendReply(reply *Reply) []ToolCall {
+// appendReply adds the assistant's message to the conversation, its
+// calls as the conversation holds them (see storedCall).
+func (r *run) appendReply(reply *Reply) {
 	msg := Message{Role: RoleAssistant, Content: reply.Message.Content}
-	calls := reply.Message.ToolCalls
-	for _, c := range calls {
-		stored := c
-		if !isObject(c.Arguments) {
-			stored.Arguments = "{}"
-		}
-		msg.ToolCalls = append(msg.ToolCalls, stored)
+	for _, c := range reply.Message.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, storedCall(c))
 	}
-	r.msgs = append(r.msgs, msg)
-	return calls
+	r.add(msg)
+}
+
+// storedCall is c as the conversation holds it before its arguments are
+// checked: arguments that are not a JSON object are stored as "{}", since
+// servers reject a conversation that holds them; the tool message
+// explains.
+func storedCall(c ToolCall) ToolCall {
+	if !isObject(c.Arguments) {
+		c.Arguments = "{}"
+	}
+	return c
 }
 
 func isObject(s string) bool {

@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
 
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -208,8 +208,7 @@ func (a *Agent) ResumeStream(ctx context.Context, st *State, decisions map[strin
 		}
 		return res, err
 	}
-	r := newRun(a, st.Messages, onEvent)
-	r.restore(st)
+	r := newRun(a, st.Messages, st, onEvent)
 	ctx, traced := r.traceRun(ctx, len(st.Messages))
 	err := r.resume(ctx, st, decisions)
 	r.result.Messages = r.msgs
@@ -228,7 +227,7 @@ func (r *run) hold(c *call, req permission.Request, err error) {
 		req.Changed = req.Changed || de.Request.Changed // as the policy found it
 	}
 	r.held = append(r.held, PendingCall{ID: randomID(), Turn: c.turn, Index: c.index,
-		Call: r.msgs[len(r.msgs)-1].ToolCalls[c.index], Request: req}) // the assistant message of c
+		Call: c.stored, Request: req})
 	r.refuse(c, StatusPending, fmt.Sprintf(heldNote, c.sent.Name))
 }
 
@@ -243,39 +242,13 @@ func (r *run) pause() error {
 		Turn:          r.turn,
 		ModelCalls:    r.result.Turns,
 		Usage:         r.result.Usage,
-		SkillBytes:    r.skillBytes.Load(),
-		ContextBudget: r.budget,
-		Repeats: Repeats{Previous: slices.Sorted(maps.Keys(r.prevCalls)), Told: slices.Sorted(maps.Keys(r.toldRepeat)),
-			History: slices.Clone(r.history), ToldCycle: r.toldCycle},
+		ContextBudget: r.window.budget,
+		Repeats:       r.repeats.saved(),
 	}
-	r.loadedMu.Lock()
-	st.LoadedTools, st.LoadedSkills = slices.Sorted(maps.Keys(r.toolsLoaded)), slices.Sorted(maps.Keys(r.loaded))
-	r.loadedMu.Unlock()
+	r.loaded.save(st)
 	r.result.Stop = StopPendingApproval
 	r.result.Pending = st
 	return ErrPendingApproval
-}
-
-// restore gives r what the run st was saved from had used.
-func (r *run) restore(st *State) {
-	r.turn, r.result.Turns, r.result.Usage = st.Turn, st.ModelCalls, st.Usage
-	if st.ContextBudget > 0 {
-		r.budget = min(r.budget, st.ContextBudget)
-	}
-	r.skillBytes.Store(st.SkillBytes)
-	for _, name := range st.LoadedTools {
-		r.toolsLoaded[name] = true
-	}
-	for _, name := range st.LoadedSkills {
-		r.loaded[name] = true
-	}
-	for _, k := range st.Repeats.Previous {
-		r.prevCalls[k] = true
-	}
-	for _, k := range st.Repeats.Told {
-		r.toldRepeat[k] = true
-	}
-	r.history, r.toldCycle = slices.Clone(st.Repeats.History), st.Repeats.ToldCycle
 }
 
 // resume settles the pending calls of st with decisions, then carries on.
@@ -287,7 +260,7 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 	cat := r.catalog()
 	calls := make([]*call, len(st.Pending))
 	for i, p := range st.Pending {
-		c := &call{turn: p.Turn, index: p.Index, sent: p.Call, tool: cat.byName[p.Call.Name], all: cat.all}
+		c := &call{turn: p.Turn, index: p.Index, sent: p.Call, stored: p.Call, tool: cat.byName[p.Call.Name], all: cat.all}
 		if decisions[p.ID].Allowed() {
 			if err := checkTool(c, p); err != nil {
 				r.result.Stop = StopError
@@ -307,15 +280,19 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 		}
 	}
 	r.execute(ctx, allowed)
-	r.recordResumed(calls)
+	var keys []string
+	for _, c := range calls {
+		if c.result.Status == StatusOK || c.result.Status == StatusToolError {
+			keys = append(keys, c.key)
+		}
+	}
+	r.repeats.recordResumed(keys)
 	first := len(r.msgs) - len(r.msgs[lastAssistant(r.msgs)].ToolCalls)
 	for _, c := range calls {
 		for i := first; i < len(r.msgs); i++ {
 			if r.msgs[i].ToolCallID == c.sent.ID {
 				r.msgs[i] = c.msg
-				if c.kept != nil {
-					r.kept[i] = c.kept
-				}
+				r.window.keep(i, c.kept)
 			}
 		}
 	}
@@ -341,18 +318,8 @@ func (r *run) settle(ctx context.Context, c *call, p PendingCall, d permission.D
 		r.refuse(c, StatusDenied, d.DenialMessage(c.sent.Name))
 		return false
 	}
-	clean, key, repairs, problem := c.tool.schema.checkArgs(c.sent.Arguments)
-	if problem != "" {
-		r.refuse(c, StatusInvalid, fmt.Sprintf(
-			"Error: the call to %q was not run: %s. Correct the arguments and call the tool again.", c.sent.Name, problem))
+	if !r.checkCall(c) {
 		return false
-	}
-	c.args, c.key, c.result.Repairs = clean, c.sent.Name+"\x00"+key, repairs
-	if c.tool.skill {
-		if problem := r.checkSkill(c); problem != "" {
-			r.refuse(c, StatusInvalid, problem)
-			return false
-		}
 	}
 	req := c.tool.request(c.args)
 	if c.skill != nil {
@@ -364,25 +331,6 @@ func (r *run) settle(ctx context.Context, c *call, p PendingCall, d permission.D
 		return false
 	}
 	return true
-}
-
-// recordResumed adds the pending calls that returned a result to the
-// repeat detection's record of their turn, which the pause left out.
-func (r *run) recordResumed(calls []*call) {
-	var keys []string
-	if n := len(r.history); n > 0 && r.history[n-1] != "" {
-		keys = strings.Split(r.history[n-1], "\x01")
-	}
-	for _, c := range calls {
-		if c.result.Status == StatusOK || c.result.Status == StatusToolError {
-			r.prevCalls[c.key] = true
-			keys = append(keys, c.key)
-		}
-	}
-	if len(r.history) > 0 {
-		sort.Strings(keys)
-		r.history[len(r.history)-1] = strings.Join(keys, "\x01")
-	}
 }
 
 // checkTool checks that the approved pending call c names, in the Agent's
@@ -464,9 +412,11 @@ func checkState(st *State, decisions map[string]permission.Decision) error {
 	return nil
 }
 
-// isHeld reports whether m is the tool message of c waiting for approval.
+// isHeld reports whether m is the tool message of c waiting for approval
+// (labelled local when the run that held it was a local model's with
+// local-only content, see run.add).
 func isHeld(m Message, c ToolCall) bool {
-	return m.Role == RoleTool && m.ToolCallID == c.ID && m.Name == c.Name && m.Server == "" && m.Egress == "" &&
+	return m.Role == RoleTool && m.ToolCallID == c.ID && m.Name == c.Name && m.Server == "" && (m.Egress == "" || m.Egress == config.EgressLocal) &&
 		len(m.ToolCalls) == 0 && m.Content == fmt.Sprintf(heldNote, c.Name)
 }
 

@@ -137,7 +137,7 @@ func (r *run) skillTool() *tool {
 	if len(skills) == 0 {
 		return nil
 	}
-	r.skillsOffered = skills
+	r.loaded.offered = skills
 	return &tool{name: SkillTool, server: "", original: SkillTool, description: skillCatalog(skills, r.a.SkillLimits.withDefaults()),
 		inputSchema: []byte(skillSchema), schema: skillToolSchema, skill: true,
 		annotations: permission.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)}}
@@ -185,21 +185,18 @@ func (r *run) checkSkill(c *call) string {
 	}
 	_ = json.Unmarshal(c.args, &a) // validated against skillSchema
 	var found *toolset.Skill
-	for i := range r.skillsOffered {
-		if r.skillsOffered[i].Name == a.Name {
-			found = &r.skillsOffered[i]
+	for i := range r.loaded.offered {
+		if r.loaded.offered[i].Name == a.Name {
+			found = &r.loaded.offered[i]
 		}
 	}
 	if found == nil {
 		return fmt.Sprintf("Error: there is no skill named %q. Call %s with one of the names its description lists.", clip(a.Name, 100), SkillTool)
 	}
 	file := strings.TrimSpace(a.File)
-	r.loadedMu.Lock()
-	loaded := r.loaded[found.Name]
-	r.loadedMu.Unlock()
 	if file == "" || file == "SKILL.md" {
 		file = "SKILL.md"
-	} else if !loaded {
+	} else if !r.loaded.skillLoaded(found.Name) {
 		return fmt.Sprintf("Error: load the skill %q (call %s without a file) before reading its files.", found.Name, SkillTool)
 	}
 	c.skill = &skillCall{skill: *found, file: file}
@@ -241,7 +238,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	if size := manifestSize(sc.skill.Skill, sc.file); size > int64(lim.File) {
 		ev.Err = fmt.Errorf("agent: skill %s: %s is %d bytes, over the limit of %d", sc.skill.Name, sc.file, size, lim.File)
 		return nil, ev.Err
-	} else if r.skillBytes.Load()+size > int64(lim.PerRun) {
+	} else if r.loaded.skillBytesRead()+size > int64(lim.PerRun) {
 		ev.Err = fmt.Errorf("agent: skill %s: loading %s would pass the run's limit of %d bytes of skills", sc.skill.Name, sc.file, lim.PerRun)
 		return nil, ev.Err
 	}
@@ -249,7 +246,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	if err == nil && len(content.Data) > lim.File {
 		err = fmt.Errorf("agent: skill %s: %s is %d bytes, over the limit of %d", sc.skill.Name, sc.file, len(content.Data), lim.File)
 	}
-	if err == nil && r.skillBytes.Add(int64(len(content.Data))) > int64(lim.PerRun) {
+	if err == nil && r.loaded.readSkillBytes(int64(len(content.Data))) > int64(lim.PerRun) {
 		err = fmt.Errorf("agent: skill %s: %s passes the run's limit of %d bytes of skills", sc.skill.Name, sc.file, lim.PerRun)
 	}
 	if err != nil {
@@ -262,9 +259,7 @@ func (r *run) loadSkill(ctx context.Context, turn, index int, sc *skillCall) (*m
 	ev.Bytes, ev.Verified = len(content.Data), content.Verified
 	text := string(content.Data)
 	if sc.file == "SKILL.md" {
-		r.loadedMu.Lock()
-		r.loaded[sc.skill.Name] = true
-		r.loadedMu.Unlock()
+		r.loaded.loadSkill(sc.skill.Name)
 		text = content.Body()
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: text}}}, nil
@@ -304,10 +299,10 @@ func (r *run) preloadSkills(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("agent: preloading skill %q: %w", name, err)
 		}
-		r.msgs = append(r.msgs, Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
+		r.add(Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
 		r.answer(c, StatusOK, res, res.Content[0].Text)
-		r.kept[len(r.msgs)] = c.kept
-		r.msgs = append(r.msgs, c.msg)
+		r.window.keep(len(r.msgs), c.kept)
+		r.add(c.msg)
 	}
 	return nil
 }

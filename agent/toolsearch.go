@@ -73,17 +73,15 @@ func (r *run) searching(c *catalog) bool {
 func (r *run) narrow(all *catalog) *catalog {
 	c := &catalog{byName: map[string]*tool{}, all: all}
 	n := 0
-	r.loadedMu.Lock()
 	for _, t := range all.tools {
 		if t.searchable() {
 			n++
 		}
-		if !t.searchable() || r.toolsLoaded[t.name] || slices.Contains(r.a.PinnedTools, t.name) ||
+		if !t.searchable() || r.loaded.toolLoaded(t.name) || slices.Contains(r.a.PinnedTools, t.name) ||
 			string(r.a.ToolChoice) == t.name {
 			c.add(t)
 		}
 	}
-	r.loadedMu.Unlock()
 	c.add(&tool{name: ToolSearchTool, original: ToolSearchTool, search: true,
 		description: fmt.Sprintf("Find the tools you need among the %d tools of the connected servers, by keywords, and load them: "+
 			"the tools found become callable from your next turn on. Servers: %s.", n, strings.Join(all.servers(), ", ")),
@@ -131,12 +129,10 @@ func (r *run) searchTools(all *catalog, args []byte) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools loaded; call them from your next turn on:\n", len(found))
-	r.loadedMu.Lock()
 	for _, t := range found {
-		r.toolsLoaded[t.name] = true
+		r.loaded.loadTool(t.name)
 		fmt.Fprintf(&b, "\n%s (server %s): %s\nparameters: %s\n", t.name, t.server, clip(t.description, 500), t.schema.projected)
 	}
-	r.loadedMu.Unlock()
 	return b.String()
 }
 

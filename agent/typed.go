@@ -107,7 +107,7 @@ func RunTyped[T any](ctx context.Context, a *Agent, msgs []Message, onEvent func
 	if err != nil {
 		return zero, Result{Stop: StopError, Messages: append([]Message(nil), msgs...)}, err
 	}
-	r := newRun(a, msgs, onEvent)
+	r := newRun(a, msgs, nil, onEvent)
 	ctx, traced := r.traceRun(ctx, len(msgs))
 	raw, err := r.runTyped(ctx, ta)
 	traced(err)
@@ -199,7 +199,7 @@ func (r *run) runTyped(ctx context.Context, ta *typedAnswer) (json.RawMessage, e
 	if err := r.run(ctx); err != nil {
 		return nil, err
 	}
-	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: askAnswer(byTool)})
+	r.add(Message{Role: RoleUser, Content: askAnswer(byTool)})
 	return r.typedTurns(ctx, ta, byTool)
 }
 
@@ -290,10 +290,10 @@ func (r *run) answerCalls(byTool bool, fix string) {
 				content = "Error: " + fix
 			}
 		}
-		r.msgs = append(r.msgs, Message{Role: RoleTool, ToolCallID: c.ID, Content: content})
+		r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: content})
 	}
 	if !answered && fix != "" {
-		r.msgs = append(r.msgs, Message{Role: RoleUser, Content: fix})
+		r.add(Message{Role: RoleUser, Content: fix})
 	}
 }
 

@@ -233,6 +233,9 @@ type outgoing struct {
 	// an earlier deadline: a tools/call that may become a task, whose
 	// caller's deadline is meant for the whole task.
 	callTimeout bool
+	// probe marks the server/discover that finds the era: its refusal is
+	// an answer to negotiate, never a cause to fall back and resend.
+	probe bool
 }
 
 type header struct{ name, value string }
@@ -408,7 +411,7 @@ func (c *Client) unlist(key uint64) {
 
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	err := c.conn.roundTrip(ctx, r, result)
-	if err != nil && c.era() == EraModern {
+	if err != nil && c.era() == EraModern && !r.probe {
 		// A version refused says the server did not run the request.
 		if versionRetry(err) {
 			// The server rejected the version yet lists ours as

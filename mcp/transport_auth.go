@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
+	"git.rickub.com/bots-garden/mini-me/internal/origin"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
@@ -209,29 +209,11 @@ func (h *httpConn) secrets() []string {
 	return append(out, h.sent...)
 }
 
-// sameOrigin reports whether a and b have the same scheme, host and port
-// (a missing port is the scheme's default). Go's http.Client keeps
-// Authorization on a redirect to another port of the same host; the token
-// belongs to one origin, so the transport compares all three itself.
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
-}
-
 // checkRedirect wraps next (or the stock ten-redirect limit) so that no
 // credential follows a redirect off the server's origin.
 func (h *httpConn) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if !sameOrigin(req.URL, h.url) {
+		if !origin.Same(req.URL, h.url) {
 			if h.authName != "" {
 				req.Header.Del(h.authName)
 			}

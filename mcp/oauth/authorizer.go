@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/origin"
 )
 
 // Config configures an Authorizer. The zero value works with a server
@@ -38,9 +40,16 @@ type Config struct {
 	// request and every MCP request carries a proof, and the token is sent
 	// as "Authorization: DPoP". Elsewhere tokens stay Bearer tokens.
 	DPoP bool
-	// Issuer, when set, binds ClientID and ClientSecret to that
-	// authorization server: another one never sees them (the client
-	// registers there instead).
+	// Issuer binds the client's pre-registered credentials (ClientSecret,
+	// ClientKey, the assertions of a Grant) to that authorization server:
+	// another one never sees them. Empty binds them to the first issuer
+	// they are sent to, for the life of the Authorizer (trust on first
+	// use: set Issuer, so that a spoofed server met first gets nothing).
+	// Where the server names another issuer, a machine Grant fails with an
+	// *IssuerBindingError, and the authorization code flow registers a
+	// client there instead (Client ID Metadata Document or Dynamic Client
+	// Registration). A pre-registered ClientID without a secret is bound
+	// only by a set Issuer.
 	Issuer string
 	// Scopes are requested when the server's challenge names none; empty
 	// means the resource's scopes_supported, or no scope parameter.
@@ -64,10 +73,19 @@ type Config struct {
 	Store TokenStore
 	// HTTPClient sends the metadata, registration and token requests; nil
 	// means a client of the Authorizer's own, whose idle connections
-	// CloseIdleConnections releases.
+	// CloseIdleConnections releases. Either way the Authorizer follows no
+	// redirect of a POST and no redirect to another origin (its
+	// CheckRedirect runs before this client's own).
 	HTTPClient *http.Client
 	// Logger receives debug diagnostics (never a token); nil discards them.
 	Logger *slog.Logger
+	// InsecureHTTP, INSECURE, allows plain http on any host for the
+	// server, its resource metadata and the authorization server (a
+	// private network without TLS). Without it every URL the Authorizer
+	// fetches or posts to, and the authorization endpoint, must be https
+	// or http on a loopback host: on any other network path an attacker
+	// could read the tokens and secrets, or choose the endpoints.
+	InsecureHTTP bool
 }
 
 // Token endpoint authentication methods (RFC 7591 §2).
@@ -99,6 +117,7 @@ type Authorizer struct {
 	key     Key             // where tok is stored
 	meta    *ServerMetadata // of tok's issuer
 	clients map[string]Registration
+	bound   string // the issuer of the pre-registered credentials (Config.Issuer, or the first used)
 
 	dpop *dpopKey // nil without Config.DPoP
 }
@@ -108,6 +127,9 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	u, err := url.Parse(serverURL)
 	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("oauth: server URL %q is not an http(s) URL", serverURL)
+	}
+	if !secure(u, cfg.InsecureHTTP) {
+		return nil, fmt.Errorf("oauth: server URL %s is plain http off loopback: use https (or, on a private network without TLS, InsecureHTTP)", origin.Of(u))
 	}
 	switch cfg.TokenEndpointAuth {
 	case "", AuthBasic, AuthPost, AuthNone:
@@ -137,7 +159,7 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	if cfg.Store == nil {
 		cfg.Store = &MemoryStore{}
 	}
-	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}}
+	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}, bound: cfg.Issuer}
 	if cfg.DPoP {
 		var err error
 		if a.dpop, err = newDPoPKey(); err != nil {
@@ -153,23 +175,57 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	return a, nil
 }
 
+// httpClient returns the client of the metadata, registration and token
+// requests: Config.HTTPClient (or one of the Authorizer's own) with the
+// redirect rule of credentialRedirects.
 func (a *Authorizer) httpClient() *http.Client {
-	if a.cfg.HTTPClient != nil {
-		return a.cfg.HTTPClient
+	if a.cfg.HTTPClient == nil {
+		return &http.Client{Transport: a.own, Timeout: requestTimeout, CheckRedirect: credentialRedirects(nil)}
 	}
-	return &http.Client{Transport: a.own, Timeout: requestTimeout, CheckRedirect: keepCredentialsHome}
+	c := *a.cfg.HTTPClient
+	c.CheckRedirect = credentialRedirects(c.CheckRedirect)
+	return &c
 }
 
-// keepCredentialsHome drops a client's Basic credentials on a redirect to
-// another origin; unlike Go's default, another port counts as another
-// origin.
-func keepCredentialsHome(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
+// credentialRedirects refuses every redirect of a POST (a token,
+// registration or token exchange request, whose body holds a secret, a
+// code verifier or an assertion, and Go would send it again on a 307 or
+// 308), and a GET's redirect to another origin (scheme, host or port):
+// metadata is the issuer's own, or none. Other redirects go to next, or
+// to the stock limit of ten.
+func credentialRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0]
+		switch {
+		case first.Method != http.MethodGet:
+			return fmt.Errorf("%w: refusing to follow a redirect of a %s request (its body holds credentials)", ErrMetadata, first.Method)
+		case !origin.Same(req.URL, first.URL):
+			return fmt.Errorf("%w: refusing a redirect from %s to another origin (%s)", ErrMetadata, origin.Of(first.URL), clip(origin.Of(req.URL), 100))
+		case next != nil:
+			return next(req, via)
+		case len(via) >= 10:
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
 	}
-	from := via[0].URL
-	if !strings.EqualFold(req.URL.Scheme, from.Scheme) || !strings.EqualFold(req.URL.Host, from.Host) {
-		req.Header.Del("Authorization")
+}
+
+// secure reports whether u may carry the authorization's requests: https,
+// or http to a loopback host, or any http when insecure allows it.
+func secure(u *url.URL, insecure bool) bool {
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host != ""
+	case "http":
+		return u.Host != "" && (insecure || isLoopback(u.Hostname()))
+	}
+	return false
+}
+
+// checkSecure refuses to send a request to u unless secure allows it.
+func (a *Authorizer) checkSecure(u *url.URL) error {
+	if !secure(u, a.cfg.InsecureHTTP) {
+		return fmt.Errorf("%w: refusing plain http to %s: an authorization server's and a server's metadata and endpoints must be https off loopback", ErrMetadata, clip(origin.Of(u), 100))
 	}
 	return nil
 }
@@ -231,7 +287,7 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	var err error
 	switch {
 	case t.RefreshToken != "":
-		err = a.refresh(ctx, t)
+		err = a.refresh(ctx, t, key, meta)
 	case a.cfg.Grant != nil && meta != nil:
 		// A machine grant is simply asked again, before the server has
 		// to refuse the expired token.
@@ -286,7 +342,10 @@ func (a *Authorizer) Challenged(ctx context.Context, status int, challenges []Ch
 		return a.authorize(ctx, ch, union)
 	}
 	if cur != nil && sent != "" && string(cur.AccessToken) == sent && cur.RefreshToken != "" {
-		err := a.refresh(ctx, cur)
+		a.mu.Lock()
+		key, meta := a.key, a.meta // cur's own: a token is refreshed where it was issued
+		a.mu.Unlock()
+		err := a.refresh(ctx, cur, key, meta)
 		if err == nil {
 			return nil
 		}
@@ -416,6 +475,22 @@ func (a *Authorizer) grant(ctx context.Context, key Key, meta *ServerMetadata, r
 	return nil
 }
 
+// bind reports whether the pre-registered credentials may go to issuer,
+// pinning it when no issuer is bound yet: nil, or an
+// *IssuerBindingError.
+func (a *Authorizer) bind(issuer string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bound == "" {
+		a.bound = issuer
+		a.log.Debug("oauth: client credentials bound to their first issuer", "issuer", issuer)
+	}
+	if a.bound != issuer {
+		return &IssuerBindingError{Bound: a.bound, Offered: issuer}
+	}
+	return nil
+}
+
 // adoptStored uses a token the store holds for key, refreshing it when it
 // expired; it reports whether one could be used.
 func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetadata) bool {
@@ -430,17 +505,18 @@ func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetad
 	if t.Type == "DPoP" && (a.dpop == nil || t.KeyThumbprint != a.dpop.jkt) {
 		return false // bound to the key of another run
 	}
-	a.mu.Lock()
-	a.key, a.meta = key, meta
-	a.mu.Unlock()
+	// The current token, key and metadata change together, in adopt, once
+	// t is known usable: until then the current token is refreshed where
+	// it was issued, never at this issuer.
 	if t.fresh(time.Now()) {
 		a.adopt(ctx, key, meta, t)
 		return true
 	}
-	return t.RefreshToken != "" && a.refresh(ctx, t) == nil
+	return t.RefreshToken != "" && a.refresh(ctx, t, key, meta) == nil
 }
 
-// adopt makes tok the current token and stores it.
+// adopt makes tok the current token and stores it; key and meta are
+// where it was issued, and travel with it.
 func (a *Authorizer) adopt(ctx context.Context, key Key, meta *ServerMetadata, tok *Token) {
 	a.mu.Lock()
 	a.tok, a.key, a.meta = tok, key, meta
@@ -451,13 +527,11 @@ func (a *Authorizer) adopt(ctx context.Context, key Key, meta *ServerMetadata, t
 	}
 }
 
-// refresh renews t with its refresh token. A refusal drops the token, from
-// memory and from the store.
-func (a *Authorizer) refresh(ctx context.Context, t *Token) error {
-	a.mu.Lock()
-	key, meta := a.key, a.meta
-	a.mu.Unlock()
-	if meta == nil {
+// refresh renews t with its refresh token, at the authorization server of
+// meta that issued it under key, as the client it was issued to. A refusal
+// drops the token, from memory and from the store.
+func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *ServerMetadata) error {
+	if meta == nil || meta.Issuer != key.Issuer {
 		return fmt.Errorf("%w: no authorization server known for the refresh", ErrToken)
 	}
 	tok, err := a.exchange(ctx, meta, t.Client, url.Values{

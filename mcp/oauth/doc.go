@@ -34,6 +34,16 @@
 // once with an [*InteractionRequiredError], so a background agent never
 // waits for a browser nobody will open.
 //
+// Credentials held beforehand (a client secret or key, a Grant's
+// assertions) go to one issuer only: Config.Issuer, or else the first one
+// they are sent to ([IssuerBindingError] elsewhere). A token is refreshed
+// only at the issuer, and as the client, it was obtained from. Every URL
+// fetched or posted to (resource metadata, authorization server metadata
+// and endpoints, the identity provider) must be https or http on a
+// loopback host unless Config.InsecureHTTP; the Authorizer's HTTP client
+// follows no redirect of a POST and no metadata redirect to another
+// origin.
+//
 // [ParseChallenges] reads WWW-Authenticate headers (RFC 9110 §11.6.1).
 //
 // Tokens and client secrets are [Secret] values: fmt, log/slog and error

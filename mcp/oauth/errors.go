@@ -105,3 +105,24 @@ func clip(s string, n int) string {
 	}
 	return string(r) + "…"
 }
+
+// IssuerBindingError is returned when a machine grant's credential (a
+// client secret or key, a workload or identity provider assertion) would
+// go to another authorization server than the one it is bound to:
+// Config.Issuer, or else the first issuer it was used with. It matches
+// ErrIssuerMismatch; nothing was sent to Offered.
+type IssuerBindingError struct {
+	// Bound is the issuer the credential belongs to.
+	Bound string
+	// Offered is the issuer the server named instead.
+	Offered string
+}
+
+// Error names both issuers and what to do.
+func (e *IssuerBindingError) Error() string {
+	return fmt.Sprintf("oauth: the client's credentials belong to authorization server %s, and the server now names %s: "+
+		"nothing was sent there; if the move is genuine, set the issuer to %s", e.Bound, clip(e.Offered, 200), clip(e.Offered, 200))
+}
+
+// Is makes the error match ErrIssuerMismatch.
+func (e *IssuerBindingError) Is(target error) bool { return target == ErrIssuerMismatch }

@@ -19,9 +19,9 @@ import (
 
 // client returns the client's identity at the authorization server of
 // meta, in the order the specification gives: the pre-registered id (when
-// bound to no other server), the Client ID Metadata Document (when
-// accepted), Dynamic Client Registration. Registrations are kept per
-// issuer.
+// bound to no other server, see Config.Issuer), the Client ID Metadata
+// Document (when accepted), Dynamic Client Registration. Registrations
+// are kept per issuer.
 func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (Registration, error) {
 	a.mu.Lock()
 	r, ok := a.clients[meta.Issuer]
@@ -32,7 +32,7 @@ func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (Registra
 	id := a.cfg.ClientID
 	cimd := strings.HasPrefix(id, "https://")
 	switch {
-	case id != "" && !cimd && (a.cfg.Issuer == "" || a.cfg.Issuer == meta.Issuer):
+	case id != "" && !cimd && a.mayUseClient(meta.Issuer):
 		m := a.cfg.TokenEndpointAuth
 		if m == "" {
 			m = chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, a.cfg.ClientSecret != "")
@@ -53,6 +53,16 @@ func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (Registra
 	a.clients[meta.Issuer] = r
 	a.mu.Unlock()
 	return r, nil
+}
+
+// mayUseClient reports whether the pre-registered client may be used at
+// issuer: a client with a secret where bind allows it, one without where
+// no other Issuer is configured.
+func (a *Authorizer) mayUseClient(issuer string) bool {
+	if a.cfg.ClientSecret != "" {
+		return a.bind(issuer) == nil
+	}
+	return a.cfg.Issuer == "" || a.cfg.Issuer == issuer
 }
 
 // chooseAuthMethod picks how a client authenticates at the token endpoint
@@ -324,6 +334,9 @@ func (s *seconds) UnmarshalJSON(b []byte) error {
 // into v; an error answer becomes an *OAuthError matching kind, with the
 // scrub values (the request's secrets) removed from its text.
 func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scrub ...string) error {
+	if err := a.checkSecure(req.URL); err != nil {
+		return err
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {

@@ -33,6 +33,7 @@ func (t *Toolset) transport(s config.Server) (mcp.Transport, error) {
 		RedirectURL:       s.Auth.RedirectURL,
 		TokenEndpointAuth: s.Auth.TokenEndpointAuth,
 		DPoP:              s.Auth.DPoP,
+		InsecureHTTP:      s.InsecureHTTP,
 		Browser:           t.opts.Browser,
 		Store:             t.opts.TokenStore,
 		Logger:            t.log.With("server", s.Name),

@@ -318,6 +318,9 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 			listings[i] = t.connect(ctx, s, progress.server(i, cfg.Name))
 		}()
 	}
+	// The local skill folders are scanned while the servers connect; a
+	// scan stopped by ctx fails Discover below, like the connections.
+	local, localWarn, _ := scanSkillFolders(ctx, t.opts.SkillFolders)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
@@ -337,7 +340,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 	}
 	t.rebuild() // once for all: rebuilding after each server is quadratic
 	t.mu.Unlock()
-	t.startSkills()
+	t.startSkills(local, localWarn)
 	promptsCap.start(t)
 	resourcesCap.start(t)
 	for _, s := range t.servers {
