@@ -194,6 +194,7 @@ type Agent struct {
 	SkillLimits SkillLimits
 
 	schemas schemaCache
+	search  searchIndex
 	changes changeAcks
 }
 
