@@ -212,10 +212,13 @@ func (x *searchIndex) rankTools(docs []*tool, query string, n int) []*tool {
 	for _, d := range entries {
 		total += d.length
 	}
-	df := make([]int, len(terms)) // how many docs have each term
-	for j, w := range terms {
-		for _, d := range entries {
-			if d.count(w) > 0 {
+	// tfs[i*len(terms)+j] is how many times docs[i] has terms[j]; df[j]
+	// how many docs have terms[j].
+	tfs, df := make([]int, len(entries)*len(terms)), make([]int, len(terms))
+	for i, d := range entries {
+		for j, w := range terms {
+			if tf := d.count(w); tf > 0 {
+				tfs[i*len(terms)+j] = tf
 				df[j]++
 			}
 		}
@@ -228,8 +231,8 @@ func (x *searchIndex) rankTools(docs []*tool, query string, n int) []*tool {
 	var hits []scored
 	for i, d := range entries {
 		s := 0.0
-		for j, w := range terms {
-			tf := float64(d.count(w))
+		for j := range terms {
+			tf := float64(tfs[i*len(terms)+j])
 			if tf == 0 {
 				continue
 			}
