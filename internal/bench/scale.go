@@ -194,16 +194,11 @@ func liveHeap() uint64 {
 // connectIdle connects a client as a host would, with a transport of its
 // own (servers on distinct hosts share no connection).
 func connectIdle(ctx context.Context, t target) (io.Closer, error) {
-	var tr mm.Transport = &mm.HTTPTransport{URL: t.url, HTTPClient: &http.Client{Transport: newTransport()}}
-	if t.url == "" {
-		cmd, args := stdioCommand()
-		tr = &mm.CommandTransport{Command: cmd, Args: args}
-	}
-	c, err := mm.Connect(ctx, tr, nil)
+	s, err := connectMiniMe(ctx, t, &http.Client{Transport: newTransport()})
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	return closerFunc(s.close), nil
 }
 
 type closerFunc func() error
