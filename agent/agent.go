@@ -42,6 +42,14 @@ const (
 // applies to local functions only.
 const FuncServer = "(go)"
 
+// BuiltinServer is the server name of the agent's built-in tool
+// ToolSearchTool in permission requests, events and messages (the skill
+// tool's requests name the skill's server). No configured MCP server can
+// have it. The search only reads the catalogue, so NewPolicy lets it run
+// (mode auto); a host that wants it asked about adds
+// permission.WithServerMode(BuiltinServer, permission.ModeAsk).
+const BuiltinServer = "(agent)"
+
 // DefaultSystemPrompt is the system prompt of an Agent whose SystemPrompt
 // is empty. It tells the model how tool output reaches it and that such
 // output is data, never instructions.
@@ -111,6 +119,19 @@ type Agent struct {
 	// model is told so. Use permission.NewPolicy(permission.AllowAll{}) to
 	// run every call.
 	Policy Policy
+
+	// NoServerInstructions keeps the MCP servers' instructions from the
+	// model. By default, when Tools reports its servers ([ServerSource],
+	// as *toolset.Toolset does), each connected server's instructions follow
+	// the system prompt, framed as text the servers provide (between
+	// server_instructions delimiters naming the server, under a header
+	// saying it is not the user's or the host's), in server name order,
+	// each cut to MaxServerInstructions and all to MaxInstructionsTotal;
+	// a local-only server's (egress: local) reach only a local model.
+	NoServerInstructions bool
+	// ServerInstructions, when set, filters each server's instructions
+	// before they are framed: it returns the text to keep, "" to drop it.
+	ServerInstructions func(server, text string) string
 
 	// SystemPrompt is sent first in every request; "" means
 	// DefaultSystemPrompt. If the conversation starts with system
@@ -213,8 +234,9 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // The error is nil only when the model answered (Result.Stop is
 // StopAnswer). A limit returns ErrMaxTurns or ErrRepeatedCall, calls whose
 // approval was deferred ErrPendingApproval (see [Agent.Resume]), a cancelled
-// ctx an error matching ctx.Err(), a model failure the model's error (an
-// *APIError for an endpoint that answered with an error). In every case
+// ctx an error matching ctx.Err(), a model failure the model's error (for
+// OpenAI an *APIError for an endpoint that answered with an error, else an
+// error matching ErrModelUnreachable, ErrModelProtocol or ErrModelRequest). In every case
 // Result holds the conversation so far, consistent and resumable. A tool
 // that fails, a call refused by the policy and invalid arguments are not
 // errors: the model reads about them in the tool message and carries on.

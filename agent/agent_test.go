@@ -1333,7 +1333,7 @@ func TestRunToolSearch(t *testing.T) {
 		assert.Contains(t, results["1.0"].Sent, `the tool "tracker_create_issue" is not loaded yet: call search_tools`)
 		assert.Equal(t, agent.StatusOK, results["2.0"].Status)
 		found := results["2.0"].Sent
-		assert.Contains(t, found, `<tool_output server="" tool="search_tools">`, "framed as any tool output")
+		assert.Contains(t, found, `<tool_output server="(agent)" tool="search_tools">`, "framed as any tool output")
 		assert.Contains(t, found, "tracker_create_issue (server tracker): Create a new issue in a repository.")
 		assert.Contains(t, found, `parameters: {"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}},"required":["repo","title"]}`)
 		assert.Equal(t, 2, strings.Count(found, "(server tracker)"), "bounded by the limit")

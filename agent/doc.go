@@ -3,6 +3,17 @@
 // it a model endpoint, the tools and a conversation, and gets back the
 // answer, while it sees and controls every step.
 //
+// An [Agent] holds the model, the tools and the permission policy, and
+// [Agent.Run] runs a conversation to its answer ([Agent.RunStream] reports
+// each step as it happens):
+//
+//	a := &agent.Agent{
+//		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
+//		Tools:  tools, // a *toolset.Toolset, from toolset.Discover
+//		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)),
+//	}
+//	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What changed today?"}})
+//
 // # The pieces
 //
 // [Model] is the one-method interface to a chat model: messages and tool

@@ -216,6 +216,9 @@ const (
 	// was accepted, or the server refused the response format and the
 	// answer was asked for through AnswerTool.
 	WarnTypedAnswer WarningKind = "typed-answer"
+	// WarnPinnedTool: a name in Agent.PinnedTools matches no tool of the
+	// catalogue (a ToolChoice that names none fails the run instead).
+	WarnPinnedTool WarningKind = "pinned-tool"
 )
 
 func (*TextDelta) isEvent()         {}

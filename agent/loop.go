@@ -25,7 +25,10 @@ type run struct {
 	// server: what a local model adds from then on is labelled local too
 	// (see add).
 	holdsLocal bool
-	warned     map[string]bool
+	// instructions are the servers' framed instructions, fixed for the
+	// run (see Agent.NoServerInstructions).
+	instructions string
+	warned       map[string]bool
 	// repeats detects repeated calls and cycles, window keeps the request
 	// within the context budget, loaded is what the run loaded.
 	repeats repeats
@@ -70,6 +73,7 @@ func newRun(a *Agent, msgs []Message, st *State, onEvent func(Event)) *run {
 	for _, m := range r.msgs {
 		r.holdsLocal = r.holdsLocal || r.localOnly(m)
 	}
+	r.instructions = a.serverInstructions(r.local)
 	return r
 }
 
@@ -126,6 +130,7 @@ func (r *run) loop(ctx context.Context) error {
 		cat := r.catalog()
 		var choice ToolChoice
 		if r.turn == 0 {
+			r.checkPinned(cat)
 			choice = r.a.ToolChoice
 			if err := cat.checkChoice(choice); err != nil {
 				r.result.Stop = StopError
@@ -160,6 +165,20 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		if len(r.held) > 0 {
 			return r.pause()
+		}
+	}
+}
+
+// checkPinned warns about the names of PinnedTools that match no tool of
+// the whole catalogue.
+func (r *run) checkPinned(cat *catalog) {
+	all := cat
+	if cat.all != nil {
+		all = cat.all
+	}
+	for _, name := range r.a.PinnedTools {
+		if _, ok := all.byName[name]; !ok {
+			r.warnOnce("pinned "+name, WarnPinnedTool, fmt.Sprintf("Agent.PinnedTools names %q, which matches no tool", name))
 		}
 	}
 }
@@ -332,6 +351,9 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	from := 0
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
 		system += "\n\n" + r.msgs[from].Content
+	}
+	if r.instructions != "" {
+		system += "\n\n" + r.instructions
 	}
 	if r.note != "" {
 		system += "\n\n" + r.note

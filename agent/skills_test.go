@@ -22,10 +22,16 @@ const invoiceSkill = "---\nname: invoices\ndescription: Draft an invoice from a 
 
 func skillsServer(t *testing.T, k *mcptest.Skills) (*mcptest.Server, *toolset.Toolset) {
 	t.Helper()
+	return skillsServerEgress(t, k, config.EgressAny)
+}
+
+// skillsServerEgress is skillsServer with the server's egress.
+func skillsServerEgress(t *testing.T, k *mcptest.Skills, egress config.Egress) (*mcptest.Server, *toolset.Toolset) {
+	t.Helper()
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: k}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Permissions: permission.ModeAsk}},
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Permissions: permission.ModeAsk, Egress: egress}},
 		&toolset.Options{Client: mcp.Options{Skills: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, ts.Close()) })
@@ -275,13 +281,7 @@ func TestSkillCatalogueCost(t *testing.T) {
 // in the conversation: carried to a hosted model by an agent that has no
 // skills at all, its body is withheld.
 func TestLocalOnlySkillLabelled(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: invoiceSkills()}
-	url := s.Start()
-	t.Cleanup(s.Close)
-	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Egress: config.EgressLocal}},
-		&toolset.Options{Client: mcp.Options{Skills: true}})
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ts.Close()) })
+	_, ts := skillsServerEgress(t, invoiceSkills(), config.EgressLocal)
 	_, local := startLLM(t, llmtest.Turn{Text: "done"})
 	res, err := (&agent.Agent{Model: local, Skills: ts, PreloadSkills: []string{"billing_invoices"}}).Run(context.Background(), user("Invoice."))
 	require.NoError(t, err)

@@ -20,6 +20,8 @@ const (
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultCallTimeout    = 5 * time.Minute
 	DefaultMaxMessageSize = 32 << 20
+	// DefaultElicitCompleteWait is Options.ElicitCompleteWait's default.
+	DefaultElicitCompleteWait = time.Minute
 	// maxInputRounds bounds the input_required rounds of one call.
 	maxInputRounds = 8
 	// maxPages bounds a paginated listing, against servers that loop.
@@ -65,8 +67,9 @@ type Options struct {
 	MaxMessageSize int64
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// ServerName names the server in trace hooks (RequestInfo.Server);
-	// a Toolset sets it to the server's name in the configuration.
+	// ServerName names the server in trace hooks (RequestInfo.Server)
+	// and, as the "server" attribute, in the Logger's records; a Toolset
+	// sets it to the server's name in the configuration.
 	ServerName string
 
 	// The notification callbacks below run one at a time, in arrival
@@ -75,9 +78,11 @@ type Options struct {
 	// a call, which still honours its context. They may call the Client
 	// back (OnToolsChanged calling ListTools), but should return quickly:
 	// a connection queues at most 256 notifications for them and drops
-	// the rest, counted in the log (never a tools change). Elicit and
-	// Roots run on goroutines of their own, with the context of the call
-	// or stream that brought the request.
+	// the rest, counted in the log (never a tools change). Elicit, Sample
+	// and Roots run on goroutines of their own, with the context of the
+	// call or stream that brought the request (a 2026-07-28 input request
+	// runs on the goroutine of the call that received it, which waits for
+	// the answer anyway).
 
 	// OnProgress, when set, asks servers for progress on every call and
 	// receives it.
@@ -115,10 +120,41 @@ type Options struct {
 	TrustToolHints bool
 
 	// Elicit answers a server's request for user input. When nil, the
-	// client does not offer elicitation.
+	// client does not offer elicitation. It gets form requests, and URL
+	// requests too when ElicitURL is set.
 	Elicit func(context.Context, *ElicitRequest) (*ElicitResult, error)
+	// ElicitURL declares URL-mode elicitation besides form mode: Elicit
+	// then also gets the requests to open a URL, and a legacy server's
+	// URLElicitationRequired error (CodeURLElicitationRequired) is shown
+	// through Elicit; once the user consented to every URL, the client
+	// waits for the server to say each interaction completed
+	// (notifications/elicitation/complete), at most ElicitCompleteWait,
+	// and sends the request again, once (the server ran nothing). A
+	// refusal, or the same error again, reaches the caller.
+	ElicitURL bool
+	// ElicitCompleteWait bounds that wait, for servers that never send
+	// the notification (the user's consent is then taken as the sign):
+	// DefaultElicitCompleteWait when zero, no wait when negative. The
+	// call's own context bounds it too.
+	ElicitCompleteWait time.Duration
+	// OnElicitationComplete is told when a legacy server says the URL
+	// interaction id (ElicitRequest.ElicitationID) completed. It runs as
+	// the notification callbacks do.
+	OnElicitationComplete func(id string)
+	// Sample answers a server's request for a completion by the host's
+	// model (sampling/createMessage) in both eras. When nil, the client
+	// does not offer sampling. Return an error matching ErrRefused when
+	// the user refuses. The client checks the request first (maxTokens,
+	// messages, tool results) and refuses one using what it did not
+	// declare.
+	Sample func(context.Context, *SampleRequest) (*SampleResult, error)
+	// SampleTools declares tool use in sampling (SampleRequest.Tools);
+	// SampleContext declares the deprecated includeContext values
+	// "thisServer" and "allServers". Both need Sample.
+	SampleTools, SampleContext bool
 	// Roots lists the roots the user allows servers to see. When nil, the
-	// client does not offer roots.
+	// client does not offer roots. A legacy client declares that it tells
+	// of changes: the host calls NotifyRootsChanged when the list changes.
 	Roots func(context.Context) ([]Root, error)
 
 	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
@@ -197,6 +233,8 @@ type Client struct {
 	// of each expires (zero: no lifetime).
 	toolsFresh, promptsFresh, resourcesFresh time.Time
 	initGen                                  int // legacy session generation
+	// elicitWaits are the URL interactions a retry waits for, by id.
+	elicitWaits map[string]chan struct{}
 	// resourceSubs are the 2026-07-28 resource subscriptions, each a
 	// listen stream of its own (see subscribe.go).
 	resourceSubs resourceStreams
@@ -280,12 +318,17 @@ func newClient(opts *Options) *Client {
 	if c.opts.MaxMessageSize <= 0 {
 		c.opts.MaxMessageSize = DefaultMaxMessageSize
 	}
+	if c.opts.ElicitCompleteWait == 0 {
+		c.opts.ElicitCompleteWait = DefaultElicitCompleteWait
+	}
 	if c.opts.TaskTimeout <= 0 {
 		c.opts.TaskTimeout = DefaultTaskTimeout
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.New(discardHandler{})
+	} else if c.opts.ServerName != "" {
+		c.log = c.log.With("server", c.opts.ServerName)
 	}
 	c.meta = c.modernMeta()
 	return c
@@ -396,6 +439,13 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) 
 		defer func() { done(err) }()
 	}
 	err = c.send(ctx, r, result, gen)
+	if rpcCode(err) == CodeURLElicitationRequired && c.opts.ElicitURL && c.opts.Elicit != nil && c.era() == EraLegacy {
+		// The server ran nothing: it needs the user at a URL first.
+		if err = c.elicitRequired(ctx, err); err == nil {
+			r.id = c.nextID.Add(1)
+			err = c.send(ctx, r, result, gen)
+		}
+	}
 	if err != nil && c.life.Err() != nil {
 		return ErrClosed
 	}
@@ -588,11 +638,25 @@ func (c *Client) modernMeta() json.RawMessage {
 func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 	caps := map[string]any{}
 	if c.opts.Elicit != nil {
-		caps["elicitation"] = map[string]any{"form": struct{}{}}
+		modes := map[string]any{"form": struct{}{}}
+		if c.opts.ElicitURL {
+			modes["url"] = struct{}{}
+		}
+		caps["elicitation"] = modes
+	}
+	if c.opts.Sample != nil {
+		sampling := map[string]any{}
+		if c.opts.SampleTools {
+			sampling["tools"] = struct{}{}
+		}
+		if c.opts.SampleContext {
+			sampling["context"] = struct{}{}
+		}
+		caps["sampling"] = sampling
 	}
 	if c.opts.Roots != nil {
 		if legacy {
-			caps["roots"] = map[string]any{"listChanged": false}
+			caps["roots"] = map[string]any{"listChanged": true}
 		} else {
 			caps["roots"] = struct{}{}
 		}
@@ -675,6 +739,8 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		if c.opts.OnPromptsChanged != nil {
 			c.opts.OnPromptsChanged()
 		}
+	case "notifications/elicitation/complete":
+		c.elicitationComplete(params)
 	case "notifications/subscriptions/acknowledged":
 		if c.resourceSubs.owns(params) {
 			return // a resource subscription's stream: no list to re-fetch
@@ -743,18 +809,22 @@ func (c *Client) serverRequest(ctx context.Context, method string, params json.R
 	switch method {
 	case "ping":
 		return struct{}{}, nil
-	case "elicitation/create", "roots/list":
+	case "elicitation/create", "roots/list", "sampling/createMessage":
 		res, err := c.input(ctx, method, params)
-		if err != nil {
-			if errors.Is(err, ErrInputRequired) {
-				return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
-			}
-			if errors.Is(err, errUnsupportedMode) {
-				return nil, &jsonrpc.Error{Code: CodeInvalidParams, Message: err.Error()}
-			}
-			return nil, &jsonrpc.Error{Code: CodeInternalError, Message: err.Error()}
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, ErrInputRequired):
+			return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
+		case errors.Is(err, errInvalidRequest):
+			return nil, &jsonrpc.Error{Code: CodeInvalidParams, Message: err.Error()}
+		case errors.Is(err, ErrRefused) && method == "sampling/createMessage":
+			return nil, &jsonrpc.Error{Code: codeUserRejected, Message: "user rejected sampling request"}
 		}
-		return res, nil
+		// The handler's own error stays here: it may name what the
+		// server has no business seeing.
+		c.log.Warn("mcp: a handler failed to answer a server request", "method", method, "error", err)
+		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "the client could not answer " + method}
 	}
 	return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
 }

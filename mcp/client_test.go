@@ -607,6 +607,12 @@ func TestAuthTokenFromEnvironment(t *testing.T) {
 
 	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_UNSET_TOKEN"}, nil)
 	require.ErrorIs(t, err, mcp.ErrMissingToken)
+	assert.EqualError(t, err, "mcp: token missing: environment variable MINIME_TEST_UNSET_TOKEN is not set")
+	// A variable set but empty is told apart from one not set.
+	t.Setenv("MINIME_TEST_EMPTY_TOKEN", " ")
+	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_EMPTY_TOKEN"}, nil)
+	require.ErrorIs(t, err, mcp.ErrMissingToken)
+	assert.EqualError(t, err, "mcp: token missing: environment variable MINIME_TEST_EMPTY_TOKEN is set but empty")
 }
 
 func TestTokenNotSentAcrossOrigins(t *testing.T) {
@@ -669,29 +675,14 @@ func TestLegacyServerRequestsAnswered(t *testing.T) {
 }
 
 func TestInputRequired(t *testing.T) {
-	var rounds atomic.Int32
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
-	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
-		if msg.Method != "tools/call" {
-			return false
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if rounds.Add(1) == 1 {
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","requestState":"st\u00e9-1","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","default":7}}}}}}}}`, msg.ID)
-			return true
-		}
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`, msg.ID, string(msg.Params))
-		return true
-	}
-	url := mcptest.Start(t, s)
-
+	const round = `{"resultType":"input_required","requestState":"st\u00e9-1","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","default":7}}}}}}}`
 	// Without a handler: no capability offered, a clear error.
-	c := connect(t, url, nil)
+	c := connect(t, mcptest.Start(t, inputRoundServer(round)), nil)
 	_, err := c.CallTool(context.Background(), "ask", nil)
 	require.ErrorIs(t, err, mcp.ErrInputRequired)
 
-	rounds.Store(0)
-	c = connect(t, url, &mcp.Options{Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	s := inputRoundServer(round)
+	c = connect(t, mcptest.Start(t, s), &mcp.Options{Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		assert.Equal(t, "Name?", req.Message)
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 	}})

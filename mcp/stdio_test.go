@@ -63,6 +63,7 @@ func TestStdio(t *testing.T) {
 		{"Resubscribe", testStdioResubscribe},
 		{"SlowCallbacks", testStdioSlowCallbacks},
 		{"ToolsetRefresh", testStdioToolsetRefresh},
+		{"ResourceSubscription", testStdioResourceSubscription},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -591,6 +592,12 @@ func testStdioServerRequests(t *testing.T, bin string) {
 	} {
 		assert.JSONEq(t, want, call(t, c, "ask_client", map[string]string{"method": method}), method)
 	}
+	c = stdioConnect(t, finance(bin, "-era", "legacy"), &mcp.Options{ServerName: "fin", Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+		return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: req.Server + " " + req.Messages[0].Content[0].Text}}, Model: "m"}, nil
+	}})
+	params := json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":3}`)
+	assert.JSONEq(t, `{"result":{"role":"assistant","content":{"type":"text","text":"fin hi"},"model":"m"}}`,
+		call(t, c, "ask_client", map[string]any{"method": "sampling/createMessage", "params": params}))
 }
 
 func testStdioOversized(t *testing.T, bin string) {
@@ -954,4 +961,34 @@ func testStdioToolsetRefresh(t *testing.T, bin string) {
 	}
 	_, ok = ts.Tool("fin_budget")
 	assert.True(t, ok)
+}
+
+// testStdioResourceSubscription subscribes to a 2026-07-28 stdio server's
+// resource: in force when SubscribeResource returns, cancelled with
+// notifications/cancelled, and made again on a restarted process.
+func testStdioResourceSubscription(t *testing.T, bin string) {
+	updates := make(chan string, 8)
+	tr := finance(bin, "-era", "modern", "-resources", "-crash-on", "get_summary")
+	tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: 20 * time.Millisecond}
+	c := stdioConnect(t, tr, &mcp.Options{OnResourceUpdated: func(uri string) { updates <- uri }})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, c.SubscribeResource(ctx, "finance://ledger"))
+	assert.Equal(t, "1 subscribers", call(t, c, "touch_ledger", nil), "in force once SubscribeResource returns")
+	select {
+	case u := <-updates:
+		assert.Equal(t, "finance://ledger", u)
+	case <-ctx.Done():
+		t.Fatal("no update")
+	}
+
+	// A restarted server knows no subscription: the client makes it again.
+	_, err := c.CallTool(ctx, "get_summary", nil)
+	var exit *mcp.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Eventually(t, func() bool { return call(t, c, "touch_ledger", nil) == "1 subscribers" }, 10*time.Second, 20*time.Millisecond)
+
+	require.NoError(t, c.UnsubscribeResource(ctx, "finance://ledger"))
+	require.Eventually(t, func() bool { return call(t, c, "touch_ledger", nil) == "0 subscribers" }, 10*time.Second, 20*time.Millisecond,
+		"unsubscribing cancels the request")
 }

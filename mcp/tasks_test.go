@@ -263,6 +263,31 @@ func TestTaskInputRequestGoesToTheHandler(t *testing.T) {
 	})
 }
 
+func TestTaskSamplingGoesToTheHandler(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		url, _ := taskServer(t, version, taskTool("summarise", "required", func(ctx context.Context, _ json.RawMessage, run *mcptest.TaskRun) (any, error) {
+			raw, err := run.Input(ctx, "sampling/createMessage", map[string]any{"maxTokens": 9,
+				"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Summarise"}}}})
+			if err != nil {
+				return nil, err
+			}
+			var ans mcp.SampleResult
+			if err := json.Unmarshal(raw, &ans); err != nil {
+				return nil, err
+			}
+			return textResult(ans.Model + ": " + ans.Content[0].Text), nil
+		}))
+		opts := tasksOn()
+		opts.Sample = func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+			return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: fmt.Sprint("short, ", req.MaxTokens)}}, Model: "m"}, nil
+		}
+		c := connect(t, url, opts)
+		res, err := c.CallTool(context.Background(), "summarise", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "m: short, 9", res.Text())
+	})
+}
+
 func TestTaskStatusBackwardsIsAnError(t *testing.T) {
 	// A task created completed, then reported working: only possible on
 	// the 2026-07-28 wire, where a task created ended is polled for its

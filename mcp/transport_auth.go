@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -68,8 +69,8 @@ type AuthError struct {
 	// the connection redacted from their values.
 	Challenges []oauth.Challenge
 	// Err says why the credentials could not be renewed (for example an
-	// *oauth.InteractionRequiredError); nil when no credentials are
-	// configured.
+	// *oauth.InteractionRequiredError), or that the server kept refusing
+	// renewed ones; nil only when no credentials are configured.
 	Err error
 }
 
@@ -134,7 +135,7 @@ func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) 
 		case h.creds != nil:
 			tok, err := h.creds.Token(req.Context())
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrAuth, method, err)
+				return nil, fmt.Errorf("%w: %s: %w", ErrAuth, method, err)
 			}
 			switch {
 			case tok != "" && proof != nil:
@@ -160,7 +161,14 @@ func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) 
 		}
 		aerr := h.authError(method, resp)
 		closeBody(resp.Body)
-		if h.creds == nil || attempt >= maxAuthRetries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		switch {
+		case h.creds == nil:
+			return nil, aerr
+		case attempt >= maxAuthRetries:
+			aerr.Err = fmt.Errorf("the server refused the request %d times, with the credentials renewed each time", attempt+1)
+			return nil, aerr
+		case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
+			aerr.Err = errors.New("the request's body cannot be sent again with renewed credentials")
 			return nil, aerr
 		}
 		if retryNonce {

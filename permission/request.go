@@ -47,6 +47,11 @@ type Request struct {
 	// Policy.Check sets Changed itself before asking the Approver, by
 	// comparing definitions; a true value set by the caller is kept.
 	Changed bool `json:"changed,omitempty"`
+	// Sampling, when set, makes this a question about a server's request
+	// for a completion by the host's model, not about a tool call: Tool
+	// is then SamplingTool, and only Server and Sampling matter (see
+	// Sampling).
+	Sampling *Sampling `json:"sampling,omitempty"`
 }
 
 // name returns the name used in errors: the prefixed name when there is one.

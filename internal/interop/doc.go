@@ -11,7 +11,10 @@
 // agent's OpenAI-compatible client against llama.cpp's llama-server (the
 // server of Docker Model Runner and LM Studio too), built from source by
 // the shared script ../shared/llamacpp/start.sh and serving a tiny
-// generated model: the wire format, its errors, and whole agent runs.
+// generated model: the wire format, its errors, and whole agent runs; and
+// the OAuth client (mcp/oauth) against oidc-provider, a certified
+// authorization server run as a subprocess (testdata/node/oidc.mjs), in
+// front of a go-sdk server that verifies its JWT access tokens.
 //
 // It is a nested module, so that these third-party dependencies never reach
 // the SDK's users, and it has no code outside its tests. Run it with run.sh

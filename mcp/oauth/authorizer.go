@@ -119,7 +119,14 @@ type Authorizer struct {
 	clients map[string]Registration
 	bound   string // the issuer of the pre-registered credentials (Config.Issuer, or the first used)
 
+	// renewals counts the renewals Token ran, renewErr is the last one's
+	// outcome: callers that waited for one share it.
+	renewals uint64
+	renewErr error
+
 	dpop *dpopKey // nil without Config.DPoP
+
+	clock func() time.Time // time.Now; tests move it forward
 }
 
 // New returns the Authorizer of the MCP server at serverURL.
@@ -175,6 +182,13 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	return a, nil
 }
 
+func (a *Authorizer) now() time.Time {
+	if a.clock != nil {
+		return a.clock()
+	}
+	return time.Now()
+}
+
 // httpClient returns the client of the metadata, registration and token
 // requests: Config.HTTPClient (or one of the Authorizer's own) with the
 // redirect rule of credentialRedirects.
@@ -198,7 +212,7 @@ func credentialRedirects(next func(*http.Request, []*http.Request) error) func(*
 		first := via[0]
 		switch {
 		case first.Method != http.MethodGet:
-			return fmt.Errorf("%w: refusing to follow a redirect of a %s request (its body holds credentials)", ErrMetadata, first.Method)
+			return fmt.Errorf("oauth: refusing to follow a redirect of a %s request (its body holds credentials)", first.Method)
 		case !origin.Same(req.URL, first.URL):
 			return fmt.Errorf("%w: refusing a redirect from %s to another origin (%s)", ErrMetadata, origin.Of(first.URL), clip(origin.Of(req.URL), 100))
 		case next != nil:
@@ -259,47 +273,83 @@ func (a *Authorizer) current() *Token {
 	return a.tok
 }
 
-// Token returns the access token to send, refreshing it first when it is
-// about to expire; "" means no token yet (the server's 401 will start the
-// authorization, through Challenged). A refresh that fails is logged and
-// yields "", not an error.
+// Token returns the access token to send; "" means no token yet (the
+// server's 401 will start the authorization, through Challenged).
+//
+// A token is renewed (refreshed, or asked again of a machine grant) when
+// the smaller of 30 s and a tenth of its lifetime is left, by one request
+// that every concurrent caller waits for and shares, success or failure.
+// A token whose renewal failed is still returned until it expires; after
+// that the error says why the renewal failed (wrapping ErrUnreachable,
+// ErrMetadata or ErrToken), except for a refresh the authorization server
+// refused, or a token that has no refresh token: then Token returns "",
+// so the server's 401 leads to one new sign-in.
 func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	t := a.current()
 	switch {
 	case t == nil:
 		return "", nil
-	case t.fresh(time.Now()):
+	case t.fresh(a.now()):
 		return string(t.AccessToken), nil
+	}
+	a.mu.Lock()
+	key, meta, gen := a.key, a.meta, a.renewals
+	a.mu.Unlock()
+	machine := a.cfg.Grant != nil && meta != nil
+	if t.RefreshToken == "" && !machine {
+		return a.lastValid(nil)
 	}
 	if err := a.lock(ctx); err != nil {
 		return "", err
 	}
 	defer a.unlock()
-	if t = a.current(); t.fresh(time.Now()) {
-		return string(t.AccessToken), nil // refreshed while we waited
-	}
-	if t == nil {
-		return "", nil
+	if t = a.current(); t == nil || t.fresh(a.now()) {
+		return a.lastValid(nil) // renewed, or dropped, while we waited
 	}
 	a.mu.Lock()
-	key, meta := a.key, a.meta
+	err := a.renewErr
 	a.mu.Unlock()
-	var err error
-	switch {
-	case t.RefreshToken != "":
-		err = a.refresh(ctx, t, key, meta)
-	case a.cfg.Grant != nil && meta != nil:
-		// A machine grant is simply asked again, before the server has
-		// to refuse the expired token.
-		err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
-	default:
-		return "", nil
+	if a.renewalsSince(gen) == 0 {
+		// No renewal ran while we waited: ours is the one, at the
+		// authorization server that issued t, as its client.
+		a.mu.Lock()
+		key, meta = a.key, a.meta
+		a.mu.Unlock()
+		if t.RefreshToken != "" {
+			err = a.refresh(ctx, t, key, meta)
+		} else {
+			err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
+		}
+		a.mu.Lock()
+		a.renewals++
+		a.renewErr = err
+		a.mu.Unlock()
 	}
 	if err != nil {
 		a.log.Debug("oauth: renewing the token failed", "resource", a.resource.String(), "error", err)
+	}
+	return a.lastValid(err)
+}
+
+// lastValid returns the current token while it has not expired; then err
+// when the renewal failed for want of an answer (a refused renewal, or
+// none, leaves "" and a nil error: the 401 that follows signs in again).
+func (a *Authorizer) lastValid(err error) (string, error) {
+	if t := a.current(); t.valid(a.now()) {
+		return string(t.AccessToken), nil
+	}
+	var oe *OAuthError
+	if err == nil || errors.As(err, &oe) {
 		return "", nil
 	}
-	return string(a.current().AccessToken), nil
+	return "", fmt.Errorf("oauth: the token of %s expired and could not be renewed: %w", a.resource, err)
+}
+
+// renewalsSince returns how many renewals Token ran since it counted gen.
+func (a *Authorizer) renewalsSince(gen uint64) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.renewals - gen
 }
 
 // Challenged is told that the server answered status (401 or 403) with
@@ -325,8 +375,11 @@ func (a *Authorizer) Challenged(ctx context.Context, status int, challenges []Ch
 	}
 	defer a.unlock()
 	cur := a.current()
-	if cur != nil && string(cur.AccessToken) != sent && cur.fresh(time.Now()) {
-		return nil // renewed by a request answered before ours
+	if cur != nil && string(cur.AccessToken) != sent && cur.valid(a.now()) {
+		// Renewed, or stepped up, by a request answered before ours: a
+		// token that is not the one refused is tried before any new
+		// sign-in, even close to its expiry.
+		return nil
 	}
 	if stepUp {
 		want := strings.Fields(ch.Param("scope"))
@@ -406,7 +459,7 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []strin
 	if err != nil {
 		return err
 	}
-	key := Key{Resource: resourceID, Issuer: issuer}
+	key := Key{Resource: resourceID, Issuer: issuer, Client: a.cfg.ClientID}
 	if scopes == nil && a.adoptStored(ctx, key, meta) {
 		return nil
 	}
@@ -423,15 +476,33 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []strin
 	if a.cfg.Grant != nil {
 		return a.grant(ctx, key, meta, resourceID, scopes)
 	}
+	if _, ok := a.cfg.Browser.(NonInteractive); ok {
+		// No sign-in can follow: registering a client would only leave
+		// one more at the authorization server.
+		return &InteractionRequiredError{Resource: a.resource.String()}
+	}
 	// offline_access asks for a refresh token, where the authorization
 	// server (not the resource) says it knows the scope.
 	if len(scopes) > 0 && slices.Contains(meta.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
 		scopes = append(slices.Clone(scopes), "offline_access")
 	}
-	client, err := a.client(ctx, meta)
-	if err != nil {
-		return err
+	for retried := false; ; retried = true {
+		client, registered, err := a.client(ctx, meta)
+		if err != nil {
+			return err
+		}
+		err = a.signIn(ctx, key, meta, client, resourceID, scopes)
+		if err == nil || registered || retried || !invalidClient(err) || !a.forget(meta.Issuer, client) {
+			return err
+		}
+		a.log.Warn("oauth: the authorization server no longer knows the client it registered; registering again",
+			"issuer", meta.Issuer, "client", client.ID)
 	}
+}
+
+// signIn sends the user through the authorization code flow as client,
+// and adopts the token.
+func (a *Authorizer) signIn(ctx context.Context, key Key, meta *ServerMetadata, client Registration, resourceID string, scopes []string) error {
 	code, verifier, err := a.authorizationCode(ctx, meta, client, resourceID, scopes)
 	if err != nil {
 		return err
@@ -448,6 +519,28 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []strin
 	}
 	a.adopt(ctx, key, meta, tok)
 	return nil
+}
+
+// invalidClient reports whether err is the authorization server saying it
+// does not know the client: a token endpoint's invalid_client, or an
+// error page the Browser reports.
+func invalidClient(err error) bool {
+	var oe *OAuthError
+	var pe *ErrorPageError
+	return errors.As(err, &oe) && oe.Code == "invalid_client" || errors.As(err, &pe) && pe.Code == "invalid_client"
+}
+
+// forget drops the registration r at issuer when it is one the Authorizer
+// made (a pre-registered client is the administrator's to fix), so the
+// next authorization registers again; it reports whether it dropped one.
+func (a *Authorizer) forget(issuer string, r Registration) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.ID == "" || r.ID == a.cfg.ClientID || a.clients[issuer].ID != r.ID {
+		return false
+	}
+	delete(a.clients, issuer)
+	return true
 }
 
 // grant obtains a token with the machine grant of Config.
@@ -496,43 +589,76 @@ func (a *Authorizer) bind(issuer string) error {
 func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetadata) bool {
 	t, err := a.cfg.Store.Load(ctx, key)
 	if err != nil {
-		a.log.Debug("oauth: token store failed", "error", err)
+		a.log.Warn("oauth: the token store failed; signing in again", "error", err)
 		return false
 	}
-	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken {
-		return false // nothing, or the very token the server refused
+	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken || !a.fits(t) {
+		return false // nothing, the very token the server refused, or another run's
 	}
-	if t.Type == "DPoP" && (a.dpop == nil || t.KeyThumbprint != a.dpop.jkt) {
-		return false // bound to the key of another run
-	}
-	// The current token, key and metadata change together, in adopt, once
+	// The current token, key and metadata change together, in use, once
 	// t is known usable: until then the current token is refreshed where
 	// it was issued, never at this issuer.
-	if t.fresh(time.Now()) {
-		a.adopt(ctx, key, meta, t)
+	if t.fresh(a.now()) {
+		a.use(key, meta, t)
 		return true
 	}
 	return t.RefreshToken != "" && a.refresh(ctx, t, key, meta) == nil
 }
 
+// fits reports whether a stored token can be sent by this Authorizer: a
+// DPoP token bound to the key of another run cannot.
+func (a *Authorizer) fits(t *Token) bool {
+	return t.Type != "DPoP" || a.dpop != nil && t.KeyThumbprint == a.dpop.jkt
+}
+
 // adopt makes tok the current token and stores it; key and meta are
 // where it was issued, and travel with it.
 func (a *Authorizer) adopt(ctx context.Context, key Key, meta *ServerMetadata, tok *Token) {
-	a.mu.Lock()
-	a.tok, a.key, a.meta = tok, key, meta
-	a.clients[meta.Issuer] = tok.Client
-	a.mu.Unlock()
+	a.use(key, meta, tok)
 	if err := a.cfg.Store.Save(ctx, key, tok); err != nil {
 		a.log.Warn("oauth: saving the token failed", "error", err)
 	}
 }
 
+// use makes tok, found in the store under key, the current token.
+func (a *Authorizer) use(key Key, meta *ServerMetadata, tok *Token) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tok, a.key, a.meta = tok, key, meta
+	a.clients[meta.Issuer] = tok.Client
+}
+
 // refresh renews t with its refresh token, at the authorization server of
-// meta that issued it under key, as the client it was issued to. A refusal
-// drops the token, from memory and from the store.
+// meta that issued it under key, as the client it was issued to. With a
+// LockingStore, the store stays locked from the read of the latest token
+// to the write of its successor, so that another process never sends the
+// refresh token this one rotates. A refusal drops the token, from memory
+// and from the store; an invalid_client refusal drops the registration
+// too.
 func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *ServerMetadata) error {
 	if meta == nil || meta.Issuer != key.Issuer {
 		return fmt.Errorf("%w: no authorization server known for the refresh", ErrToken)
+	}
+	mine := t
+	if ls, ok := a.cfg.Store.(LockingStore); ok {
+		unlock, err := ls.Lock(ctx, key)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrToken, err)
+		}
+		defer unlock()
+		s, err := a.cfg.Store.Load(ctx, key)
+		if err == nil && s != nil && s.AccessToken != t.AccessToken && a.fits(s) {
+			// Renewed by another process, or another Authorizer, since
+			// we read it.
+			if s.fresh(a.now()) {
+				a.log.Debug("oauth: the token was renewed by another user of the store", "resource", key.Resource)
+				a.use(key, meta, s)
+				return nil
+			}
+			if s.RefreshToken != "" {
+				t = s
+			}
+		}
 	}
 	tok, err := a.exchange(ctx, meta, t.Client, url.Values{
 		"grant_type":    {"refresh_token"},
@@ -542,11 +668,15 @@ func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *Serve
 	var oe *OAuthError
 	if errors.As(err, &oe) {
 		a.mu.Lock()
-		if a.tok == t {
+		if a.tok == mine {
 			a.tok = nil
 		}
 		a.mu.Unlock()
 		_ = a.cfg.Store.Save(ctx, key, nil)
+		if oe.Code == "invalid_client" && a.forget(meta.Issuer, t.Client) {
+			a.log.Warn("oauth: the authorization server no longer knows the client it registered; the next sign-in registers again",
+				"issuer", meta.Issuer, "client", t.Client.ID)
+		}
 	}
 	if err != nil {
 		return err

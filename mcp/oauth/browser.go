@@ -26,6 +26,35 @@ type Browser interface {
 	Authorize(ctx context.Context, authURL, redirectURL string) (*url.URL, error)
 }
 
+// ErrorPageError is what a Browser returns when the authorization server
+// showed the user an error page instead of redirecting: it does so for an
+// unknown client_id or a redirect URI it refuses (RFC 6749 §4.1.2.1), so
+// no redirect will come. Code is the error code the page named, when the
+// Browser could tell ("invalid_client", "invalid_redirect_uri"), and
+// Description what the page said, cut short by the Browser. After an
+// invalid_client page for a client it registered earlier (the server
+// restarted, or expired the registration), the Authorizer registers again
+// and sends the user once more. It matches ErrConsent.
+type ErrorPageError struct {
+	Code        string
+	Description string
+}
+
+// Error names the code and the description.
+func (e *ErrorPageError) Error() string {
+	s := "oauth: the authorization server showed an error page"
+	if e.Code != "" {
+		s += ": " + clip(e.Code, 60)
+	}
+	if e.Description != "" {
+		s += ": " + clip(e.Description, 200)
+	}
+	return s
+}
+
+// Is makes the error match ErrConsent.
+func (e *ErrorPageError) Is(target error) bool { return target == ErrConsent }
+
 // BrowserFunc adapts a function to the Browser interface.
 type BrowserFunc func(ctx context.Context, authURL, redirectURL string) (*url.URL, error)
 

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -26,6 +27,11 @@ var (
 	// ErrInsufficientScope: the server still wants a scope after a
 	// re-authorization (step-up) asked for it.
 	ErrInsufficientScope = errors.New("oauth: scope insufficient after step-up")
+	// ErrUnreachable: the authorization server (its metadata, token or
+	// registration endpoint) did not answer: connection refused, DNS,
+	// TLS or a timeout. A token still inside its lifetime is used all
+	// the same (see Authorizer.Token).
+	ErrUnreachable = errors.New("oauth: authorization server unreachable")
 	// ErrToken: the token endpoint refused to issue or refresh a token.
 	ErrToken = errors.New("oauth: token request failed")
 	// ErrInteractionRequired: the authorization needs a browser and the
@@ -87,12 +93,22 @@ var oauthErrorHints = map[string]string{
 	"registration":   "register a client at the authorization server and configure its clientId",
 	"token":          "sign in again; if it keeps failing, check the client's id, secret and tokenEndpointAuth",
 	"refresh":        "the session ended: sign in again",
+	"revocation":     "the token is forgotten here, but the authorization server may still hold the sign-in: revoke it there",
 	"token exchange": "the identity provider refused the ID token: sign in to it again, or check idpClientId and idpTokenEndpoint",
 }
 
 // Unwrap returns the sentinel the error matches (ErrConsent, ErrToken or
 // ErrRegistration).
 func (e *OAuthError) Unwrap() error { return e.kind }
+
+// unanswered wraps the error of a request that got no answer: the
+// context's end, or ErrUnreachable.
+func unanswered(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: %v", ErrUnreachable, err)
+}
 
 // clip shortens server text for an error message, on a rune boundary.
 func clip(s string, n int) string {

@@ -35,6 +35,8 @@ type ServerMetadata struct {
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	GrantTypesSupported               []string `json:"grant_types_supported"`
+	// RevocationEndpoint revokes tokens (RFC 7009), for SignOut.
+	RevocationEndpoint string `json:"revocation_endpoint"`
 	// DPoPSigningAlgValuesSupported lists the DPoP proof algorithms the
 	// server accepts (RFC 9449 §5.1); DPoP is used where it holds ES256.
 	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported"`
@@ -64,7 +66,7 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {
-		return fmt.Errorf("oauth: fetching %s: %w", u, err)
+		return fmt.Errorf("oauth: fetching %s: %w", u, unanswered(ctx, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
@@ -202,7 +204,7 @@ func (m *ServerMetadata) check(code, insecure bool) error {
 	case code && !slices.Contains(m.CodeChallengeMethodsSupported, "S256"):
 		return fmt.Errorf("%w: authorization server %s does not support PKCE with S256: refusing to authorize", ErrMetadata, m.Issuer)
 	}
-	for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint} {
+	for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint, m.RevocationEndpoint} {
 		if e == "" {
 			continue
 		}

@@ -36,7 +36,7 @@ func TestRefreshStaysAtItsIssuer(t *testing.T) {
 	}
 	var refresh string
 	if err := func() error {
-		tok, err := store.Load(ctx, oauth.Key{Resource: resource, Issuer: as1.url()})
+		tok, err := store.Load(ctx, oauth.Key{Resource: resource, Issuer: as1.url(), Client: "pre"})
 		if tok == nil {
 			return fmt.Errorf("no stored token (%v)", err)
 		}
@@ -49,7 +49,7 @@ func TestRefreshStaysAtItsIssuer(t *testing.T) {
 	// which the store holds an expired token.
 	as1.srv.Close()
 	current.Store(evil.url())
-	_ = store.Save(ctx, oauth.Key{Resource: resource, Issuer: evil.url()}, &oauth.Token{AccessToken: "old", RefreshToken: "rt-old", Expiry: time.Now().Add(-time.Hour)})
+	_ = store.Save(ctx, oauth.Key{Resource: resource, Issuer: evil.url(), Client: "pre"}, &oauth.Token{AccessToken: "old", RefreshToken: "rt-old", Expiry: time.Now().Add(-time.Hour)})
 	for i := range 2 {
 		if err := a.Challenged(ctx, 401, challenge(t, `Bearer error="invalid_token"`), t1); err == nil {
 			t.Fatalf("attempt %d: authorized with no server to sign in at", i)

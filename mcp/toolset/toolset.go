@@ -49,6 +49,15 @@ type Options struct {
 	// TokenStore keeps the OAuth tokens of those servers; nil means in
 	// memory, shared by the Toolset's servers for its life.
 	TokenStore oauth.TokenStore
+	// OAuthHTTPClient sends the OAuth requests of those servers (metadata,
+	// registration, token, revocation), for a proxy, a custom CA or
+	// tracing: it is their oauth.Config.HTTPClient. nil means each
+	// server's Authorizer uses a client of its own.
+	OAuthHTTPClient *http.Client
+	// ClientSecrets are OAuth client secrets the host holds in memory, by
+	// server name: the secret of an oauth entry that names neither
+	// clientSecretEnv nor clientSecretFile.
+	ClientSecrets map[string]oauth.Secret
 	// OnChange is called after each refresh of a server's tools, whether or
 	// not anything changed and whether or not it succeeded. Calls are never
 	// concurrent; OnChange may call every Toolset method but Close.
@@ -180,8 +189,17 @@ type ServerStatus struct {
 	// Prompts, Resources and ResourceTemplates count the server's prompts,
 	// resources and resource templates in the Toolset.
 	Prompts, Resources, ResourceTemplates int
+	// Egress is the server's egress setting in the configuration.
+	Egress config.Egress
+	// Instructions are the server's usage instructions (its initialize or
+	// discover result), as it sent them: server-provided text, untrusted.
+	Instructions string
 	// Err is why the server was skipped, nil when it is connected.
 	Err error
+	// OAuth is the server's authorization when its auth type is oauth
+	// (nil otherwise), connected or skipped: its State (token expiry,
+	// scopes, client id), Refresh and SignOut are the host's.
+	OAuth *oauth.Authorizer
 }
 
 // Toolset is the single catalogue of tools an agent sees, gathered from
@@ -225,10 +243,11 @@ type toolKey struct{ server, tool string }
 type tsServer struct {
 	cfg            config.Server
 	connectTimeout time.Duration
-	client         *mcp.Client    // nil when skipped; fixed after Discover
-	kick           chan struct{}  // a refresh is due; capacity 1 coalesces bursts
-	gone           chan struct{}  // closed by Remove: its loops stop
-	calls          sync.WaitGroup // Toolset.Call in flight, which Remove waits for
+	client         *mcp.Client       // nil when skipped; fixed after Discover
+	auth           *oauth.Authorizer // set by connect, before apply or skip reads it
+	kick           chan struct{}     // a refresh is due; capacity 1 coalesces bursts
+	gone           chan struct{}     // closed by Remove: its loops stop
+	calls          sync.WaitGroup    // Toolset.Call in flight, which Remove waits for
 
 	invalidMu sync.Mutex
 	invalid   []invalidTool // reported by ListTools, drained by list
@@ -358,7 +377,7 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		connectTimeout: cfg.ConnectTimeout,
 		kick:           make(chan struct{}, 1),
 		gone:           make(chan struct{}),
-		status:         ServerStatus{Name: cfg.Name},
+		status:         ServerStatus{Name: cfg.Name, Egress: cfg.Egress},
 		names:          map[string]assignedName{},
 		first:          map[string]fingerprint{},
 		last:           map[string]fingerprint{},
@@ -402,6 +421,9 @@ func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverP
 	tr, err := t.transport(s.cfg)
 	if err != nil {
 		return listing{err: err}
+	}
+	if ht, ok := tr.(*mcp.HTTPTransport); ok {
+		s.auth, _ = ht.Credentials.(*oauth.Authorizer)
 	}
 	progress.report(DiscoverConnecting, nil, nil)
 	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
@@ -486,9 +508,6 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	case config.TasksAllowed:
 		o.Tasks = mcp.TasksWhenAllowed
 	}
-	if o.Logger != nil {
-		o.Logger = o.Logger.With("server", s.cfg.Name)
-	}
 	o.OnToolsChanged = s.due
 	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
 		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }
@@ -532,7 +551,7 @@ func (s *tsServer) list(ctx context.Context, c *mcp.Client) listing {
 
 // skip records why a server is not used. t.mu is held.
 func (t *Toolset) skip(s *tsServer, err error) {
-	s.status.Err = err
+	s.status.Err, s.status.OAuth = err, s.auth
 	w := Warning{Server: s.cfg.Name, Kind: WarnServerSkipped, Message: err.Error()}
 	s.warnings = []Warning{w}
 	t.log.Warn("mcp: server skipped", "server", s.cfg.Name, "reason", w.Message)
@@ -542,10 +561,12 @@ func (t *Toolset) skip(s *tsServer, err error) {
 // definitions compared with the first and the previous ones. t.mu is held;
 // the caller then rebuilds the catalogue (rebuild), once for all it applied.
 func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
+	s.status.OAuth = s.auth
 	if s.client != nil {
 		s.status.Connected = true
 		s.status.Era, s.status.ProtocolVersion = s.client.Era(), s.client.ProtocolVersion()
 		s.status.ServerInfo = s.client.ServerInfo()
+		s.status.Instructions = s.client.Instructions()
 	}
 	ch := ToolsChange{Server: s.cfg.Name}
 	prev := make(map[string]bool, len(s.tools))
@@ -802,6 +823,30 @@ func (t *Toolset) Servers() []ServerStatus {
 		out[i] = s.status
 	}
 	return out
+}
+
+// NotifyRootsChanged tells every connected server that the roots
+// Client.Roots lists changed (mcp.Client.NotifyRootsChanged: legacy
+// servers get notifications/roots/list_changed and ask again; 2026-07-28
+// ones ask with each request that needs them). It returns the servers'
+// errors, joined.
+func (t *Toolset) NotifyRootsChanged(ctx context.Context) error {
+	t.mu.RLock()
+	var clients []*mcp.Client
+	var names []string
+	for _, s := range t.servers {
+		if s.client != nil {
+			clients, names = append(clients, s.client), append(names, s.cfg.Name)
+		}
+	}
+	t.mu.RUnlock()
+	var errs []error
+	for i, c := range clients {
+		if err := c.NotifyRootsChanged(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", names[i], err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Call calls the tool the Toolset names name, on its server, under its
