@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 	"testing"
 	"time"
@@ -85,14 +86,7 @@ func decodeGoSSE(r io.Reader) (events, size int, err error) {
 }
 
 func decodeDecoder(r io.Reader) (events, size int, err error) {
-	for ev, err := range NewDecoder(r, nil).Events(context.Background()) {
-		if err != nil {
-			return events, size, err
-		}
-		events++
-		size += len(ev.Data)
-	}
-	return events, size, nil
+	return count(NewDecoder(r, nil).Events(context.Background()), func(ev Event) int { return len(ev.Data) })
 }
 
 // BenchmarkDecodePaired decodes the same stream with go-sse's bare Read
@@ -125,12 +119,18 @@ func BenchmarkDecodePaired(b *testing.B) {
 }
 
 func decodeRaw(r io.Reader) (events, size int, err error) {
-	for ev, err := range NewDecoder(r, nil).RawEvents(context.Background()) {
+	return count(NewDecoder(r, nil).RawEvents(context.Background()), func(ev RawEvent) int { return len(ev.Data) })
+}
+
+// count counts the events of seq and the bytes of their data, until an
+// error.
+func count[E any](seq iter.Seq2[E, error], dataLen func(E) int) (events, size int, err error) {
+	for ev, err := range seq {
 		if err != nil {
 			return events, size, err
 		}
 		events++
-		size += len(ev.Data)
+		size += dataLen(ev)
 	}
 	return events, size, nil
 }
