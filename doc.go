@@ -22,6 +22,10 @@
 //   - [git.rickub.com/bots-garden/mini-me/mcp/toolset] is the host's entry
 //     point to MCP: Discover connects to the servers of a configuration and
 //     gathers their tools, prompts, resources and skills into one Toolset.
+//   - [git.rickub.com/bots-garden/mini-me/mcp/apps] is the host side of
+//     MCP Apps: tool visibility, servers' ui:// views checked and served
+//     under a deny-by-default CSP, and the bridge that checks every
+//     message a view sends.
 //   - [git.rickub.com/bots-garden/mini-me/permission] lets the host decide
 //     which tool calls run, through the one-method Approver interface.
 //   - [git.rickub.com/bots-garden/mini-me/agent] runs the tool-calling loop

@@ -228,6 +228,9 @@ func (r *run) callTool(ctx context.Context, c *call) {
 		return
 	}
 	r.ev.emit(&ToolStarted{Turn: c.turn, Index: c.index, Call: c.sent})
+	if c.tool != nil && c.tool.view != "" {
+		r.ev.emit(&ToolView{Turn: c.turn, Index: c.index, Call: c.sent, Server: c.tool.server, Tool: c.tool.original, ResourceURI: c.tool.view})
+	}
 	cctx, limit, ended := ctx, r.a.ToolTimeout, func() {}
 	if c.tool != nil && c.tool.task != mcp.TaskNever {
 		limit = r.a.TaskTimeout

@@ -127,6 +127,9 @@ func (r *run) loop(ctx context.Context) error {
 		if r.turn >= maxTurns {
 			return r.limit(ctx, StopMaxTurns, fmt.Errorf("%w (%d)", ErrMaxTurns, maxTurns))
 		}
+		if in := inboxOf(ctx); in != nil {
+			r.msgs = append(r.msgs, in.Take()...)
+		}
 		cat := r.catalog()
 		var choice ToolChoice
 		if r.turn == 0 {

@@ -361,6 +361,27 @@ func TestStatusAndBodyCombinations(t *testing.T) {
 	}
 }
 
+// A modern server that refuses the probe's version yet lists it as
+// supported (the conformance suite's request-metadata scenario) gets the
+// probe once more, and the client stays modern: no handshake.
+func TestProbeRetriedWhenOurVersionIsListed(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	var refused atomic.Bool
+	s.Intercept = func(w http.ResponseWriter, _ *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "server/discover" || !refused.CompareAndSwap(false, true) {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`, msg.ID)
+		return true
+	}
+	c := connect(t, mcptest.Start(t, s), nil)
+	assert.Equal(t, mcp.EraModern, c.Era())
+	assert.Equal(t, 2, s.Count("server/discover"), "the refused probe is sent once more")
+	assert.Equal(t, 0, s.Count("initialize"))
+}
+
 func TestFallbackOnNonModernErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"io"
 	"log/slog"
 	"math"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
@@ -660,6 +661,9 @@ func (t *Toolset) rebuild() {
 	t.index = make(map[string]route, n)
 	for _, s := range t.servers {
 		for _, st := range s.tools {
+			if !forModel(st) {
+				continue
+			}
 			t.index[st.Name] = route{srv: s, original: st.Tool.Name, pos: len(t.tools)}
 			t.tools = append(t.tools, st)
 		}
