@@ -215,6 +215,7 @@ type Agent struct {
 	SkillLimits SkillLimits
 
 	schemas schemaCache
+	search  searchIndex
 	changes changeAcks
 }
 

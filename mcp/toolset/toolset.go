@@ -358,6 +358,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 			t.apply(s, listings[i])
 		}
 	}
+	t.rebuild() // once for all: rebuilding after each server is quadratic
 	t.mu.Unlock()
 	t.startSkills(local, localWarn)
 	promptsCap.start(t)
@@ -558,7 +559,8 @@ func (t *Toolset) skip(s *tsServer, err error) {
 }
 
 // apply makes a listing the server's tools: names are kept or given,
-// definitions compared with the first and the previous ones. t.mu is held.
+// definitions compared with the first and the previous ones. t.mu is held;
+// the caller then rebuilds the catalogue (rebuild), once for all it applied.
 func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 	s.status.OAuth = s.auth
 	if s.client != nil {
@@ -613,7 +615,6 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 	t.logNew(s.warnings, warns)
 	s.tools, s.warnings, s.failed = tools, warns, nil
 	s.status.Tools = len(tools)
-	t.rebuild()
 	return ch
 }
 
@@ -748,6 +749,7 @@ func (t *Toolset) refresh(s *tsServer) {
 		t.log.Warn("mcp: refreshing tools failed", "server", s.cfg.Name, "error", l.err)
 	} else {
 		ch = t.apply(s, l)
+		t.rebuild()
 	}
 	t.mu.Unlock()
 	if t.opts.OnChange != nil {
