@@ -107,6 +107,10 @@ type Config struct {
 	// Servers lists the servers in file order. It is empty when the file
 	// declares none.
 	Servers []Server
+	// Roots are the folders every server may see (mcp.roots), as file
+	// URIs, in file order; a server's own list replaces them (Server.Roots
+	// has it, or these).
+	Roots []string
 	// Skills lists the local skill folders (the top-level skills key), in
 	// file order: each is a skill (a folder holding SKILL.md) or a folder
 	// of skills. Paths are as written, relative ones to the working
@@ -176,6 +180,10 @@ type Server struct {
 	// Egress says which models may see the server's tools (default
 	// EgressAny).
 	Egress Egress
+	// Roots are the folders the server may see (MCP roots), as file URIs
+	// (an absolute path or a file:// URI in the file): the server's roots
+	// key, else mcp.roots; nil when neither is set, empty for roots: [].
+	Roots []string
 	// Tasks says when the server's tools run as MCP tasks; TasksDefault
 	// leaves it to the host.
 	Tasks Tasks

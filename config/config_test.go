@@ -74,8 +74,10 @@ func TestParseEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	global := []string{"file:///home/me/projects/site"}
 	want := &config.Config{
 		File:               "testdata/full.yaml",
+		Roots:              global,
 		Permissions:        permission.ModeAsk,
 		ConfirmDestructive: true,
 		Servers: []config.Server{
@@ -92,7 +94,8 @@ func TestParseEveryKey(t *testing.T) {
 				ConnectTimeout:     10 * time.Second,
 				Egress:             config.EgressAny,
 				Tasks:              config.TasksRequired,
-				Line:               5,
+				Line:               6,
+				Roots:              []string{"file:///home/me/projects/site", "file:///home/me/notes"},
 			},
 			{
 				Name:               "search",
@@ -101,47 +104,48 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
-				Line:               20,
+				Line:               22,
+				Roots:              global,
 			},
 			{
 				Name: "linear",
 				URL:  "https://mcp.linear.app/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "https://agent.example.com/client-metadata.json",
 					Scopes: []string{"read", "write"}, RedirectURL: "http://127.0.0.1:8976/callback"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 26,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 28, Roots: global,
 			},
 			{
 				Name: "crm",
 				URL:  "https://crm.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-crm", ClientSecretEnv: "CRM_CLIENT_SECRET",
 					Issuer: "https://login.example.com", TokenEndpointAuth: config.TokenAuthPost},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 33,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 35, Roots: global,
 			},
 			{
 				Name:        "docs",
 				URL:         "https://docs.example.com/mcp",
 				Auth:        &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-docs", ClientSecretFile: "/run/secrets/docs-client-secret"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 41,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 43, Roots: global,
 			},
 			{
 				Name: "nightly",
 				URL:  "https://reports.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "nightly-agent",
 					ClientKeyFile: "/run/secrets/nightly-agent.pem", TokenEndpointAuth: config.TokenAuthPrivateKeyJWT, DPoP: true},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 47,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 49, Roots: global,
 			},
 			{
 				Name: "billing",
 				URL:  "https://billing.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "billing-agent",
 					ClientKeyEnv: "BILLING_AGENT_KEY"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 56,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 58, Roots: global,
 			},
 			{
 				Name:        "builds",
 				URL:         "https://ci.example.com/mcp",
 				Auth:        &config.Auth{Type: config.AuthOAuth, Grant: config.GrantJWTBearer, AssertionFile: "/var/run/secrets/tokens/mcp-token"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 63,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 65, Roots: global,
 			},
 			{
 				Name: "wiki",
@@ -149,7 +153,7 @@ func TestParseEveryKey(t *testing.T) {
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantEnterpriseManaged, ClientID: "mini-me-wiki",
 					ClientSecretEnv: "WIKI_CLIENT_SECRET", AssertionCommand: []string{"corp-sso", "id-token"},
 					IDPTokenEndpoint: "https://sso.corp.example.com/oauth2/token", IDPClientID: "mini-me", IDPClientSecretEnv: "SSO_CLIENT_SECRET"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 69,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 71, Roots: global,
 			},
 			{
 				Name:               "finance",
@@ -162,7 +166,8 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,
-				Line:               80,
+				Line:               82,
+				Roots:              global,
 			},
 		},
 		Skills: []string{"./skills"},

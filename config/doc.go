@@ -19,6 +19,7 @@
 //	mcp:
 //	  permissions: ask
 //	  confirmDestructive: true
+//	  roots: [/home/me/projects/site]
 //	  servers:
 //	    - name: github
 //	      url: https://api.githubcopilot.com/mcp/
@@ -35,6 +36,7 @@
 //	      connectTimeout: 10s
 //	      egress: any
 //	      tasks: required
+//	      roots: [file:///home/me/projects/site, /home/me/notes]
 //	    - name: search
 //	      url: http://127.0.0.1:8080/mcp
 //	      auth:
@@ -124,6 +126,10 @@
 //   - confirmDestructive: true or false (default true), the value of every
 //     server that sets none. When true, a tool annotated destructive is
 //     asked even in auto mode.
+//   - roots: the folders every server may see (MCP roots), a list of
+//     absolute paths or file:// URIs of them, without duplicates; a
+//     relative path, another scheme or a file URI of another host is an
+//     error. A server's own roots replace them.
 //   - servers: the list of servers.
 //
 // Keys of a server:
@@ -165,7 +171,10 @@
 //     they return, must never be sent to a hosted model.
 //   - tasks: off, required or allowed: whether the server's tools run as
 //     MCP tasks, never, when a tool requires it, or also when it allows it.
-//     Absent leaves it to the host (mcp.Options.Tasks, off by default).
+//     Absent leaves it to the host (mcp.Options.Tasks: by default, when a
+//     tool requires it).
+//   - roots: the folders this server may see, as mcp.roots; [] gives it
+//     none.
 //
 // args, env and dir are only for stdio servers; auth and headers only for
 // HTTP servers.

@@ -157,10 +157,10 @@ type Options struct {
 	Roots func(context.Context) ([]Root, error)
 
 	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
-	// zero value never does. A task-backed call polls until the task
-	// ends (tasks.go gives the limits), reports its steps to the
-	// observer of its context (WithTaskObserver) and returns the task's
-	// result like any call.
+	// zero value does when a tool requires it (TasksWhenRequired). A
+	// task-backed call polls until the task ends (tasks.go gives the
+	// limits), reports its steps to the observer of its context
+	// (WithTaskObserver) and returns the task's result like any call.
 	Tasks TaskPolicy
 	// TaskTimeout bounds a task-backed call whose context has no
 	// deadline; zero means DefaultTaskTimeout. The task is then
