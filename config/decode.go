@@ -16,7 +16,7 @@ var (
 	rootKeys   = []string{"mcp", "skills"}
 	mcpKeys    = []string{"permissions", "confirmDestructive", "roots", "servers"}
 	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "headers",
-		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress", "tasks", "roots"}
+		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress", "tasks", "roots", "protocolVersion"}
 	authKeys = []string{"type", "tokenEnv", "header", "grant", "clientId", "clientSecretEnv", "clientSecretFile",
 		"clientKeyEnv", "clientKeyFile", "assertionFile", "assertionCommand", "idpTokenEndpoint", "idpClientId",
 		"idpClientSecretEnv", "issuer", "scopes", "redirectUrl", "tokenEndpointAuth", "dpop"}
@@ -192,6 +192,9 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	}
 	if e, ok := f["roots"]; ok {
 		s.Roots = d.roots(e.val, sub("roots"))
+	}
+	if e, ok := f["protocolVersion"]; ok {
+		s.ProtocolVersion = oneOf(d, e.val, sub("protocolVersion"), "protocol version", ProtocolVersions...)
 	}
 	return s, nameNode
 }

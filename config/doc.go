@@ -37,6 +37,7 @@
 //	      egress: any
 //	      tasks: required
 //	      roots: [file:///home/me/projects/site, /home/me/notes]
+//	      protocolVersion: 2025-11-25
 //	    - name: search
 //	      url: http://127.0.0.1:8080/mcp
 //	      auth:
@@ -175,6 +176,8 @@
 //     tool requires it).
 //   - roots: the folders this server may see, as mcp.roots; [] gives it
 //     none.
+//   - protocolVersion: 2026-07-28, 2025-11-25, 2025-06-18 or 2025-03-26,
+//     to speak that revision with the server instead of detecting it.
 //
 // args, env and dir are only for stdio servers; auth and headers only for
 // HTTP servers.

@@ -327,6 +327,8 @@ var problemTests = []struct {
 			{9, 7, "mcp.roots[6]", "must not be empty"},
 			{13, 14, "mcp.servers[0].roots", "a list of strings"},
 		}},
+	{"unknown protocol version", server1 + lines("    - name: a", "      command: x", "      protocolVersion: 2024-11-05"),
+		[]problem{{5, 24, "mcp.servers[0].protocolVersion", `unknown protocol version "2024-11-05"`}}},
 }
 
 func TestProblems(t *testing.T) {

@@ -69,3 +69,14 @@ func TestToolsetRoots(t *testing.T) {
 		assert.JSONEq(t, fmt.Sprintf(`{"roots":[{"uri":"file:///for/%s"}]}`, name), res.Text(), "the hook decides")
 	}
 }
+
+func TestToolsetProtocolVersionPin(t *testing.T) {
+	both := &mcptest.Server{Versions: []string{mcptest.Modern, mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	url := mcptest.Start(t, both)
+	ts := discover(t, []config.Server{{Name: "detected", URL: url}, {Name: "pinned", URL: url, ProtocolVersion: mcp.Version20251125}}, nil)
+	versions := map[string]string{}
+	for _, s := range ts.Servers() {
+		versions[s.Name] = s.ProtocolVersion
+	}
+	assert.Equal(t, map[string]string{"detected": mcp.Version20260728, "pinned": mcp.Version20251125}, versions)
+}

@@ -485,6 +485,9 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	o.ConnectTimeout = s.connectTimeout
 	o.ServerName = s.cfg.Name
 	o.Roots = t.roots(s.cfg)
+	if s.cfg.ProtocolVersion != "" {
+		o.ProtocolVersion = s.cfg.ProtocolVersion
+	}
 	if s.cfg.Timeout > 0 {
 		o.CallTimeout = s.cfg.Timeout
 	}
