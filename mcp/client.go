@@ -102,7 +102,9 @@ type Options struct {
 	OnPromptsChanged func()
 	// OnResourceUpdated is called when a resource the client subscribed
 	// to (SubscribeResource) changed (notifications/resources/updated).
-	OnResourceUpdated func(uri string)
+	// It has the signature of toolset.Options.OnResourceUpdated: the
+	// update names its server (Options.ServerName).
+	OnResourceUpdated func(ResourceUpdate)
 
 	// Skills declares the skills extension (SkillsExtension) in the
 	// client capabilities, in both eras. The skills methods work whenever
@@ -167,6 +169,14 @@ type Options struct {
 	// cancelled (unless it had ended, its result still on its way) and
 	// the call fails with ErrTaskTimeout.
 	TaskTimeout time.Duration
+}
+
+// ResourceUpdate says a subscribed resource changed.
+type ResourceUpdate struct {
+	// Server is Options.ServerName: the server's name in a Toolset.
+	Server string
+	// URI is the resource that changed.
+	URI string
 }
 
 // Progress is one progress notification for a call in flight.

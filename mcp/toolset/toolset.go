@@ -58,7 +58,7 @@ type Options struct {
 	// OnResourceUpdated receives the changes of the resources subscribed
 	// to with SubscribeResource: the server and the URI. It runs as the
 	// client's notification callbacks do (see Options).
-	OnResourceUpdated func(server, uri string)
+	OnResourceUpdated func(mcp.ResourceUpdate)
 	// Roots, when set, lists the roots the server may see (the host's
 	// own choice, asked each time the server asks), in place of the
 	// configuration's (config.Server.Roots) and of Client.Roots. Without
@@ -503,9 +503,7 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
 	}
 	o.OnToolsChanged = s.due
-	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
-		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }
-	}
+	o.OnResourceUpdated = t.opts.OnResourceUpdated // ServerName names the server
 	o.OnPromptsChanged = s.prompts.due
 	o.OnResourcesChanged = s.resources.due
 	if o.Skills {

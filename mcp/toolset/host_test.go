@@ -80,3 +80,34 @@ func TestToolsetProtocolVersionPin(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"detected": mcp.Version20260728, "pinned": mcp.Version20251125}, versions)
 }
+
+func TestToolsetResourceFromAChosenServer(t *testing.T) {
+	logs := func() *mcptest.Catalog {
+		return &mcptest.Catalog{Templates: []json.RawMessage{json.RawMessage(`{"uriTemplate":"logs://{day}","name":"logs"}`)}}
+	}
+	a, b := logs(), logs()
+	ts := discover(t, []config.Server{
+		{Name: "a", URL: mcptest.Start(t, &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: a})},
+		{Name: "b", URL: mcptest.Start(t, &mcptest.Server{Versions: []string{mcptest.Legacy}, Catalog: b})},
+	}, nil)
+	ctx := context.Background()
+	res, err := ts.ReadResource(ctx, "logs://monday")
+	require.NoError(t, err)
+	assert.Equal(t, "a", res.Server, "the first matching server by default")
+	res, err = ts.ReadResourceFrom(ctx, "b", "logs://tuesday")
+	require.NoError(t, err)
+	assert.Equal(t, "b", res.Server)
+	assert.Equal(t, []string{"logs://monday"}, a.Reads())
+	assert.Equal(t, []string{"logs://tuesday"}, b.Reads(), "read where the host chose")
+
+	require.NoError(t, ts.SubscribeResourceOn(ctx, "b", "logs://tuesday"))
+	assert.Equal(t, []string{"+logs://tuesday"}, b.Subscriptions())
+	require.NoError(t, ts.UnsubscribeResourceOn(ctx, "b", "logs://tuesday"))
+	assert.Equal(t, []string{"+logs://tuesday", "-logs://tuesday"}, b.Subscriptions())
+
+	_, err = ts.ReadResourceFrom(ctx, "b", "notes://x")
+	require.ErrorIs(t, err, toolset.ErrUnknownResource, "a URI the server does not serve is sent nowhere")
+	_, err = ts.ReadResourceFrom(ctx, "c", "logs://x")
+	require.ErrorIs(t, err, toolset.ErrUnknownServer)
+	assert.Len(t, b.Reads(), 1)
+}
