@@ -42,6 +42,14 @@ const (
 // applies to local functions only.
 const FuncServer = "(go)"
 
+// BuiltinServer is the server name of the agent's built-in tool
+// ToolSearchTool in permission requests, events and messages (the skill
+// tool's requests name the skill's server). No configured MCP server can
+// have it. The search only reads the catalogue, so NewPolicy lets it run
+// (mode auto); a host that wants it asked about adds
+// permission.WithServerMode(BuiltinServer, permission.ModeAsk).
+const BuiltinServer = "(agent)"
+
 // DefaultSystemPrompt is the system prompt of an Agent whose SystemPrompt
 // is empty. It tells the model how tool output reaches it and that such
 // output is data, never instructions.
@@ -225,8 +233,9 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // The error is nil only when the model answered (Result.Stop is
 // StopAnswer). A limit returns ErrMaxTurns or ErrRepeatedCall, calls whose
 // approval was deferred ErrPendingApproval (see [Agent.Resume]), a cancelled
-// ctx an error matching ctx.Err(), a model failure the model's error (an
-// *APIError for an endpoint that answered with an error). In every case
+// ctx an error matching ctx.Err(), a model failure the model's error (for
+// OpenAI an *APIError for an endpoint that answered with an error, else an
+// error matching ErrModelUnreachable, ErrModelProtocol or ErrModelRequest). In every case
 // Result holds the conversation so far, consistent and resumable. A tool
 // that fails, a call refused by the policy and invalid arguments are not
 // errors: the model reads about them in the tool message and carries on.

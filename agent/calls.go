@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -63,7 +64,7 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool
 		}
 		msg.ToolCalls[i] = c.stored
 	}
-	r.msgs = append(r.msgs, msg)
+	r.add(msg)
 
 	repeated = r.findRepeats(calls)
 	var allowed []*call
@@ -83,7 +84,7 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool
 
 	for _, c := range calls {
 		r.window.keep(len(r.msgs), c.kept)
-		r.msgs = append(r.msgs, c.msg)
+		r.add(c.msg)
 	}
 	return repeated
 }
@@ -227,6 +228,9 @@ func (r *run) callTool(ctx context.Context, c *call) {
 		return
 	}
 	r.ev.emit(&ToolStarted{Turn: c.turn, Index: c.index, Call: c.sent})
+	if c.tool != nil && c.tool.view != "" {
+		r.ev.emit(&ToolView{Turn: c.turn, Index: c.index, Call: c.sent, Server: c.tool.server, Tool: c.tool.original, ResourceURI: c.tool.view})
+	}
 	cctx, limit, ended := ctx, r.a.ToolTimeout, func() {}
 	if c.tool != nil && c.tool.task != mcp.TaskNever {
 		limit = r.a.TaskTimeout
@@ -331,8 +335,11 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 	}
 	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
 	c.result.Result = res
-	r.finish(c, status, output, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name,
-		Server: server, Content: c.kept.content()})
+	msg := Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Server: server, Content: c.kept.content()}
+	if r.egress[server] == config.EgressLocal { // a skill's server too (skillWithheld)
+		msg.Egress = config.EgressLocal // the label travels with the output
+	}
+	r.finish(c, status, output, msg)
 }
 
 // refuse makes the agent's explanation c's tool message: the call did not

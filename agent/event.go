@@ -9,17 +9,19 @@ import (
 
 // Event is something that happened during a run, for the host to render.
 // It is one of *TextDelta, *ToolCallProposed, *ApprovalRequested,
-// *ApprovalDecided, *ToolStarted, *ToolStatus, *ToolFinished, *TurnFinished,
-// *SkillLoaded and *Warning; a host tells them apart with a type switch.
-// Every event of a run carries Turn, the number of its turn, counting from
-// 1 (a Warning about the tools offered, sent before the first model call,
-// and the events of a pre-loaded skill, carry 0); the events of one tool
-// call also carry Index, the call's position in its turn, counting from 0.
+// *ApprovalDecided, *ToolStarted, *ToolView, *ToolStatus, *ToolFinished,
+// *TurnFinished, *SkillLoaded and *Warning; a host tells them apart with a
+// type switch. Every event of a run carries Turn, the number of its turn,
+// counting from 1 (a Warning about the tools offered, sent before the
+// first model call, and the events of a pre-loaded skill, carry 0); the
+// events of one tool call also carry Index, the call's position in its
+// turn, counting from 0.
 //
 // For each tool call the model proposes, the host sees, in order:
 // ToolCallProposed; then, if the call is valid, ApprovalRequested and
-// ApprovalDecided; then, if it was allowed, ToolStarted, and ToolStatus
-// events while it runs as an MCP task; and always, last, one ToolFinished.
+// ApprovalDecided; then, if it was allowed, ToolStarted, a ToolView when
+// the tool has an MCP App view, and ToolStatus events while it runs as an
+// MCP task; and always, last, one ToolFinished.
 // Events of different calls of a turn may interleave once the calls run. A
 // call whose approval was deferred ends its run with a ToolFinished of
 // StatusPending; the run that resumes it (Agent.Resume) reports its
@@ -74,6 +76,24 @@ type ToolStarted struct {
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
+}
+
+// ToolView reports that a call being run has an MCP App view to show
+// (package mcp/apps): the tool's _meta.ui names a ui:// resource of its
+// server. It comes right after the call's ToolStarted, so that the host
+// can fetch the view and start it while the tool runs; the call's
+// ToolFinished follows, whose Result the host gives the view (or, for a
+// call that did not end with a result, its cancellation). The model
+// never sees the view.
+type ToolView struct {
+	Turn, Index int
+	// Call is the call as the model sent it: its Arguments are the view's
+	// tool input.
+	Call ToolCall
+	// Server and Tool locate the tool: its server, and its name there.
+	Server, Tool string
+	// ResourceURI is the view's ui:// resource, on Server.
+	ResourceURI string
 }
 
 // ToolStatus reports a step of a call that runs as an MCP task: the task
@@ -197,6 +217,10 @@ const (
 	// (its arguments are only checked to be a JSON object), or is too
 	// large to show to the model in full.
 	WarnSchema WarningKind = "schema"
+	// WarnAppView: a tool's MCP App metadata (_meta.ui) is unusable, so
+	// its view is not shown; the tool is still offered if the model may
+	// see it.
+	WarnAppView WarningKind = "app-view"
 	// WarnToolConflict: a tool was left out because another has the same
 	// name.
 	WarnToolConflict WarningKind = "tool-conflict"
@@ -216,6 +240,9 @@ const (
 	// was accepted, or the server refused the response format and the
 	// answer was asked for through AnswerTool.
 	WarnTypedAnswer WarningKind = "typed-answer"
+	// WarnPinnedTool: a name in Agent.PinnedTools matches no tool of the
+	// catalogue (a ToolChoice that names none fails the run instead).
+	WarnPinnedTool WarningKind = "pinned-tool"
 )
 
 func (*TextDelta) isEvent()         {}
@@ -223,6 +250,7 @@ func (*ToolCallProposed) isEvent()  {}
 func (*ApprovalRequested) isEvent() {}
 func (*ApprovalDecided) isEvent()   {}
 func (*ToolStarted) isEvent()       {}
+func (*ToolView) isEvent()          {}
 func (*ToolStatus) isEvent()        {}
 func (*ToolFinished) isEvent()      {}
 func (*TurnFinished) isEvent()      {}

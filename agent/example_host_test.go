@@ -14,7 +14,7 @@ import (
 
 // A server's sampling request is answered by the agent's model once the
 // policy allowed it. The Sampler is the client's handler: in a host, set
-// sampler.Sample as mcp.ToolsetOptions.Client.Sample. The model is a
+// sampler.Sample as toolset.Options.Client.Sample. The model is a
 // scripted server on 127.0.0.1.
 func ExampleSampler() {
 	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Bonjour !"}}}

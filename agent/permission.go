@@ -20,11 +20,13 @@ func NewPolicy(cfg *config.Config, a permission.Approver, opts ...permission.Opt
 
 // PolicyOptions turns the permission settings of a configuration into
 // options for permission.NewPolicy: the global mode and confirmDestructive,
-// then each server's own.
+// mode auto for BuiltinServer (the tool search reads only the catalogue;
+// the tools it loads are asked about when called), then each server's own.
 func PolicyOptions(cfg *config.Config) []permission.Option {
 	opts := []permission.Option{
 		permission.WithMode(cfg.Permissions),
 		permission.WithConfirmDestructive(cfg.ConfirmDestructive),
+		permission.WithServerMode(BuiltinServer, permission.ModeAuto),
 	}
 	for _, s := range cfg.Servers {
 		opts = append(opts,

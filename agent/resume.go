@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -411,9 +412,11 @@ func checkState(st *State, decisions map[string]permission.Decision) error {
 	return nil
 }
 
-// isHeld reports whether m is the tool message of c waiting for approval.
+// isHeld reports whether m is the tool message of c waiting for approval
+// (labelled local when the run that held it was a local model's with
+// local-only content, see run.add).
 func isHeld(m Message, c ToolCall) bool {
-	return m.Role == RoleTool && m.ToolCallID == c.ID && m.Name == c.Name && m.Server == "" && m.Egress == "" &&
+	return m.Role == RoleTool && m.ToolCallID == c.ID && m.Name == c.Name && m.Server == "" && (m.Egress == "" || m.Egress == config.EgressLocal) &&
 		len(m.ToolCalls) == 0 && m.Content == fmt.Sprintf(heldNote, c.Name)
 }
 

@@ -299,10 +299,10 @@ func (r *run) preloadSkills(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("agent: preloading skill %q: %w", name, err)
 		}
-		r.msgs = append(r.msgs, Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
+		r.add(Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
 		r.answer(c, StatusOK, res, res.Content[0].Text)
 		r.window.keep(len(r.msgs), c.kept)
-		r.msgs = append(r.msgs, c.msg)
+		r.add(c.msg)
 	}
 	return nil
 }

@@ -69,7 +69,8 @@ type RunInfo struct {
 }
 
 // ModelInfo is what the agent knows of its model: the model name, the
-// provider and the server of an [OpenAI] model; empty for another Model.
+// provider and the server of an [OpenAI] model, what a [DescribedModel]
+// says of itself; empty for another Model.
 type ModelInfo struct {
 	Name, Provider string
 	Address        string
@@ -191,7 +192,7 @@ func (c *ToolCallInfo) SpanName() string { return "execute_tool " + c.Call.Name 
 // minime.approval, the policy's verdict ("allow once", "deny"...).
 func (c *ToolCallInfo) Attributes() []slog.Attr {
 	kind := "function"
-	if c.Server != "" {
+	if c.Server != "" && c.Server != FuncServer && c.Server != BuiltinServer {
 		kind = "extension"
 	}
 	return []slog.Attr{
@@ -213,7 +214,20 @@ func ToolErrorType(res *ToolFinished) string {
 }
 
 // modelInfo describes m, for the trace hooks.
+// DescribedModel is a Model that says what it is, for the trace hooks: a
+// chat span is named "chat" and ModelInfo.Name, and its attributes come
+// from the ModelInfo. An [OpenAI] model is described from its fields.
+type DescribedModel interface {
+	Model
+	// ModelInfo describes the model; it is called at each model call and
+	// must be cheap.
+	ModelInfo() ModelInfo
+}
+
 func modelInfo(m Model) ModelInfo {
+	if d, ok := m.(DescribedModel); ok {
+		return d.ModelInfo()
+	}
 	o, ok := m.(*OpenAI)
 	if !ok {
 		return ModelInfo{}

@@ -152,6 +152,12 @@ type Server struct {
 	Headers map[string]string
 	// Auth says how to authenticate to URL; nil means no authentication.
 	Auth *Auth
+	// InsecureHTTP is the server's insecureHttp key: with Auth, URL (and
+	// an oauth auth's issuer and identity provider endpoint) may be plain
+	// http to a host that is not loopback. INSECURE: anyone on the
+	// network path reads the credentials; for a private network without
+	// TLS only.
+	InsecureHTTP bool
 	// Tools is the allowlist of the server's tool names, in file order; nil
 	// means every tool the server lists. It is never an empty, non-nil
 	// slice.

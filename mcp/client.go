@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,8 +68,9 @@ type Options struct {
 	MaxMessageSize int64
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// ServerName names the server in trace hooks (RequestInfo.Server);
-	// a Toolset sets it to the server's name in the configuration.
+	// ServerName names the server in trace hooks (RequestInfo.Server)
+	// and, as the "server" attribute, in the Logger's records; a Toolset
+	// sets it to the server's name in the configuration.
 	ServerName string
 
 	// The notification callbacks below run one at a time, in arrival
@@ -111,6 +113,15 @@ type Options struct {
 	// the server declares the extension; this only tells the server the
 	// host uses skills.
 	Skills bool
+
+	// Extensions declares further extensions in the client capabilities,
+	// in both eras (in initialize, and in the _meta of every 2026-07-28
+	// request): each key is an extension's identifier, its value the
+	// extension's settings object, nil meaning {}. Package mcp/apps
+	// declares MCP Apps this way (apps.Declare). An entry for
+	// SkillsExtension or TasksExtension is ignored: Skills and Tasks
+	// decide those.
+	Extensions map[string]json.RawMessage
 
 	// TrustToolHints takes the server's readOnlyHint and idempotentHint
 	// as facts: a call of such a tool that may have run (its response
@@ -280,6 +291,11 @@ type outgoing struct {
 	// an earlier deadline: a tools/call that may become a task, whose
 	// caller's deadline is meant for the whole task.
 	callTimeout bool
+	// probe marks the server/discover that finds the era: a refusal
+	// listing only handshake versions is an answer to negotiate, never a
+	// cause to fall back here (negotiate initializes, once). A refusal
+	// that lists our version is retried like any request's.
+	probe bool
 }
 
 type header struct{ name, value string }
@@ -287,6 +303,13 @@ type header struct{ name, value string }
 // Connect connects to the server t describes, detects its era and, for a
 // legacy server, runs the initialize handshake. opts may be nil.
 func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
+	if opts != nil {
+		for id, settings := range opts.Extensions {
+			if len(settings) > 0 && !isJSONObject(settings) {
+				return nil, fmt.Errorf("mcp: Options.Extensions[%q]: the settings are not a JSON object", id)
+			}
+		}
+	}
 	c := newClient(opts)
 	c.peer = peerOf(t)
 	cn, err := t.connect(ctx, c)
@@ -333,6 +356,8 @@ func newClient(opts *Options) *Client {
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.New(discardHandler{})
+	} else if c.opts.ServerName != "" {
+		c.log = c.log.With("server", c.opts.ServerName)
 	}
 	c.meta = c.modernMeta()
 	return c
@@ -473,7 +498,7 @@ func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) err
 			// supported one, once.
 			r.id = c.nextID.Add(1)
 			err = c.conn.roundTrip(ctx, r, result)
-		} else if v := legacyOnly(err); v != "" {
+		} else if v := legacyOnly(err); v != "" && !r.probe {
 			if ferr := c.fallBack(ctx, v); ferr != nil {
 				return fmt.Errorf("mcp: %s: server speaks only %s and initialize failed: %w", r.method, v, ferr)
 			}
@@ -666,6 +691,15 @@ func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 		}
 	}
 	ext := map[string]any{}
+	for id, settings := range c.opts.Extensions {
+		if len(settings) == 0 {
+			ext[id] = struct{}{}
+		} else {
+			ext[id] = settings
+		}
+	}
+	delete(ext, SkillsExtension)
+	delete(ext, TasksExtension)
 	if c.opts.Skills {
 		ext[SkillsExtension] = struct{}{}
 	}
@@ -681,7 +715,7 @@ func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 	if len(ext) > 0 {
 		caps["extensions"] = ext
 	}
-	b, _ := json.Marshal(caps) // cannot fail: maps of empty structs
+	b, _ := json.Marshal(caps) // cannot fail: empty structs and valid raw JSON
 	return b
 }
 
@@ -840,3 +874,9 @@ func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false 
 func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
 func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
 func (d discardHandler) WithGroup(string) slog.Handler           { return d }
+
+// isJSONObject reports whether raw is one valid JSON object.
+func isJSONObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{' && json.Valid(raw)
+}

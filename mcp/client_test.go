@@ -361,27 +361,57 @@ func TestStatusAndBodyCombinations(t *testing.T) {
 	}
 }
 
+// A modern server that refuses the probe's version yet lists it as
+// supported (the conformance suite's request-metadata scenario) gets the
+// probe once more, and the client stays modern: no handshake.
+func TestProbeRetriedWhenOurVersionIsListed(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	var refused atomic.Bool
+	s.Intercept = func(w http.ResponseWriter, _ *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "server/discover" || !refused.CompareAndSwap(false, true) {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`, msg.ID)
+		return true
+	}
+	c := connect(t, mcptest.Start(t, s), nil)
+	assert.Equal(t, mcp.EraModern, c.Era())
+	assert.Equal(t, 2, s.Count("server/discover"), "the refused probe is sent once more")
+	assert.Equal(t, 0, s.Count("initialize"))
+}
+
 func TestFallbackOnNonModernErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		handle func(w http.ResponseWriter, msg *jsonrpc.Message)
+		offer  string // the version initialize offers
 	}{
 		{"400 -32000 not initialized", func(w http.ResponseWriter, _ *jsonrpc.Message) {
 			mcptest.WriteError(w, http.StatusBadRequest, nil, -32000, "Bad Request: Server not initialized")
-		}},
-		{"400 empty body", func(w http.ResponseWriter, _ *jsonrpc.Message) { w.WriteHeader(http.StatusBadRequest) }},
+		}, mcp.Version20251125},
+		{"400 empty body", func(w http.ResponseWriter, _ *jsonrpc.Message) { w.WriteHeader(http.StatusBadRequest) }, mcp.Version20251125},
 		{"200 -32601", func(w http.ResponseWriter, msg *jsonrpc.Message) {
 			mcptest.WriteError(w, http.StatusOK, msg.ID, mcp.CodeMethodNotFound, "unknown method")
-		}},
+		}, mcp.Version20251125},
 		{"discover without our version", func(w http.ResponseWriter, msg *jsonrpc.Message) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2025-11-25"],"capabilities":{}}}`, msg.ID)
-		}},
+		}, mcp.Version20251125},
 		{"-32022 listing legacy versions", func(w http.ResponseWriter, msg *jsonrpc.Message) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}`, msg.ID)
-		}},
+		}, "2025-06-18"},
+		{"200 code 0", func(w http.ResponseWriter, msg *jsonrpc.Message) {
+			mcptest.WriteError(w, http.StatusOK, msg.ID, 0, "unknown method")
+		}, mcp.Version20251125},
+		{"400 text/plain", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, "Bad Request: unknown method")
+		}, mcp.Version20251125},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
@@ -392,10 +422,29 @@ func TestFallbackOnNonModernErrors(t *testing.T) {
 				tc.handle(w, msg)
 				return true
 			}
-			c := connect(t, mcptest.Start(t, s), nil)
-			assert.Equal(t, mcp.EraLegacy, c.Era())
-			_, err := c.ListTools(context.Background())
+			var mu sync.Mutex
+			var traced []string
+			ctx := mcp.WithTrace(context.Background(), &mcp.ClientTrace{RequestStart: func(ctx context.Context, info *mcp.RequestInfo) context.Context {
+				mu.Lock()
+				traced = append(traced, info.Method+" "+info.ProtocolVersion)
+				mu.Unlock()
+				return ctx
+			}})
+			c, err := mcp.Connect(ctx, &mcp.HTTPTransport{URL: mcptest.Start(t, s)}, nil)
 			require.NoError(t, err)
+			assert.Equal(t, mcp.EraLegacy, c.Era())
+			_, err = c.ListTools(context.Background())
+			require.NoError(t, err)
+			// One probe, one handshake, one session: nothing is sent
+			// again after the probe's answer, whatever it was.
+			assert.Equal(t, 1, s.Count("server/discover"), "discover probes")
+			assert.Equal(t, 1, s.Count("initialize"), "initialize requests")
+			assert.Equal(t, 1, s.Count("notifications/initialized"), "initialized notifications")
+			mu.Lock()
+			assert.Equal(t, []string{"server/discover " + mcp.Version20260728, "initialize " + tc.offer}, traced)
+			mu.Unlock()
+			require.NoError(t, c.Close())
+			assert.Equal(t, 1, s.Deletes(), "the one session ended")
 		})
 	}
 }
@@ -579,6 +628,12 @@ func TestAuthTokenFromEnvironment(t *testing.T) {
 
 	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_UNSET_TOKEN"}, nil)
 	require.ErrorIs(t, err, mcp.ErrMissingToken)
+	assert.EqualError(t, err, "mcp: token missing: environment variable MINIME_TEST_UNSET_TOKEN is not set")
+	// A variable set but empty is told apart from one not set.
+	t.Setenv("MINIME_TEST_EMPTY_TOKEN", " ")
+	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_EMPTY_TOKEN"}, nil)
+	require.ErrorIs(t, err, mcp.ErrMissingToken)
+	assert.EqualError(t, err, "mcp: token missing: environment variable MINIME_TEST_EMPTY_TOKEN is set but empty")
 }
 
 func TestTokenNotSentAcrossOrigins(t *testing.T) {

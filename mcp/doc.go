@@ -1,5 +1,12 @@
 // Package mcp is mini-me's own client for the Model Context Protocol.
 //
+// A host does not start here: package
+// git.rickub.com/bots-garden/mini-me/mcp/toolset, whose Discover connects
+// to every server of a configuration and gathers their tools into one
+// Toolset, is its entry point. This package is the client beneath it, for
+// one server: for a host that talks to a server itself, or needs its
+// options (Options, through toolset.Options.Client).
+//
 // A [Client] talks to one MCP server. [Connect] reaches it through a
 // [Transport] ([HTTPTransport] for Streamable HTTP, [CommandTransport] for
 // a local subprocess spoken to over stdin and stdout) and finds out which

@@ -183,3 +183,61 @@ func TestOAuthNonInteractiveDiscover(t *testing.T) {
 	_, err = ts.Call(context.Background(), "open_echo", map[string]any{"text": "x"})
 	require.NoError(t, err)
 }
+
+// countingTransport counts the requests it sends and keeps the password
+// of the Basic credentials of the token requests.
+type countingTransport struct {
+	mu       sync.Mutex
+	requests int
+	secrets  []string
+}
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.requests++
+	if _, pw, ok := req.BasicAuth(); ok && strings.HasSuffix(req.URL.Path, "/token") {
+		c.secrets = append(c.secrets, pw)
+	}
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestOAuthToolsetHostOptions: the host's HTTP client sends the OAuth
+// requests, a client secret held in memory serves an entry, and the
+// server's status gives the host the Authorizer: its state, and sign-out.
+func TestOAuthToolsetHostOptions(t *testing.T) {
+	as := &oauthtest.Server{Refresh: true, AuthMethods: []string{oauth.AuthBasic}}
+	rs := protected(t, as, mcptest.Modern, "read")
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`mcp:
+  servers:
+    - name: crm
+      url: %s/mcp
+      auth:
+        type: oauth
+        clientId: app
+        issuer: %s
+`, rs.URL, as.Issuer())))
+	require.NoError(t, err)
+	counting := &countingTransport{}
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.Options{
+		Browser:         oauthtest.Follow,
+		OAuthHTTPClient: &http.Client{Transport: counting},
+		ClientSecrets:   map[string]oauth.Secret{"crm": "in-memory-secret"},
+	})
+	require.NoError(t, err)
+	defer ts.Close()
+	require.Empty(t, ts.Warnings())
+	counting.mu.Lock()
+	assert.Positive(t, counting.requests, "the host's client sent no OAuth request")
+	assert.Equal(t, []string{"in-memory-secret"}, counting.secrets, "the token request's client secret")
+	counting.mu.Unlock()
+
+	st := ts.Servers()[0]
+	require.NotNil(t, st.OAuth)
+	state := st.OAuth.State()
+	assert.Equal(t, "app", state.ClientID)
+	assert.Equal(t, as.Issuer(), state.Issuer)
+	assert.True(t, state.HasToken && state.Refreshable, "state %+v", state)
+	require.NoError(t, st.OAuth.SignOut(context.Background()))
+	assert.False(t, st.OAuth.State().HasToken)
+}

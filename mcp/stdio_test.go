@@ -167,9 +167,15 @@ func testStdioEras(t *testing.T, bin string) {
 		// Silent on the probe: the timeout says legacy, and the late
 		// answer (sent before the initialize result) is dropped.
 		{"legacy-late-probe", 300 * time.Millisecond, mcp.EraLegacy, mcp.Version20251125, []string{"server/discover", "initialize", "notifications/initialized", "tools/call", "tools/call"}},
+		// A probe refused with -32022 listing only legacy versions, or
+		// with code 0: one initialize follows, nothing else (the server
+		// refuses a second initialize).
+		{"legacy-unsupported-probe", 0, mcp.EraLegacy, mcp.Version20251125, []string{"server/discover", "initialize", "notifications/initialized", "tools/call", "tools/call"}},
+		{"legacy-code0-probe", 0, mcp.EraLegacy, mcp.Version20251125, []string{"server/discover", "initialize", "notifications/initialized", "tools/call", "tools/call"}},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
-			tr := finance(bin, "-era", tc.flag)
+			starts := filepath.Join(t.TempDir(), "starts")
+			tr := finance(bin, "-era", tc.flag, "-starts", starts)
 			tr.ProbeTimeout = tc.probe
 			start := time.Now()
 			c := stdioConnect(t, tr, nil)
@@ -182,6 +188,15 @@ func testStdioEras(t *testing.T, bin string) {
 			assert.NotNil(t, c.Capabilities().Tools)
 			assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil))
 			assert.Equal(t, tc.methods, history(t, c).Methods)
+			// One process per connection, but for a server that
+			// exited on the probe: its restart is the second.
+			want := "1"
+			if strings.HasSuffix(tc.flag, "exit-on-probe") {
+				want = "2"
+			}
+			n, err := os.ReadFile(starts)
+			require.NoError(t, err)
+			assert.Equal(t, want, string(n), "process starts")
 		})
 	}
 }

@@ -36,6 +36,10 @@ type Request struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// Arguments are the arguments the model passed, as raw JSON.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Caller says who asks for the call when it is not the model: an MCP
+	// App's view names itself "app " followed by its ui:// URI (package
+	// mcp/apps). An Approver should show it; empty for the model's calls.
+	Caller string `json:"caller,omitempty"`
 	// Annotations are the tool's hints (read-only, destructive, ...).
 	Annotations Annotations `json:"annotations"`
 	// Changed reports that the tool's definition is not the one that was in

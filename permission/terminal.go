@@ -243,6 +243,9 @@ func question(req Request) string {
 	}
 	b.WriteString("\nTool call awaiting your approval\n")
 	field("server", printable(req.Server, false))
+	if req.Caller != "" {
+		field("asked by", printable(req.Caller, false))
+	}
 	tool := printable(req.Tool, false)
 	if req.PrefixedName != "" && req.PrefixedName != req.Tool {
 		tool += " (" + printable(req.PrefixedName, false) + ")"

@@ -63,7 +63,7 @@ func TestBanner(t *testing.T) {
 	defer skipped.Shutdown(ctx)
 	out.Reset()
 	render.Banner(&out, skipped)
-	assert.Contains(t, out.String(), "  gh  skipped  mcp: token environment variable is not set: MINIME_TEST_UNSET_TOKEN\n")
+	assert.Contains(t, out.String(), "  gh  skipped  mcp: token missing: environment variable MINIME_TEST_UNSET_TOKEN is not set\n")
 	assert.Contains(t, out.String(), "warnings:\n  gh: server-skipped:")
 }
 

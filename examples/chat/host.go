@@ -43,6 +43,10 @@ func (h *host) options() mcp.Options {
 // answerWith makes the model answer the servers' sampling requests, asking
 // policy first.
 func (h *host) answerWith(model *agent.OpenAI, policy *permission.Policy, servers []config.Server) {
+	if model == nil { // without a model, sampling is refused
+		h.sampler.Store(nil)
+		return
+	}
 	h.sampler.Store(&agent.Sampler{Model: model, ModelName: model.Model, Policy: policy, Servers: servers})
 }
 

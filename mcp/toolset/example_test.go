@@ -48,7 +48,7 @@ func ExampleDiscover() {
 	}
 	fmt.Println(res.Text())
 	// Output:
-	// warning: github: server-skipped: mcp: token environment variable is not set: MINIME_EXAMPLE_UNSET_TOKEN
+	// warning: github: server-skipped: mcp: token missing: environment variable MINIME_EXAMPLE_UNSET_TOKEN is not set
 	// context7_resolve-library-id (resolve-library-id on context7)
 	// /libs/react
 }

@@ -110,10 +110,10 @@ func (t *Toolset) listSkills(ctx context.Context, s *tsServer) skillListing {
 	return out
 }
 
-// startSkills builds the first skill catalogue, from the local folders and
-// the listings made on connect, and starts watching the servers' skills.
-func (t *Toolset) startSkills() {
-	local, warns := scanSkillFolders(t.opts.SkillFolders)
+// startSkills builds the first skill catalogue, from the skills of the
+// local folders and the listings made on connect, and starts watching the
+// servers' skills.
+func (t *Toolset) startSkills(local []localSkill, warns []Warning) {
 	t.mu.Lock()
 	t.sk.local, t.sk.localWarn = local, warns
 	for _, s := range t.servers {
@@ -262,7 +262,7 @@ func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.Ski
 	if r.local != nil {
 		c, err := r.local.read(ref)
 		if errors.Is(err, mcp.ErrSkillVerification) {
-			t.rescanLocal()
+			t.rescanLocal(ctx)
 		}
 		return c, err
 	}
@@ -276,9 +276,13 @@ func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.Ski
 	return c, nil
 }
 
-// rescanLocal scans the local skill folders again.
-func (t *Toolset) rescanLocal() {
-	local, warns := scanSkillFolders(t.opts.SkillFolders)
+// rescanLocal scans the local skill folders again; a scan stopped by ctx
+// changes nothing.
+func (t *Toolset) rescanLocal(ctx context.Context) {
+	local, warns, err := scanSkillFolders(ctx, t.opts.SkillFolders)
+	if err != nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.logNew(t.sk.localWarn, warns)

@@ -51,6 +51,15 @@ type Options struct {
 	// TokenStore keeps the OAuth tokens of those servers; nil means in
 	// memory, shared by the Toolset's servers for its life.
 	TokenStore oauth.TokenStore
+	// OAuthHTTPClient sends the OAuth requests of those servers (metadata,
+	// registration, token, revocation), for a proxy, a custom CA or
+	// tracing: it is their oauth.Config.HTTPClient. nil means each
+	// server's Authorizer uses a client of its own.
+	OAuthHTTPClient *http.Client
+	// ClientSecrets are OAuth client secrets the host holds in memory, by
+	// server name: the secret of an oauth entry that names neither
+	// clientSecretEnv nor clientSecretFile.
+	ClientSecrets map[string]oauth.Secret
 	// OnChange is called after each refresh of a server's tools, whether or
 	// not anything changed and whether or not it succeeded. Calls are never
 	// concurrent; OnChange may call every Toolset method but Close.
@@ -195,6 +204,10 @@ type ServerStatus struct {
 	Instructions string
 	// Err is why the server was skipped, nil when it is connected.
 	Err error
+	// OAuth is the server's authorization when its auth type is oauth
+	// (nil otherwise), connected or skipped: its State (token expiry,
+	// scopes, client id), Refresh and SignOut are the host's.
+	OAuth *oauth.Authorizer
 }
 
 // Toolset is the single catalogue of tools an agent sees, gathered from
@@ -238,10 +251,11 @@ type toolKey struct{ server, tool string }
 type tsServer struct {
 	cfg            config.Server
 	connectTimeout time.Duration
-	client         *mcp.Client    // nil when skipped; fixed after Discover
-	kick           chan struct{}  // a refresh is due; capacity 1 coalesces bursts
-	gone           chan struct{}  // closed by Remove: its loops stop
-	calls          sync.WaitGroup // Toolset.Call in flight, which Remove waits for
+	client         *mcp.Client       // nil when skipped; fixed after Discover
+	auth           *oauth.Authorizer // set by connect, before apply or skip reads it
+	kick           chan struct{}     // a refresh is due; capacity 1 coalesces bursts
+	gone           chan struct{}     // closed by Remove: its loops stop
+	calls          sync.WaitGroup    // Toolset.Call in flight, which Remove waits for
 
 	invalidMu sync.Mutex
 	invalid   []invalidTool // reported by ListTools, drained by list
@@ -331,6 +345,9 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 			listings[i] = t.connect(ctx, s, progress.server(i, cfg.Name))
 		}()
 	}
+	// The local skill folders are scanned while the servers connect; a
+	// scan stopped by ctx fails Discover below, like the connections.
+	local, localWarn, _ := scanSkillFolders(ctx, t.opts.SkillFolders)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
@@ -349,7 +366,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 		}
 	}
 	t.mu.Unlock()
-	t.startSkills()
+	t.startSkills(local, localWarn)
 	promptsCap.start(t)
 	resourcesCap.start(t)
 	for _, s := range t.servers {
@@ -411,6 +428,9 @@ func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverP
 	tr, err := t.transport(s.cfg)
 	if err != nil {
 		return listing{err: err}
+	}
+	if ht, ok := tr.(*mcp.HTTPTransport); ok {
+		s.auth, _ = ht.Credentials.(*oauth.Authorizer)
 	}
 	progress.report(DiscoverConnecting, nil, nil)
 	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
@@ -499,9 +519,6 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	case config.TasksAllowed:
 		o.Tasks = mcp.TasksWhenAllowed
 	}
-	if o.Logger != nil {
-		o.Logger = o.Logger.With("server", s.cfg.Name)
-	}
 	o.OnToolsChanged = s.due
 	o.OnResourceUpdated = t.opts.OnResourceUpdated // ServerName names the server
 	o.OnPromptsChanged = s.prompts.due
@@ -543,7 +560,7 @@ func (s *tsServer) list(ctx context.Context, c *mcp.Client) listing {
 
 // skip records why a server is not used. t.mu is held.
 func (t *Toolset) skip(s *tsServer, err error) {
-	s.status.Err = err
+	s.status.Err, s.status.OAuth = err, s.auth
 	w := Warning{Server: s.cfg.Name, Kind: WarnServerSkipped, Message: err.Error()}
 	s.warnings = []Warning{w}
 	t.log.Warn("mcp: server skipped", "server", s.cfg.Name, "reason", w.Message)
@@ -552,6 +569,7 @@ func (t *Toolset) skip(s *tsServer, err error) {
 // apply makes a listing the server's tools: names are kept or given,
 // definitions compared with the first and the previous ones. t.mu is held.
 func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
+	s.status.OAuth = s.auth
 	if s.client != nil {
 		s.status.Connected = true
 		s.status.Era, s.status.ProtocolVersion = s.client.Era(), s.client.ProtocolVersion()
@@ -651,6 +669,9 @@ func (t *Toolset) rebuild() {
 	t.index = make(map[string]route, n)
 	for _, s := range t.servers {
 		for _, st := range s.tools {
+			if !forModel(st) {
+				continue
+			}
 			t.index[st.Name] = route{srv: s, original: st.Tool.Name, pos: len(t.tools)}
 			t.tools = append(t.tools, st)
 		}

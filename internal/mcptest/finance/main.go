@@ -45,7 +45,7 @@ const (
 
 func main() {
 	s := &server{out: bufio.NewWriter(os.Stdout), slow: map[string]context.CancelFunc{}, waiting: map[string]chan *jsonrpc.Message{}}
-	flag.StringVar(&s.era, "era", "both", "modern, legacy, both, legacy-exit-on-probe (exits on server/discover), legacy-answer-exit-on-probe (answers it with an error, then exits) or legacy-late-probe (answers it only when initialize comes)")
+	flag.StringVar(&s.era, "era", "both", "modern, legacy, both, legacy-exit-on-probe (exits on server/discover), legacy-answer-exit-on-probe (answers it with an error, then exits) or legacy-late-probe (answers it only when initialize comes), legacy-unsupported-probe (answers it -32022 listing only the legacy version) or legacy-code0-probe (answers it with error code 0)")
 	flag.StringVar(&s.crashOn, "crash-on", "", "tool whose call makes the server exit with status 3")
 	ignoreEOF := flag.Bool("ignore-stdin-eof", false, "keep running after stdin ends")
 	ignoreTerm := flag.Bool("ignore-sigterm", false, "ignore SIGTERM")
@@ -238,6 +238,11 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 		case "legacy-answer-exit-on-probe":
 			s.send(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: msg.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unexpected request before initialize"}})
 			os.Exit(1)
+		case "legacy-unsupported-probe":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedVersion, Message: "unsupported protocol version",
+				Data: json.RawMessage(`{"supported":["` + legacy + `"],"requested":"` + modern + `"}`)}
+		case "legacy-code0-probe":
+			return nil, &jsonrpc.Error{Code: 0, Message: "unknown method"}
 		case "legacy-late-probe":
 			s.mu.Lock()
 			s.lateProbe = msg.ID
@@ -267,6 +272,10 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 			os.Exit(4)
 		}
 		s.mu.Lock()
+		if s.initialized {
+			s.mu.Unlock()
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate initialize received"}
+		}
 		s.initialized = true
 		late := s.lateProbe
 		s.mu.Unlock()
