@@ -1,5 +1,7 @@
 //go:build unix
 
+//lint:file-ignore SA1019 sampling is deprecated in 2026-07-28 yet still in it, and what this file tests
+
 package interop
 
 import (
