@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -313,36 +314,34 @@ func (t *Terminal) askField(ctx context.Context, f *formField) (v any, set bool,
 	}
 }
 
-// parse reads a field's value from the line typed.
+// parse reads a field's value from the line typed, and checks it.
 func (f *formField) parse(line string, choices []choice) (any, error) {
-	pick := func(s string) (string, error) {
+	v, err := f.read(line, choices)
+	if err != nil {
+		return nil, err
+	}
+	return v, f.check(v, choices)
+}
+
+// read turns the line typed into a value of the field's type: a choice
+// by its number or value, several separated by commas for an array.
+func (f *formField) read(line string, choices []choice) (any, error) {
+	pick := func(s string) string {
 		s = strings.TrimSpace(s)
 		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(choices) {
-			return choices[n-1].Const, nil
+			return choices[n-1].Const
 		}
-		for _, c := range choices {
-			if c.Const == s {
-				return s, nil
-			}
-		}
-		return "", fmt.Errorf("choose a number from 1 to %d", len(choices))
+		return s
 	}
 	switch {
 	case f.Type == "array":
 		var out []string
 		for _, part := range strings.Split(line, ",") {
-			v, err := pick(part)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-		}
-		if f.MinItems != nil && len(out) < *f.MinItems || f.MaxItems != nil && len(out) > *f.MaxItems {
-			return nil, errors.New("wrong number of choices")
+			out = append(out, pick(part))
 		}
 		return out, nil
 	case len(choices) > 0:
-		return pick(line)
+		return pick(line), nil
 	}
 	switch f.Type {
 	case "boolean":
@@ -358,33 +357,176 @@ func (f *formField) parse(line string, choices []choice) (any, error) {
 		if err != nil || f.Type == "integer" && n != float64(int64(n)) {
 			return nil, errors.New("not a " + f.Type)
 		}
-		if f.Min != nil && n < *f.Min || f.Max != nil && n > *f.Max {
-			return nil, errors.New("out of range")
-		}
 		if f.Type == "integer" {
 			return int64(n), nil
 		}
 		return n, nil
 	}
-	if f.MinLen != nil && len([]rune(line)) < *f.MinLen || f.MaxLen != nil && len([]rune(line)) > *f.MaxLen {
-		return nil, errors.New("wrong length")
+	return line, nil
+}
+
+// check reports whether v, a value decoded from JSON or read from the
+// terminal, fits the field: its type, choices, bounds, lengths, number of
+// items and string format.
+func (f *formField) check(v any, choices []choice) error {
+	chosen := func(s string) error {
+		for _, c := range choices {
+			if c.Const == s {
+				return nil
+			}
+		}
+		if len(choices) == 1 {
+			return errors.New("not the one choice offered")
+		}
+		return fmt.Errorf("choose a number from 1 to %d", len(choices))
+	}
+	switch f.Type {
+	case "array":
+		items, ok := stringList(v)
+		if !ok {
+			return errors.New("not a list of choices")
+		}
+		for _, s := range items {
+			if err := chosen(s); err != nil {
+				return err
+			}
+		}
+		if f.MinItems != nil && len(items) < *f.MinItems || f.MaxItems != nil && len(items) > *f.MaxItems {
+			return errors.New("wrong number of choices")
+		}
+		return nil
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return errors.New("not a boolean")
+		}
+		return nil
+	case "number", "integer":
+		n, ok := number(v)
+		if !ok || f.Type == "integer" && n != float64(int64(n)) {
+			return errors.New("not a " + f.Type)
+		}
+		if f.Min != nil && n < *f.Min || f.Max != nil && n > *f.Max {
+			return errors.New("out of range")
+		}
+		return nil
+	case "string", "":
+	default:
+		return fmt.Errorf("type %q is not one a form may ask for", printable(f.Type, false))
+	}
+	s, ok := v.(string)
+	if !ok {
+		return errors.New("not a string")
+	}
+	if len(choices) > 0 {
+		return chosen(s)
+	}
+	if f.MinLen != nil && len([]rune(s)) < *f.MinLen || f.MaxLen != nil && len([]rune(s)) > *f.MaxLen {
+		return errors.New("wrong length")
 	}
 	var err error
 	switch f.Format {
 	case "email":
-		_, err = mail.ParseAddress(line)
+		_, err = mail.ParseAddress(s)
 	case "uri":
 		var u *url.URL
-		if u, err = url.Parse(line); err == nil && !u.IsAbs() {
+		if u, err = url.Parse(s); err == nil && !u.IsAbs() {
 			err = errors.New("not an absolute uri")
 		}
 	case "date":
-		_, err = time.Parse(time.DateOnly, line)
+		_, err = time.Parse(time.DateOnly, s)
 	case "date-time":
-		_, err = time.Parse(time.RFC3339, line)
+		_, err = time.Parse(time.RFC3339, s)
 	}
 	if err != nil {
-		return nil, errors.New("not a valid " + f.Format)
+		return errors.New("not a valid " + f.Format)
 	}
-	return line, nil
+	return nil
+}
+
+// stringList returns v as strings: a []string, or a []any of strings as
+// JSON decodes an array.
+func stringList(v any) ([]string, bool) {
+	switch v := v.(type) {
+	case []string:
+		return v, true
+	case []any:
+		out := make([]string, len(v))
+		for i, x := range v {
+			s, ok := x.(string)
+			if !ok {
+				return nil, false
+			}
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// number returns v as a float64: any Go number, or a json.Number.
+func number(v any) (float64, bool) {
+	switch v := v.(type) {
+	case float64:
+		return v, true
+	case float32:
+		return float64(v), true
+	case int:
+		return float64(v), true
+	case int64:
+		return float64(v), true
+	case int32:
+		return float64(v), true
+	case json.Number:
+		n, err := v.Float64()
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// CheckAnswer reports whether a may be sent to the server as the answer
+// to e: its Action is "accept", "decline" or "cancel", and the Content of
+// an accepted form fits e.Schema, the restricted schema of MCP forms:
+// only the schema's fields, each required one given (or left to its
+// default, which the client fills in), each value of its field's type
+// (string, number, integer, boolean, or an array of choices), one of
+// its enum or oneOf values, within its minimum and maximum, minLength
+// and maxLength, minItems and maxItems, and of its string format (email,
+// uri, date, date-time). A declined, cancelled or URL-mode answer needs
+// no content (whatever it holds is not sent). The error names the first
+// field that does not fit. A Terminal's answers always fit: it checks
+// each value the same way as it is typed.
+func (e Elicitation) CheckAnswer(a ElicitAnswer) error {
+	switch a.Action {
+	case "accept":
+	case "decline", "cancel":
+		return nil
+	default:
+		return fmt.Errorf("permission: elicitation answer action %q is not accept, decline or cancel", printable(truncate(a.Action, 40), false))
+	}
+	if e.Mode == "url" {
+		return nil
+	}
+	fields, err := formFields(e.Schema)
+	if err != nil {
+		return err
+	}
+	for name := range a.Content {
+		if !slices.ContainsFunc(fields, func(f formField) bool { return f.name == name }) {
+			return fmt.Errorf("permission: elicitation answer: field %q is not in the form", printable(truncate(name, 64), false))
+		}
+	}
+	for i := range fields {
+		f := &fields[i]
+		v, ok := a.Content[f.name]
+		if !ok {
+			if f.required && len(f.Default) == 0 {
+				return fmt.Errorf("permission: elicitation answer: required field %q missing", printable(f.name, false))
+			}
+			continue
+		}
+		if err := f.check(v, f.choices()); err != nil {
+			return fmt.Errorf("permission: elicitation answer: field %q: %w", printable(f.name, false), err)
+		}
+	}
+	return nil
 }

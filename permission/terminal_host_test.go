@@ -233,3 +233,47 @@ func TestTerminalElicitURL(t *testing.T) {
 		assert.Equal(t, "cancel", a.Action)
 	})
 }
+
+func TestElicitationCheckAnswer(t *testing.T) {
+	form := permission.Elicitation{Server: "crm", Mode: "form", Schema: json.RawMessage(formSchema)}
+	for _, tc := range []struct {
+		name, action, content, err string
+	}{
+		{"fits", "accept", `{"name":"Ada","age":3,"email":"a@b.example","color":"g","agree":false,"tags":["a"]}`, ""},
+		{"required left to no default", "accept", `{"age":3}`, `required field "name" missing`},
+		{"a default fills an omitted field", "accept", `{"name":"Ada"}`, ""},
+		{"unknown field", "accept", `{"name":"Ada","admin":true}`, `field "admin" is not in the form`},
+		{"wrong type", "accept", `{"name":7}`, `field "name": not a string`},
+		{"integer", "accept", `{"name":"Ada","age":2.5}`, `field "age": not a integer`},
+		{"minimum", "accept", `{"name":"Ada","age":-1}`, `field "age": out of range`},
+		{"format", "accept", `{"name":"Ada","email":"nope"}`, `field "email": not a valid email`},
+		{"enum", "accept", `{"name":"Ada","color":"blue"}`, `field "color": choose a number from 1 to 2`},
+		{"boolean", "accept", `{"name":"Ada","agree":"yes"}`, `field "agree": not a boolean`},
+		{"items", "accept", `{"name":"Ada","tags":["a","z"]}`, `field "tags": choose a number`},
+		{"max items", "accept", `{"name":"Ada","tags":["a","b","a"]}`, `field "tags": wrong number of choices`},
+		{"not a list", "accept", `{"name":"Ada","tags":"a"}`, `field "tags": not a list of choices`},
+		{"decline needs nothing", "decline", `{"admin":true}`, ""},
+		{"unknown action", "maybe", `{}`, `action "maybe" is not accept, decline or cancel`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var content map[string]any
+			require.NoError(t, json.Unmarshal([]byte(tc.content), &content))
+			err := form.CheckAnswer(permission.ElicitAnswer{Action: tc.action, Content: content})
+			if tc.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.err)
+		})
+	}
+	t.Run("lengths", func(t *testing.T) {
+		e := permission.Elicitation{Mode: "form", Schema: json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","minLength":2,"maxLength":3}}}`)}
+		assert.ErrorContains(t, e.CheckAnswer(permission.ElicitAnswer{Action: "accept", Content: map[string]any{"code": "ab€d"}}), "wrong length")
+		assert.NoError(t, e.CheckAnswer(permission.ElicitAnswer{Action: "accept", Content: map[string]any{"code": "a€"}}))
+	})
+	t.Run("url mode sends no content", func(t *testing.T) {
+		e := permission.Elicitation{Mode: "url", URL: "https://x.example/"}
+		assert.NoError(t, e.CheckAnswer(permission.ElicitAnswer{Action: "accept"}))
+	})
+}
