@@ -231,13 +231,18 @@ func (r *run) callTool(ctx context.Context, c *call) {
 	if c.tool != nil && c.tool.view != "" {
 		r.ev.emit(&ToolView{Turn: c.turn, Index: c.index, Call: c.sent, Server: c.tool.server, Tool: c.tool.original, ResourceURI: c.tool.view})
 	}
-	cctx, limit, ended := ctx, r.a.ToolTimeout, func() {}
-	if c.tool != nil && c.tool.task != mcp.TaskNever {
+	cctx, limit := ctx, r.a.ToolTimeout
+	var w *callWatch
+	if c.tool != nil && c.tool.fn == nil && !c.tool.search {
+		w = &callWatch{r: r, c: c}
+		cctx = context.WithValue(cctx, callWatchKey{}, w)
+	}
+	if w != nil && c.tool.task != mcp.TaskNever {
 		limit = r.a.TaskTimeout
 		if limit <= 0 {
 			limit = mcp.DefaultTaskTimeout
 		}
-		cctx, ended = r.taskStatuses(ctx, c)
+		cctx = mcp.WithTaskObserver(cctx, func(s mcp.TaskStatus) { w.emit(&ToolStatus{Task: s}) })
 	}
 	if limit > 0 {
 		var cancel context.CancelFunc
@@ -248,7 +253,7 @@ func (r *run) callTool(ctx context.Context, c *call) {
 	defer traced()
 	start := time.Now()
 	res, err := r.invoke(tctx, c)
-	ended()
+	w.end()
 	c.result.Duration = time.Since(start)
 	// A context that ended is blamed only for a call that failed: one
 	// whose result came back ran, whenever the context ended, and keeps
@@ -271,24 +276,81 @@ func (r *run) callTool(ctx context.Context, c *call) {
 	}
 }
 
-// taskStatuses makes the task steps of c's call ToolStatus events, until
-// the returned func is called: then the call has ended, and a step still
-// on its way is dropped, so that none follows the ToolFinished.
-func (r *run) taskStatuses(ctx context.Context, c *call) (context.Context, func()) {
-	var mu sync.Mutex
-	ended := false
-	ctx = mcp.WithTaskObserver(ctx, func(s mcp.TaskStatus) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !ended {
-			r.ev.emit(&ToolStatus{Turn: c.turn, Index: c.index, Call: c.sent, Task: s})
-		}
-	})
-	return ctx, func() {
-		mu.Lock()
-		ended = true
-		mu.Unlock()
+// callWatch makes what happens during one MCP tool call events of the
+// run, with the call's turn, index and call: the steps of its task
+// (ToolStatus) and the elicitations of its server (ElicitationRequested,
+// ElicitationAnswered, sent by an Elicitor that finds the watch in the
+// context of the request). Once end is called the call has ended, and an
+// event still on its way is dropped, so that none follows the
+// ToolFinished. A nil watch drops everything.
+type callWatch struct {
+	r     *run
+	c     *call
+	mu    sync.Mutex
+	ended bool
+}
+
+// callWatchKey is the context key of a call's watch.
+type callWatchKey struct{}
+
+// emit sends ev, one of the events a watch makes, unless the call ended.
+func (w *callWatch) emit(ev Event) {
+	if w == nil {
+		return
 	}
+	turn, index, call := w.c.turn, w.c.index, w.c.sent
+	switch ev := ev.(type) {
+	case *ToolStatus:
+		ev.Turn, ev.Index, ev.Call = turn, index, call
+	case *ElicitationRequested:
+		ev.Turn, ev.Index, ev.Call = turn, index, call
+	case *ElicitationAnswered:
+		ev.Turn, ev.Index, ev.Call = turn, index, call
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.ended {
+		w.r.ev.emit(ev)
+	}
+}
+
+// elicitationRequested reports the request q, pending under id when the
+// host answers later.
+func (w *callWatch) elicitationRequested(q permission.Elicitation, id string) {
+	if w == nil {
+		return
+	}
+	ev := &ElicitationRequested{ID: id, Elicitation: q}
+	if q.Mode == "url" {
+		ev.Elicitation.URL = escapeURL(q.URL)
+		ev.Site, ev.SiteWarning = permission.URLSite(q.URL)
+	}
+	w.emit(ev)
+}
+
+// end drops the events that come after it.
+func (w *callWatch) end() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.ended = true
+	w.mu.Unlock()
+}
+
+// escapeURL percent-encodes the bytes of raw that are not printable
+// ASCII: the same URL for a browser, which cannot reorder or hide what
+// the user reads.
+func escapeURL(raw string) string {
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c <= ' ' || c >= 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(raw[i])
+	}
+	return b.String()
 }
 
 // invoke calls c's tool: a Func or an MCP tool.

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -59,27 +60,43 @@ type pendingElicitation struct {
 // given, answered already, or withdrawn.
 var ErrNotPending = errors.New("agent: no such elicitation pending")
 
-// Elicit answers one request; it is an mcp.Options.Elicit.
+// Elicit answers one request; it is an mcp.Options.Elicit. During a run
+// (Agent.RunStream), a request that comes from the server of a running
+// call is reported as an ElicitationRequested event, and its outcome as
+// an ElicitationAnswered, with the call's turn and index. The answer of
+// Ask is checked against the form (permission.Elicitation.CheckAnswer):
+// one that does not fit is an error, and the server is not sent it.
 func (e *Elicitor) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	q := permission.Elicitation{Server: req.Server, Mode: req.Mode, Message: req.Message, Schema: req.RequestedSchema, URL: req.URL}
+	w, _ := ctx.Value(callWatchKey{}).(*callWatch)
 	var a permission.ElicitAnswer
 	var err error
+	id := ""
 	switch {
 	case e.Ask != nil:
+		w.elicitationRequested(q, "")
 		a, err = e.Ask(ctx, q)
+		if err == nil {
+			if err = q.CheckAnswer(a); err != nil {
+				err = fmt.Errorf("agent: the host's answer to %s's elicitation was not sent: %w", req.Server, err)
+			}
+		}
 	case e.OnPending != nil:
-		a, err = e.wait(ctx, q)
+		id, a, err = e.wait(ctx, q, w)
 	default:
+		w.elicitationRequested(q, "")
 		a = permission.ElicitAnswer{Action: "cancel"}
 	}
 	if err != nil {
+		w.emit(&ElicitationAnswered{ID: id, Server: q.Server, Err: err})
 		return nil, err
 	}
+	w.emit(&ElicitationAnswered{ID: id, Server: q.Server, Action: a.Action})
 	return &mcp.ElicitResult{Action: a.Action, Content: a.Content}, nil
 }
 
 // wait keeps q pending until Answer or ctx's end.
-func (e *Elicitor) wait(ctx context.Context, q permission.Elicitation) (permission.ElicitAnswer, error) {
+func (e *Elicitor) wait(ctx context.Context, q permission.Elicitation, w *callWatch) (string, permission.ElicitAnswer, error) {
 	e.mu.Lock()
 	e.seq++
 	p := &pendingElicitation{seq: e.seq, req: PendingElicitation{ID: "elicit-" + strconv.Itoa(e.seq), Elicitation: q}, answer: make(chan permission.ElicitAnswer, 1)}
@@ -93,24 +110,31 @@ func (e *Elicitor) wait(ctx context.Context, q permission.Elicitation) (permissi
 		delete(e.pending, p.req.ID)
 		e.mu.Unlock()
 	}()
+	w.elicitationRequested(q, p.req.ID)
 	e.OnPending(p.req)
 	select {
 	case a := <-p.answer:
-		return a, nil
+		return p.req.ID, a, nil
 	case <-ctx.Done():
-		return permission.ElicitAnswer{}, ctx.Err()
+		return p.req.ID, permission.ElicitAnswer{}, fmt.Errorf("agent: elicitation %s withdrawn: %w", p.req.ID, ctx.Err())
 	}
 }
 
-// Answer gives the user's answer to the pending request id.
+// Answer gives the user's answer to the pending request id. An answer
+// that does not fit the form (permission.Elicitation.CheckAnswer) is
+// refused with that error and the request stays pending, for the host
+// to answer again; the server is sent nothing.
 func (e *Elicitor) Answer(id string, a permission.ElicitAnswer) error {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	p := e.pending[id]
-	delete(e.pending, id)
-	e.mu.Unlock()
 	if p == nil {
 		return ErrNotPending
 	}
+	if err := p.req.Elicitation.CheckAnswer(a); err != nil {
+		return err
+	}
+	delete(e.pending, id)
 	p.answer <- a
 	return nil
 }

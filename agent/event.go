@@ -9,7 +9,8 @@ import (
 
 // Event is something that happened during a run, for the host to render.
 // It is one of *TextDelta, *ToolCallProposed, *ApprovalRequested,
-// *ApprovalDecided, *ToolStarted, *ToolView, *ToolStatus, *ToolFinished,
+// *ApprovalDecided, *ToolStarted, *ToolView, *ToolStatus,
+// *ElicitationRequested, *ElicitationAnswered, *ToolFinished,
 // *TurnFinished, *SkillLoaded and *Warning; a host tells them apart with a
 // type switch. Every event of a run carries Turn, the number of its turn,
 // counting from 1 (a Warning about the tools offered, sent before the
@@ -20,8 +21,10 @@ import (
 // For each tool call the model proposes, the host sees, in order:
 // ToolCallProposed; then, if the call is valid, ApprovalRequested and
 // ApprovalDecided; then, if it was allowed, ToolStarted, a ToolView when
-// the tool has an MCP App view, and ToolStatus events while it runs as an
-// MCP task; and always, last, one ToolFinished.
+// the tool has an MCP App view, ToolStatus events while it runs as an
+// MCP task, and for each elicitation its server sends meanwhile an
+// ElicitationRequested then an ElicitationAnswered; and always, last, one
+// ToolFinished.
 // Events of different calls of a turn may interleave once the calls run. A
 // call whose approval was deferred ends its run with a ToolFinished of
 // StatusPending; the run that resumes it (Agent.Resume) reports its
@@ -108,6 +111,50 @@ type ToolStatus struct {
 	Call ToolCall
 	// Task is the task's step, as its server reported it.
 	Task mcp.TaskStatus
+}
+
+// ElicitationRequested reports that the server of a running call asks
+// the user for input (MCP elicitation): a form to fill in, or consent to
+// open a URL. It is sent by the Elicitor set as the Toolset's client
+// Elicit handler, when the request reaches it in the context of the call:
+// always in the 2026-07-28 era, for task input, and over Streamable HTTP
+// in the 2025-11-25 era; a 2025-11-25 stdio server's request names no
+// call, so it is answered without events. A host whose Elicitor answers
+// later (OnPending) may answer from this event: ID names the request for
+// Elicitor.Answer. The call's ElicitationAnswered follows.
+type ElicitationRequested struct {
+	Turn, Index int
+	// Call is the call as the model sent it.
+	Call ToolCall
+	// ID names the request for Elicitor.Answer when the Elicitor waits
+	// for the host (OnPending); empty when Ask answers it, or nothing
+	// does (the request is cancelled).
+	ID string
+	// Elicitation is what the server asks: every string is the server's.
+	// In URL mode, URL has its control, space and non-ASCII bytes
+	// percent-encoded (the same page for a browser).
+	Elicitation permission.Elicitation
+	// Site is, in URL mode, the URL's host in lower case, printable, for
+	// the host to show prominently; SiteWarning says when the name is
+	// internationalised or the connection not encrypted
+	// (permission.URLSite). Both are empty in form mode.
+	Site, SiteWarning string
+}
+
+// ElicitationAnswered reports what the server of a running call was sent
+// for its ElicitationRequested: Action, or nothing when Err is set.
+type ElicitationAnswered struct {
+	Turn, Index int
+	// Call is the call as the model sent it.
+	Call ToolCall
+	// ID and Server are those of the request.
+	ID, Server string
+	// Action is "accept", "decline" or "cancel"; empty when Err is set.
+	Action string
+	// Err is why no answer was sent: the request was withdrawn (the call
+	// ended or the server gave up), Ask failed, or its answer did not fit
+	// the form (permission.Elicitation.CheckAnswer).
+	Err error
 }
 
 // ToolFinished reports how a proposed call ended, whether it ran or not.
@@ -245,13 +292,15 @@ const (
 	WarnPinnedTool WarningKind = "pinned-tool"
 )
 
-func (*TextDelta) isEvent()         {}
-func (*ToolCallProposed) isEvent()  {}
-func (*ApprovalRequested) isEvent() {}
-func (*ApprovalDecided) isEvent()   {}
-func (*ToolStarted) isEvent()       {}
-func (*ToolView) isEvent()          {}
-func (*ToolStatus) isEvent()        {}
-func (*ToolFinished) isEvent()      {}
-func (*TurnFinished) isEvent()      {}
-func (*Warning) isEvent()           {}
+func (*TextDelta) isEvent()            {}
+func (*ToolCallProposed) isEvent()     {}
+func (*ApprovalRequested) isEvent()    {}
+func (*ApprovalDecided) isEvent()      {}
+func (*ToolStarted) isEvent()          {}
+func (*ToolView) isEvent()             {}
+func (*ToolStatus) isEvent()           {}
+func (*ElicitationRequested) isEvent() {}
+func (*ElicitationAnswered) isEvent()  {}
+func (*ToolFinished) isEvent()         {}
+func (*TurnFinished) isEvent()         {}
+func (*Warning) isEvent()              {}

@@ -85,8 +85,8 @@ func (t *Terminal) elicitURL(ctx context.Context, e Elicitation) (ElicitAnswer, 
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nServer %s asks you to open a web page\n", printable(e.Server, false))
 	fmt.Fprintf(&b, "  message: %s\n", indentLines(printable(truncate(e.Message, terminalDescriptionLimit), true), "    "))
-	host, warn := urlHost(e.URL)
-	fmt.Fprintf(&b, "  site:    %s\n", host)
+	host, warn := URLSite(e.URL)
+	fmt.Fprintf(&b, "  site:    %s\n", strings.ToUpper(host))
 	if warn != "" {
 		fmt.Fprintf(&b, "  WARNING: %s\n", warn)
 	}
@@ -116,9 +116,12 @@ func (t *Terminal) pick(ctx context.Context, prompt, again string, choices map[s
 	}
 }
 
-// urlHost returns the host of raw, upper-cased for prominence, and a
-// warning when the name is internationalised or the URL does not parse.
-func urlHost(raw string) (host, warning string) {
+// URLSite returns the host of raw, the site a URL elicitation leads to,
+// in lower case and printable (control and bidirectional characters
+// escaped), for a host to show prominently; and a warning when the name
+// is internationalised (it may imitate another), the connection is not
+// encrypted, or the URL does not parse (host "(none)").
+func URLSite(raw string) (host, warning string) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Hostname() == "" {
 		return "(none)", "the URL does not parse; do not open it"
@@ -137,7 +140,7 @@ func urlHost(raw string) (host, warning string) {
 	if u.Scheme != "https" {
 		warning = strings.TrimPrefix(warning+"; ", "; ") + "the connection is not encrypted (" + printable(u.Scheme, false) + ")"
 	}
-	return printable(strings.ToUpper(h), false), warning
+	return printable(strings.ToLower(h), false), warning
 }
 
 // formField is one property of a form schema.

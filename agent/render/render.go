@@ -134,7 +134,9 @@ func Model(w io.Writer, m *agent.OpenAI) {
 // Events returns an event handler for agent.Agent.RunStream that prints a
 // run to w as it goes: "(thinking…)" once for reasoning, the answer as it
 // streams, "→ tool {arguments}" for each call proposed, "← status tool:
-// output (duration)" for its outcome, "skill name: file, size" for each
+// output (duration)" for its outcome, "… tool task id: status message"
+// for each step of a task-backed call, "? server asks ..." and "? server
+// was answered action" for an elicitation of its server, "skill name: file, size" for each
 // skill file loaded, and "warning: ..." for warnings. An approver writing
 // to w prints its questions between a call and its outcome. The handler is
 // for one run at a time.
@@ -163,6 +165,20 @@ func Events(w io.Writer) func(agent.Event) {
 		case *agent.ToolStatus:
 			newline()
 			fmt.Fprintf(w, "… %s task %s: %s %s\n", Clean(e.Call.Name, 64), Clean(e.Task.TaskID, 16), e.Task.Status, Clean(e.Task.Message, 200))
+		case *agent.ElicitationRequested:
+			newline()
+			q := e.Elicitation
+			if q.Mode == "url" {
+				fmt.Fprintf(w, "? %s asks to open a page on %s: %s (%s)\n", Clean(q.Server, 64), strings.ToUpper(e.Site), Clean(q.URL, 300), Clean(q.Message, 200))
+			} else {
+				fmt.Fprintf(w, "? %s asks for a form: %s\n", Clean(q.Server, 64), Clean(q.Message, 200))
+			}
+		case *agent.ElicitationAnswered:
+			if e.Err != nil {
+				fmt.Fprintf(w, "? %s was sent no answer: %s\n", Clean(e.Server, 64), Clean(e.Err.Error(), 300))
+			} else {
+				fmt.Fprintf(w, "? %s was answered %s\n", Clean(e.Server, 64), e.Action)
+			}
 		case *agent.ToolFinished:
 			newline()
 			out := e.Output

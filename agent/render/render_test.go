@@ -22,6 +22,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -88,6 +89,10 @@ func TestEvents(t *testing.T) {
 		&agent.TurnFinished{Turn: 1, ToolCalls: 1},
 		&agent.ToolCallProposed{Turn: 1, Call: call},
 		&agent.ToolStatus{Turn: 1, Call: call, Task: mcp.TaskStatus{TaskID: "7f3a", Status: mcp.TaskWorking, Message: "Counting\x1b[2J..."}},
+		&agent.ElicitationRequested{Turn: 1, Call: call, Elicitation: permission.Elicitation{Server: "crm", Mode: "form", Message: "Name?\x1b[2J"}},
+		&agent.ElicitationAnswered{Turn: 1, Call: call, Server: "crm", Action: "accept"},
+		&agent.ElicitationRequested{Turn: 1, Call: call, Elicitation: permission.Elicitation{Server: "crm", Mode: "url", Message: "Sign in", URL: "https://auth.example/x"}, Site: "auth.example"},
+		&agent.ElicitationAnswered{Turn: 1, Call: call, Server: "crm", Err: errors.New("withdrawn")},
 		&agent.ToolFinished{Turn: 1, Call: call, Status: agent.StatusOK, Output: "1 word\nfine", Duration: 1500 * time.Microsecond},
 		&agent.ToolFinished{Turn: 1, Call: call, Status: agent.StatusDenied, Output: "Permission denied"},
 		&agent.SkillLoaded{Turn: 1, Skill: "haiku", File: "SKILL.md", Bytes: 107, Verified: true},
@@ -102,6 +107,10 @@ func TestEvents(t *testing.T) {
 	assert.Equal(t, "(thinking…)\nLet me count\n"+
 		"→ text_count {\"text\":\"a\"}\n"+
 		"… text_count task 7f3a: working Counting�[2J...\n"+
+		"? crm asks for a form: Name?�[2J\n"+
+		"? crm was answered accept\n"+
+		"? crm asks to open a page on AUTH.EXAMPLE: https://auth.example/x (Sign in)\n"+
+		"? crm was sent no answer: withdrawn\n"+
 		"← ok text_count: 1 word⏎fine (1.5ms)\n"+
 		"← denied text_count: Permission denied\n"+
 		"skill haiku: SKILL.md, 107 bytes, verified\n"+
