@@ -414,7 +414,8 @@ func (c *chat) interruptible(f func(ctx context.Context)) bool {
 
 // call runs "/call NAME {json}": the tool NAME with the JSON object of
 // arguments, asked about first as the agent asks (the policy, and the
-// approval prompt when it asks), its result printed. It needs no model.
+// approval prompt when it asks), the steps of a task-backed tool and its
+// result printed. It needs no model.
 func (c *chat) call(arg string) {
 	name, args, _ := strings.Cut(arg, " ")
 	if name == "" {
@@ -441,6 +442,11 @@ func (c *chat) call(arg string) {
 			denied = d.String()
 			return
 		}
+		// A task-backed tool's steps are printed as a run prints them.
+		events := render.Events(c.out)
+		ctx = mcp.WithTaskObserver(ctx, func(s mcp.TaskStatus) {
+			events(&agent.ToolStatus{Call: agent.ToolCall{Name: st.Name, Arguments: string(raw)}, Task: s})
+		})
 		res, err = c.tools.Call(ctx, st.Name, raw)
 	})
 	switch {
