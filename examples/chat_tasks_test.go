@@ -18,8 +18,9 @@ import (
 
 // A task-backed tool in the chat, in a real terminal: called by the
 // model, then with /call, each of its steps is printed while it runs
-// (tasks are on by default), then its result.
-func TestChatTaskProgress(t *testing.T) {
+// (tasks are on by default), then its result. The roots of the
+// configuration are the chat's first roots.
+func TestChatTaskProgressAndRoots(t *testing.T) {
 	steps := make(chan chan struct{})
 	srv := &mcptest.Server{Versions: []string{mcptest.Modern}, Tasks: &mcptest.Tasks{PollInterval: 5 * time.Millisecond},
 		Tools: []mcptest.Tool{{
@@ -48,7 +49,7 @@ func TestChatTaskProgress(t *testing.T) {
 		call("c1", "lab_research", `{}`),
 		llmtest.Turn{Text: "The research is done."})
 	dir := t.TempDir()
-	yaml := fmt.Sprintf("mcp:\n  permissions: auto\n  servers:\n    - name: lab\n      url: %s\n", mcpURL)
+	yaml := fmt.Sprintf("mcp:\n  permissions: auto\n  roots: [%q]\n  servers:\n    - name: lab\n      url: %s\n", dir, mcpURL)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "mini-me.yaml"), []byte(yaml), 0o600))
 	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+url, "XDG_CONFIG_HOME="+t.TempDir()), "TERM=xterm"))
 	tm.must("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", "-c", dir, filepath.Join(bin, "chat"),
@@ -75,6 +76,7 @@ func TestChatTaskProgress(t *testing.T) {
 	s = tm.waitFor("← ok lab_research:", 1)
 	assert.Regexp(t, `… lab_research task \S+: working reading sources`, s)
 	tm.waitFor("you> ", 3)
+	tm.say("/roots", "  1  file://"+dir, 1)
 	tm.typeLine("/quit")
 	tm.waitFor("bye", 1)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,9 +31,19 @@ type host struct {
 	roots []mcp.Root
 }
 
-// newHost asks its questions on term.
-func newHost(term *permission.Terminal) *host {
-	return &host{elicitor: agent.Elicitor{Ask: term.Elicit}}
+// newHost asks its questions on term; its roots start as the
+// configuration's (mcp.roots, file URIs). A server with roots of its own
+// in the configuration keeps those: /roots changes the others'.
+func newHost(term *permission.Terminal, roots []string) *host {
+	h := &host{elicitor: agent.Elicitor{Ask: term.Elicit}}
+	for _, uri := range roots {
+		name := uri
+		if u, err := url.Parse(uri); err == nil {
+			name = path.Base(u.Path)
+		}
+		h.roots = append(h.roots, mcp.Root{URI: uri, Name: name})
+	}
+	return h
 }
 
 // options are the client options that route the servers' requests here.

@@ -43,8 +43,9 @@
 // call (y shows you the answer before it goes back, e edits the request
 // or the answer, a allows that server's sampling for the session); a form
 // is filled in field by field; a URL is shown with its site, never opened
-// for you. /roots lists the folders servers may see, /roots add <folder>
-// shares one, /roots remove <N> stops sharing it.
+// for you. /roots lists the folders servers may see (at first those of
+// the configuration's mcp.roots), /roots add <folder> shares one, /roots
+// remove <N> stops sharing it.
 package main
 
 import (
@@ -115,7 +116,7 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	lines := permission.NewLines(stdin)
 	defer lines.Close()
 	term := permission.NewSharedTerminal(lines, out)
-	h := newHost(term)
+	h := newHost(term, cfg.Roots)
 	tools, err := discover(cfg, h.options())
 	if err != nil {
 		return err
