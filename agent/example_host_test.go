@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 
@@ -51,15 +52,24 @@ func ExampleElicitor() {
 	e.OnPending = func(p agent.PendingElicitation) {
 		fmt.Printf("%s asks: %s\n", p.Elicitation.Server, p.Elicitation.Message)
 		go func() {
-			_ = e.Answer(p.ID, permission.ElicitAnswer{Action: "accept", Content: map[string]any{"city": "Lyon"}})
+			// An answer that does not fit the form is refused; the
+			// request stays pending.
+			if err := e.Answer(p.ID, permission.ElicitAnswer{Action: "accept", Content: map[string]any{"city": 7}}); err != nil {
+				fmt.Println("refused:", err)
+			}
+			if err := e.Answer(p.ID, permission.ElicitAnswer{Action: "accept", Content: map[string]any{"city": "Lyon"}}); err != nil {
+				fmt.Println(err)
+			}
 		}()
 	}
-	res, err := e.Elicit(context.Background(), &mcp.ElicitRequest{Server: "weather", Mode: "form", Message: "Which city?"})
+	res, err := e.Elicit(context.Background(), &mcp.ElicitRequest{Server: "weather", Mode: "form", Message: "Which city?",
+		RequestedSchema: json.RawMessage(`{"type":"object","required":["city"],"properties":{"city":{"type":"string"}}}`)})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Action, res.Content["city"])
 	// Output:
 	// weather asks: Which city?
+	// refused: permission: elicitation answer: field "city": not a string
 	// accept Lyon
 }
