@@ -33,6 +33,7 @@ type call struct {
 	skill  *skillCall    // for SkillTool
 	all    *catalog      // searched, for ToolSearchTool
 	trace  *ToolCallInfo // for the run's Trace, when there is one
+	watch  callWatch     // for an MCP tool, while it runs
 }
 
 // runCalls takes the calls of reply, the model's reply of this turn,
@@ -234,7 +235,8 @@ func (r *run) callTool(ctx context.Context, c *call) {
 	cctx, limit := ctx, r.a.ToolTimeout
 	var w *callWatch
 	if c.tool != nil && c.tool.fn == nil && !c.tool.search {
-		w = &callWatch{r: r, c: c}
+		w = &c.watch
+		w.r, w.c = r, c
 		cctx = context.WithValue(cctx, callWatchKey{}, w)
 	}
 	if w != nil && c.tool.task != mcp.TaskNever {
