@@ -34,6 +34,10 @@ type run struct {
 	repeats repeats
 	window  contextWindow
 	loaded  *loadout
+	// narrowed is the catalogue last offered when searching, made when
+	// narrowedAt tools were loaded (see catalog).
+	narrowed   *catalog
+	narrowedAt int
 	// note follows the system prompt, and schema goes with the model
 	// call, in the requests of a typed run (see RunTyped).
 	note   string
