@@ -104,7 +104,9 @@ type Options struct {
 	OnPromptsChanged func()
 	// OnResourceUpdated is called when a resource the client subscribed
 	// to (SubscribeResource) changed (notifications/resources/updated).
-	OnResourceUpdated func(uri string)
+	// It has the signature of toolset.Options.OnResourceUpdated: the
+	// update names its server (Options.ServerName).
+	OnResourceUpdated func(ResourceUpdate)
 
 	// Skills declares the skills extension (SkillsExtension) in the
 	// client capabilities, in both eras. The skills methods work whenever
@@ -168,16 +170,24 @@ type Options struct {
 	Roots func(context.Context) ([]Root, error)
 
 	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
-	// zero value never does. A task-backed call polls until the task
-	// ends (tasks.go gives the limits), reports its steps to the
-	// observer of its context (WithTaskObserver) and returns the task's
-	// result like any call.
+	// zero value does when a tool requires it (TasksWhenRequired). A
+	// task-backed call polls until the task ends (tasks.go gives the
+	// limits), reports its steps to the observer of its context
+	// (WithTaskObserver) and returns the task's result like any call.
 	Tasks TaskPolicy
 	// TaskTimeout bounds a task-backed call whose context has no
 	// deadline; zero means DefaultTaskTimeout. The task is then
 	// cancelled (unless it had ended, its result still on its way) and
 	// the call fails with ErrTaskTimeout.
 	TaskTimeout time.Duration
+}
+
+// ResourceUpdate says a subscribed resource changed.
+type ResourceUpdate struct {
+	// Server is Options.ServerName: the server's name in a Toolset.
+	Server string
+	// URI is the resource that changed.
+	URI string
 }
 
 // Progress is one progress notification for a call in flight.
@@ -360,6 +370,11 @@ type protoState struct {
 	serverInfo   Implementation
 	capabilities ServerCapabilities
 	instructions string
+
+	// tasks is what capabilities say of tasks, decoded once (every call
+	// asks, now that tasks are on by default).
+	tasksOnce sync.Once
+	tasks     serverTasks
 }
 
 // state returns what negotiation learnt so far; never nil.

@@ -94,7 +94,7 @@ func TestEraDetection(t *testing.T) {
 				if tc.era == mcp.EraModern {
 					assert.Equal(t, mcp.Version20260728, r.Header.Get("Mcp-Protocol-Version"), r.Method)
 					assert.Equal(t, r.Method, r.Header.Get("Mcp-Method"))
-					assert.Contains(t, string(r.Body), `"io.modelcontextprotocol/clientCapabilities":{}`)
+					assert.Contains(t, string(r.Body), `"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`, "tasks by default")
 				} else {
 					assert.NotEmpty(t, r.Header.Get("Mcp-Session-Id"), r.Method)
 					assert.Equal(t, mcp.Version20251125, r.Header.Get("Mcp-Protocol-Version"), r.Method)
@@ -717,7 +717,7 @@ func TestInputRequired(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(res.Text()), &params))
 	assert.Equal(t, `"st\u00e9-1"`, string(params.RequestState), "echoed byte for byte")
 	assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada","n":7}}`, string(params.InputResponses["who"]))
-	assert.JSONEq(t, `{"elicitation":{"form":{}}}`, string(params.Meta["io.modelcontextprotocol/clientCapabilities"]))
+	assert.JSONEq(t, `{"elicitation":{"form":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`, string(params.Meta["io.modelcontextprotocol/clientCapabilities"]))
 	reqs := s.Requests()
 	ids := map[string]bool{}
 	for _, r := range reqs[len(reqs)-2:] {
