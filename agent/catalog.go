@@ -61,9 +61,9 @@ func (r *run) catalog() *catalog {
 	if r.a.Tools != nil {
 		src = r.a.Tools.Tools()
 	}
-	for _, st := range src {
-		if st.Egress == config.EgressLocal {
-			r.egress[st.Server] = st.Egress // sticks for the run, even if the tools go
+	for i := range src { // by index: a Tool is large to copy
+		if src[i].Egress == config.EgressLocal {
+			r.egress[src[i].Server] = config.EgressLocal // sticks for the run, even if the tools go
 		}
 	}
 	b := r.a.catalogs.get(r, src, skill)

@@ -67,8 +67,9 @@ func newRun(a *Agent, msgs []Message, st *State, onEvent func(Event)) *run {
 		r.repeats = newRepeats(Repeats{})
 	}
 	if a.Tools != nil {
-		for _, st := range a.Tools.Tools() {
-			r.egress[st.Server] = st.Egress
+		ts := a.Tools.Tools()
+		for i := range ts { // by index: a Tool is large to copy
+			r.egress[ts[i].Server] = ts[i].Egress
 		}
 	}
 	if lm, ok := a.Model.(LocalModel); ok {

@@ -67,8 +67,9 @@ func (r *run) searching(c *catalog) bool {
 // all's order, then ToolSearchTool. all stays the catalogue searched.
 func (r *run) narrow(all *catalog) *catalog {
 	c := &catalog{byName: map[string]*tool{}, all: all}
+	loaded := r.loaded.toolCount() > 0
 	for _, t := range all.tools {
-		if !t.searchable() || r.loaded.toolLoaded(t.name) || slices.Contains(r.a.PinnedTools, t.name) ||
+		if !t.searchable() || loaded && r.loaded.toolLoaded(t.name) || slices.Contains(r.a.PinnedTools, t.name) ||
 			string(r.a.ToolChoice) == t.name {
 			c.add(t)
 		}
@@ -153,10 +154,11 @@ type searchDoc struct {
 
 func newSearchDoc(t *tool) *searchDoc {
 	ws := words(t.name + " " + t.description + " " + t.schema.params)
-	d := &searchDoc{description: t.description, params: t.schema.params, length: len(ws)}
+	d := &searchDoc{description: t.description, params: t.schema.params, length: len(ws), counts: make([]int, 0, len(ws))}
 	slices.Sort(ws)
-	for i, w := range ws {
-		if i > 0 && w == ws[i-1] {
+	d.words = ws[:0] // the distinct words, in place
+	for _, w := range ws {
+		if len(d.words) > 0 && w == d.words[len(d.words)-1] {
 			d.counts[len(d.counts)-1]++
 			continue
 		}
@@ -309,30 +311,33 @@ func (ix *invertedIndex) rank(query, server string, n int) []*tool {
 // off; words of a letter and "the", "of", ... are left out.
 func words(s string) []string {
 	var out []string
-	var cur []rune
-	flush := func() {
-		if w := strings.ToLower(string(cur)); len(cur) > 1 && !stopWords[w] {
+	start, n := 0, 0 // the current word is s[start:i], of n characters
+	flush := func(i int) {
+		if w := strings.ToLower(s[start:i]); n > 1 && !stopWords[w] {
 			if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 				w = w[:len(w)-1] // plurals: issues and issue match
 			}
 			out = append(out, w)
 		}
-		cur = cur[:0]
+		start, n = i, 0
 	}
 	var prev rune
-	for _, c := range s {
+	for i, c := range s {
 		switch {
 		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			flush()
+			flush(i)
 		case unicode.IsUpper(c) && unicode.IsLower(prev):
-			flush()
-			cur = append(cur, c)
+			flush(i)
+			fallthrough
 		default:
-			cur = append(cur, c)
+			if n == 0 {
+				start = i
+			}
+			n++
 		}
 		prev = c
 	}
-	flush()
+	flush(len(s))
 	return out
 }
 

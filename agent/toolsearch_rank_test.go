@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,13 +105,13 @@ func TestRankToolsMatchesReference(t *testing.T) {
 // referenceRank is BM25 over docs, read whole at each call, sorted stably.
 func referenceRank(docs []*tool, query string, n int) []*tool {
 	const k1, b = 1.2, 0.75
-	terms := words(query)
+	terms := referenceWords(query)
 	tfs := make([]map[string]int, len(docs))
 	lengths := make([]int, len(docs))
 	total := 0
 	df := map[string]int{}
 	for i, d := range docs {
-		ws := words(d.name + " " + d.description + " " + d.schema.params)
+		ws := referenceWords(d.name + " " + d.description + " " + d.schema.params)
 		lengths[i], total = len(ws), total+len(ws)
 		tfs[i] = map[string]int{}
 		for _, w := range ws {
@@ -146,4 +147,47 @@ func referenceRank(docs []*tool, query string, n int) []*tool {
 		out = append(out, h.t)
 	}
 	return out
+}
+
+// referenceWords is words, a rune at a time.
+func referenceWords(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if w := strings.ToLower(string(cur)); len(cur) > 1 && !stopWords[w] {
+			if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+				w = w[:len(w)-1]
+			}
+			out = append(out, w)
+		}
+		cur = cur[:0]
+	}
+	var prev rune
+	for _, c := range s {
+		switch {
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			flush()
+		case unicode.IsUpper(c) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, c)
+		default:
+			cur = append(cur, c)
+		}
+		prev = c
+	}
+	flush()
+	return out
+}
+
+func TestWordsMatchesReference(t *testing.T) {
+	parts := []string{"a", "B", "ab", "Issues", "class", "readFile", "HTTPServer", "the", "THE", "x1", "42", "é", "É", "ßs", "İ", "ǅ",
+		"日本", "\xff", "\xe2\x82", "\ufffd", " ", "_", "-", ".", "s", "ss", "\u0300"}
+	rng := rand.New(rand.NewPCG(29, 3))
+	for range 20_000 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		require.Equal(t, referenceWords(b.String()), words(b.String()), "%q", b.String())
+	}
 }
