@@ -90,6 +90,10 @@ func isObject(raw json.RawMessage) bool {
 // schema) and why, or "" when there is none. Keys are visited in sorted
 // order, so the answer is deterministic.
 func binaryInput(schema json.RawMessage) (where, why string) {
+	if !bytes.ContainsRune(schema, '\\') && !bytes.Contains(schema, []byte(`"binary"`)) &&
+		!bytes.Contains(schema, []byte(`"contentEncoding"`)) && !bytes.Contains(schema, []byte(`"contentMediaType"`)) {
+		return "", "" // without escapes, a keyword of binaryKeyword would be there as is: most schemas are not decoded
+	}
 	var root any
 	if json.Unmarshal(schema, &root) != nil {
 		return "", ""
