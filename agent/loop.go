@@ -128,7 +128,9 @@ func (r *run) loop(ctx context.Context) error {
 			return r.limit(ctx, StopMaxTurns, fmt.Errorf("%w (%d)", ErrMaxTurns, maxTurns))
 		}
 		if in := inboxOf(ctx); in != nil {
-			r.msgs = append(r.msgs, in.Take()...)
+			for _, m := range in.Take() {
+				r.add(m)
+			}
 		}
 		cat := r.catalog()
 		var choice ToolChoice
