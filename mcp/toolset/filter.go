@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"sort"
 	"strings"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // invalidTool is a tool ListTools left out, with the reason.
