@@ -291,7 +291,7 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 	for _, c := range calls {
 		for i := first; i < len(r.msgs); i++ {
 			if r.msgs[i].ToolCallID == c.sent.ID {
-				r.msgs[i] = c.msg
+				r.msgs[i] = r.label(c.msg) // as the placeholder it replaces was
 				r.window.keep(i, c.kept)
 			}
 		}
