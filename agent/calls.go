@@ -203,11 +203,11 @@ func (r *run) execute(ctx context.Context, calls []*call) {
 	if limit <= 0 {
 		limit = DefaultMaxParallel
 	}
-	fns := make([]func(), len(calls))
+	fns := make([]func(context.Context), len(calls))
 	for i, c := range calls {
-		fns[i] = func() { r.callTool(ctx, c) }
+		fns[i] = func(ctx context.Context) { r.callTool(ctx, c) }
 	}
-	r.runtime().Parallel(limit, fns)
+	r.runtime().Parallel(ctx, limit, fns)
 }
 
 // callTool runs one call and makes its result the call's tool message.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -22,9 +23,11 @@ import (
 // functions Parallel runs.
 type Runtime interface {
 	// Parallel calls each of fns, at most limit of them at once, and
-	// returns once every one has returned. Each fn honours the run's
-	// context and never panics.
-	Parallel(limit int, fns []func())
+	// returns once every one has returned. Each fn is given ctx, or a
+	// context derived from it that the Runtime's own calls need (such as
+	// one carrying the engine's coroutine); it honours that context and
+	// never panics.
+	Parallel(ctx context.Context, limit int, fns []func(context.Context))
 	// Now returns the current time; only durations (ToolResult.Duration)
 	// are derived from it.
 	Now() time.Time
@@ -36,9 +39,9 @@ type Runtime interface {
 // processRuntime is the Runtime of an Agent whose Runtime is nil.
 type processRuntime struct{}
 
-func (processRuntime) Parallel(limit int, fns []func()) {
+func (processRuntime) Parallel(ctx context.Context, limit int, fns []func(context.Context)) {
 	if len(fns) == 1 { // the common case needs no goroutine
-		fns[0]()
+		fns[0](ctx)
 		return
 	}
 	slots := make(chan struct{}, limit)
@@ -49,7 +52,7 @@ func (processRuntime) Parallel(limit int, fns []func()) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			fn()
+			fn(ctx)
 		}()
 	}
 	wg.Wait()

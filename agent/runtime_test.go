@@ -22,10 +22,10 @@ type seqRuntime struct {
 	ids     int
 }
 
-func (s *seqRuntime) Parallel(limit int, fns []func()) {
+func (s *seqRuntime) Parallel(ctx context.Context, limit int, fns []func(context.Context)) {
 	s.batches = append(s.batches, len(fns))
 	for _, fn := range fns {
-		fn()
+		fn(ctx)
 	}
 }
 
