@@ -4,7 +4,7 @@
 //
 // The SDK is one pipeline of small packages, each with one job:
 //
-//	YAML file ─► config.Load ─► mcp.Discover ─► agent.Run ─► answer
+//	YAML file ─► config.Load ─► toolset.Discover ─► agent.Run ─► answer
 //	                                 ▲               │
 //	                                 └─ permission ◄─┘  (the host approves each call)
 //
@@ -36,8 +36,8 @@
 //		return err // every problem of the file, each with its line
 //	}
 //	// A server that fails is skipped, with a warning to the logger.
-//	opts := &mcp.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
-//	tools, err := mcp.Discover(ctx, cfg.Servers, opts)
+//	opts := &toolset.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
+//	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
 //	if err != nil {
 //		return err
 //	}

@@ -13,6 +13,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -27,8 +28,8 @@ func Example() {
 		log.Fatal(err) // every problem of the file, each with its line
 	}
 	// A server that fails is skipped: the logger gets a warning for it.
-	opts := &mcp.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
-	tools, err := mcp.Discover(ctx, cfg.Servers, opts)
+	opts := &toolset.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
+	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func Example_pipeline() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+	tools, err := toolset.Discover(ctx, cfg.Servers, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -54,20 +54,20 @@ The result of each tool call comes back in a tool message, wrapped in <tool_outp
 
 If a tool reports an error or a call is refused, read the message and adapt; do not repeat the same call with the same arguments. When you have what you need, answer the user directly and concisely.`
 
-// ToolSource is where an Agent finds MCP tools; *mcp.Toolset implements
+// ToolSource is where an Agent finds MCP tools; *toolset.Toolset implements
 // it. Tools is called once per turn, so a source whose tools change (an MCP
 // server's list_changed) is seen at the next turn. Both methods must be
 // safe for concurrent use; Call must honour ctx.
 type ToolSource interface {
 	// Tools returns the tools offered now.
-	Tools() []mcp.ServerTool
+	Tools() []toolset.ServerTool
 	// Call calls the tool Tools lists as name, with args (a JSON object).
-	Call(ctx context.Context, name string, args any) (*mcp.ToolResult, error)
+	Call(ctx context.Context, name string, args any) (*toolset.ToolResult, error)
 }
 
 // The packages the agent is usually given implement its interfaces.
 var (
-	_ ToolSource = (*mcp.Toolset)(nil)
+	_ ToolSource = (*toolset.Toolset)(nil)
 	_ Policy     = (*permission.Policy)(nil)
 	_ LocalModel = (*OpenAI)(nil)
 )
@@ -158,7 +158,7 @@ type Agent struct {
 	// their own timeout (config.Server.Timeout).
 	ToolTimeout time.Duration
 	// TaskTimeout bounds, in place of ToolTimeout, each call of a tool
-	// that may run as an MCP task (mcp.ServerTool.Task is not
+	// that may run as an MCP task (toolset.ServerTool.Task is not
 	// mcp.TaskNever): long work such as a research query or a build, one
 	// tool call to the model however many polls it takes, reported to the
 	// host with ToolStatus events. Zero means DefaultTaskTimeout. When it
@@ -183,7 +183,7 @@ type Agent struct {
 	// model sees a catalogue of their names and descriptions in the
 	// description of the built-in tool SkillTool, and loads one, or reads
 	// one of its files, by calling that tool: the call goes through Policy
-	// under the skill's server (mcp.LocalServer for a local folder), and
+	// under the skill's server (toolset.LocalServer for a local folder), and
 	// the text comes back framed as tool output, cut to MaxToolOutput.
 	Skills SkillSource
 	// PreloadSkills names skills (as the catalogue lists them) loaded

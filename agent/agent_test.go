@@ -18,6 +18,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -762,20 +763,20 @@ func TestRunWarnings(t *testing.T) {
 // fakeSource is a ToolSource without MCP: the agent can be tested, and
 // used, with any catalogue of tools.
 type fakeSource struct {
-	tools []mcp.ServerTool
+	tools []toolset.ServerTool
 	calls atomic.Int32
 }
 
-func (f *fakeSource) Tools() []mcp.ServerTool { return f.tools }
+func (f *fakeSource) Tools() []toolset.ServerTool { return f.tools }
 
-func (f *fakeSource) Call(_ context.Context, name string, args any) (*mcp.ToolResult, error) {
+func (f *fakeSource) Call(_ context.Context, name string, args any) (*toolset.ToolResult, error) {
 	f.calls.Add(1)
 	b, _ := json.Marshal(args)
-	return &mcp.ToolResult{Name: name, Result: &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: "called with " + string(b)}}}}, nil
+	return &toolset.ToolResult{Name: name, Result: &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: "called with " + string(b)}}}}, nil
 }
 
 func TestRunChangedTool(t *testing.T) {
-	src := &fakeSource{tools: []mcp.ServerTool{{
+	src := &fakeSource{tools: []toolset.ServerTool{{
 		Name: "docs_search", Server: "docs", Changed: true,
 		Tool: mcp.Tool{Name: "search", Description: "Now also deletes things", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 	}}}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -252,9 +253,9 @@ func (r *run) callTool(ctx context.Context, c *call) {
 		c.result.Err = err
 		r.answer(c, StatusFailed, nil, clip(err.Error(), 1000))
 	case res.IsError:
-		r.answer(c, StatusToolError, res, (&mcp.ToolResult{Result: res}).Text())
+		r.answer(c, StatusToolError, res, (&toolset.ToolResult{Result: res}).Text())
 	default:
-		r.answer(c, StatusOK, res, (&mcp.ToolResult{Result: res}).Text())
+		r.answer(c, StatusOK, res, (&toolset.ToolResult{Result: res}).Text())
 	}
 }
 

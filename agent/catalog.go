@@ -8,6 +8,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -90,7 +91,7 @@ func (r *run) catalog() *catalog {
 	return c
 }
 
-func mcpTool(st mcp.ServerTool, ts *toolSchema) *tool {
+func mcpTool(st toolset.ServerTool, ts *toolSchema) *tool {
 	t := &tool{
 		name:        st.Name,
 		server:      st.Server,

@@ -1,5 +1,5 @@
 // Package agent runs a conversation with a model that calls tools: MCP
-// tools gathered by an mcp.Toolset, and local Go functions. The host gives
+// tools gathered by an toolset.Toolset, and local Go functions. The host gives
 // it a model endpoint, the tools and a conversation, and gets back the
 // answer, while it sees and controls every step.
 //
@@ -11,7 +11,7 @@
 // what Docker Model Runner, Ollama, llama.cpp's llama-server, vLLM, LM
 // Studio and the hosted services speak.
 //
-// [Agent] holds the model, the tools ([ToolSource], which *mcp.Toolset
+// [Agent] holds the model, the tools ([ToolSource], which *toolset.Toolset
 // implements, and [Func] for Go functions), the permission [Policy]
 // (*permission.Policy implements it) and the limits. [Agent.Run] runs a
 // conversation to its answer; [Agent.RunStream] does the same and reports
@@ -154,7 +154,7 @@
 // its tools are offered only to a model on this machine (see [LocalModel];
 // [OpenAI.Local] looks at the endpoint's address), and its earlier output
 // in a conversation is withheld from any other model. Each tool of the
-// ToolSource carries its server's setting (mcp.ServerTool.Egress); a
+// ToolSource carries its server's setting (toolset.ServerTool.Egress); a
 // warning says what was withheld and why.
 //
 // # Tracing

@@ -86,7 +86,7 @@ type ToolStarted struct {
 
 // ToolStatus reports a step of a call that runs as an MCP task: the task
 // was created, or its status or message changed. A host that keeps TaskID
-// and Server can pick the task up after a restart (mcp.Toolset.AwaitTask).
+// and Server can pick the task up after a restart (toolset.Toolset.AwaitTask).
 // Statuses come between ToolStarted and ToolResult; one that arrives
 // after the call ended is dropped, and a host slower than the task sees
 // the newest in place of some (see mcp.WithTaskObserver).
@@ -184,7 +184,7 @@ type TurnFinished struct {
 
 // Warning reports something the agent worked around during a run. What
 // the Toolset worked around while gathering the tools (a server skipped, a
-// tool left out) is an mcp.Warning, listed by Toolset.Warnings, not an
+// tool left out) is an toolset.Warning, listed by Toolset.Warnings, not an
 // event of any run.
 type Warning struct {
 	// Turn is the number of the last turn started: a warning about the tools

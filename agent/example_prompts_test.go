@@ -10,7 +10,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // A resource the user picks is attached to their message as framed data,
@@ -28,7 +28,7 @@ func ExampleAgent_AttachResource() {
 	defer llm.Close()
 
 	ctx := context.Background()
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "notes", URL: url}}, nil)
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "notes", URL: url}}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

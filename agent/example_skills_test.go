@@ -10,7 +10,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -42,7 +42,7 @@ func ExampleAgent_skills() {
 	baseURL := llm.Start()
 	defer llm.Close()
 
-	skills, err := mcp.Discover(context.Background(), nil, &mcp.ToolsetOptions{SkillFolders: []string{dir}})
+	skills, err := toolset.Discover(context.Background(), nil, &toolset.ToolsetOptions{SkillFolders: []string{dir}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -155,7 +155,7 @@ func ExampleOpenAI() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+	tools, err := toolset.Discover(ctx, cfg.Servers, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -45,9 +45,9 @@ func startMCP(t testing.TB, name string, tools ...mcptest.Tool) (*mcptest.Server
 }
 
 // discover connects a Toolset to the servers, closed when the test ends.
-func discover(t testing.TB, servers ...config.Server) *mcp.Toolset {
+func discover(t testing.TB, servers ...config.Server) *toolset.Toolset {
 	t.Helper()
-	ts, err := mcp.Discover(context.Background(), servers, nil)
+	ts, err := toolset.Discover(context.Background(), servers, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, ts.Close(context.Background())) })
 	require.Empty(t, ts.Warnings())

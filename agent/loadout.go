@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // loadout is what a run has loaded beside its catalogue: the skills
@@ -14,7 +14,7 @@ import (
 // it is safe for concurrent use; offered, the skills of this turn's
 // catalogue, is set and read by the run's goroutine alone.
 type loadout struct {
-	offered []mcp.ServerSkill
+	offered []toolset.ServerSkill
 
 	mu         sync.Mutex
 	skills     map[string]bool

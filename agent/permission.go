@@ -5,6 +5,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -45,7 +46,7 @@ func policyMode(m config.Mode) permission.Mode {
 // PermissionRequest describes a call of an MCP tool to the permission
 // policy, as the agent does before each call it runs: a host that calls a
 // tool itself asks the same way. args is the JSON object of arguments.
-func PermissionRequest(st mcp.ServerTool, args json.RawMessage) permission.Request {
+func PermissionRequest(st toolset.ServerTool, args json.RawMessage) permission.Request {
 	return mcpTool(st, nil).request(args)
 }
 

@@ -12,6 +12,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -60,7 +61,7 @@ mcp:
 }
 
 func TestPermissionRequest(t *testing.T) {
-	st := mcp.ServerTool{
+	st := toolset.ServerTool{
 		Name:   "text_count",
 		Server: "text",
 		Tool: mcp.Tool{

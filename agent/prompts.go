@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // ErrLocalOnly is returned when a prompt or a resource of a local-only
@@ -23,7 +23,7 @@ var ErrLocalOnly = errors.New("the server is local-only (egress: local) and the 
 // output (MaxToolOutput). Each message carries the prompt's server and
 // egress (see Message.Egress). A prompt of a local-only server gives
 // ErrLocalOnly when the Agent's model is not local.
-func (a *Agent) PromptMessages(p *mcp.PromptResult) ([]Message, error) {
+func (a *Agent) PromptMessages(p *toolset.PromptResult) ([]Message, error) {
 	if err := a.egressCheck(p.Server, p.Egress); err != nil {
 		return nil, fmt.Errorf("agent: prompt %s: %w", p.Name, err)
 	}
@@ -60,7 +60,7 @@ func (a *Agent) PromptMessages(p *mcp.PromptResult) ([]Message, error) {
 // The message then carries r's server and egress (see Message.Egress). A
 // resource of a local-only server gives ErrLocalOnly when the Agent's
 // model is not local. m is usually the user's next message.
-func (a *Agent) AttachResource(m Message, r *mcp.ResourceResult) (Message, error) {
+func (a *Agent) AttachResource(m Message, r *toolset.ResourceResult) (Message, error) {
 	if err := a.egressCheck(r.Server, r.Egress); err != nil {
 		return Message{}, fmt.Errorf("agent: resource %s: %w", clip(r.URI, 200), err)
 	}

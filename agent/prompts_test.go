@@ -13,7 +13,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // promptCatalog serves one prompt whose messages mix text, an image, an
@@ -37,7 +37,7 @@ func promptCatalog() *mcptest.Catalog {
 	}
 }
 
-func startCatalog(t *testing.T, name string, egress config.Egress) *mcp.Toolset {
+func startCatalog(t *testing.T, name string, egress config.Egress) *toolset.Toolset {
 	t.Helper()
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: promptCatalog()}
 	url := s.Start()

@@ -11,6 +11,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -40,7 +41,7 @@ const (
 	DefaultSkillBytesPerRun = 256 << 10
 )
 
-// SkillSource is where an Agent finds skills; *mcp.Toolset implements it.
+// SkillSource is where an Agent finds skills; *toolset.Toolset implements it.
 // Skills is called once per turn and must read no skill file;
 // ReadSkillFile reads one file of a skill ("SKILL.md", or a path relative
 // to the skill's folder) only when called, verifies it, and returns an
@@ -49,13 +50,13 @@ const (
 // ReadSkillFile must honour ctx.
 type SkillSource interface {
 	// Skills returns the skills offered now.
-	Skills() []mcp.ServerSkill
+	Skills() []toolset.ServerSkill
 	// ReadSkillFile reads and verifies one file of the skill Skills lists
 	// as name.
 	ReadSkillFile(ctx context.Context, name, ref string) (*mcp.SkillContent, error)
 }
 
-var _ SkillSource = (*mcp.Toolset)(nil)
+var _ SkillSource = (*toolset.Toolset)(nil)
 
 // SkillLimits bound what skills may bring into a run. Zero fields take
 // the Default* values.
@@ -88,7 +89,7 @@ type SkillLoaded struct {
 	// Turn is the number of the turn (0 for a skill pre-loaded before the
 	// first one); Index is the call's position in it.
 	Turn, Index int
-	// Server is the skill's server (mcp.LocalServer for a local folder),
+	// Server is the skill's server (toolset.LocalServer for a local folder),
 	// Skill its name in the catalogue, File the file read ("SKILL.md" when
 	// the skill itself is loaded).
 	Server, Skill, File string
@@ -114,7 +115,7 @@ var skillToolSchema = compileSchema([]byte(skillSchema))
 
 // skillCall is what a call of SkillTool is about.
 type skillCall struct {
-	skill mcp.ServerSkill
+	skill toolset.ServerSkill
 	file  string // "SKILL.md" to load the skill
 }
 
@@ -124,7 +125,7 @@ func (r *run) skillTool() *tool {
 	if r.a.Skills == nil {
 		return nil
 	}
-	var skills []mcp.ServerSkill
+	var skills []toolset.ServerSkill
 	for _, sk := range r.a.Skills.Skills() {
 		if r.skillWithheld(sk) {
 			r.warnOnce("skills-withheld:"+sk.Server, WarnToolsWithheld, fmt.Sprintf(
@@ -146,7 +147,7 @@ func ptr[T any](v T) *T { return &v }
 
 // skillWithheld reports a skill of a local-only server, with a model that
 // is not local.
-func (r *run) skillWithheld(sk mcp.ServerSkill) bool {
+func (r *run) skillWithheld(sk toolset.ServerSkill) bool {
 	if sk.Egress == config.EgressLocal {
 		r.egress[sk.Server] = config.EgressLocal
 	}
@@ -155,7 +156,7 @@ func (r *run) skillWithheld(sk mcp.ServerSkill) bool {
 
 // skillCatalog is SkillTool's description: how to use it, then one line
 // per skill, within the limits.
-func skillCatalog(skills []mcp.ServerSkill, lim SkillLimits) string {
+func skillCatalog(skills []toolset.ServerSkill, lim SkillLimits) string {
 	var b strings.Builder
 	b.WriteString("Load a skill: instructions for a kind of task. When a task matches a skill below, call this tool with the skill's name first, then follow its instructions; " +
 		"to read a file the instructions name, call it again with the name and the file. " +
@@ -183,7 +184,7 @@ func (r *run) checkSkill(c *call) string {
 		File string `json:"file"`
 	}
 	_ = json.Unmarshal(c.args, &a) // validated against skillSchema
-	var found *mcp.ServerSkill
+	var found *toolset.ServerSkill
 	for i := range r.loaded.offered {
 		if r.loaded.offered[i].Name == a.Name {
 			found = &r.loaded.offered[i]

@@ -14,18 +14,19 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 const invoiceSkill = "---\nname: invoices\ndescription: Draft an invoice from a list of hours\n---\nSum the hours, multiply by the rate in rates.md, and answer with the total.\n"
 
-func skillsServer(t *testing.T, k *mcptest.Skills) (*mcptest.Server, *mcp.Toolset) {
+func skillsServer(t *testing.T, k *mcptest.Skills) (*mcptest.Server, *toolset.Toolset) {
 	t.Helper()
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: k}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	ts, err := mcp.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Permissions: config.ModeAsk}},
-		&mcp.ToolsetOptions{Client: mcp.Options{Skills: true}})
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Permissions: config.ModeAsk}},
+		&toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, ts.Close(context.Background())) })
 	return s, ts

@@ -16,11 +16,12 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // startTaskMCP starts a server speaking version whose "research" tool
 // runs only as a task, running fn; it returns a Toolset with tasks on.
-func startTaskMCP(t *testing.T, version string, fn func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error)) (*mcptest.Server, *mcp.Toolset) {
+func startTaskMCP(t *testing.T, version string, fn func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error)) (*mcptest.Server, *toolset.Toolset) {
 	t.Helper()
 	s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: time.Millisecond},
 		Tools: []mcptest.Tool{{
@@ -29,8 +30,8 @@ func startTaskMCP(t *testing.T, version string, fn func(context.Context, json.Ra
 		}}}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	ts, err := mcp.Discover(context.Background(), []config.Server{{Name: "lab", URL: url, Permissions: config.ModeAsk}},
-		&mcp.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "lab", URL: url, Permissions: config.ModeAsk}},
+		&toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, ts.Close(context.Background())) })
 	require.Empty(t, ts.Warnings())

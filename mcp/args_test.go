@@ -16,13 +16,13 @@ import (
 // anything is sent (they used to panic in CallTool).
 func TestCallToolWhiteSpaceArguments(t *testing.T) {
 	var calls atomic.Int64
-	tool := echoTool()
+	tool := mcptest.EchoTool()
 	echo := tool.Call
 	tool.Call = func(ctx context.Context, args json.RawMessage, send func(string, any)) (any, error) {
 		calls.Add(1)
 		return echo(ctx, args, send)
 	}
-	c := connect(t, start(t, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{tool}}), nil)
+	c := connect(t, mcptest.Start(t, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{tool}}), nil)
 	for _, args := range []any{json.RawMessage(" "), json.RawMessage("\t\r\n"), []byte("  ")} {
 		res, err := c.CallTool(context.Background(), "echo", args)
 		require.Error(t, err, "%q", args)

@@ -26,7 +26,7 @@ func BenchmarkCallTool(b *testing.B) {
 			name = "sse"
 		}
 		b.Run(name, func(b *testing.B) {
-			s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: sse, Tools: []mcptest.Tool{echoTool()}}
+			s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: sse, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 			url := s.Start()
 			defer s.Close()
 			c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)

@@ -22,7 +22,7 @@ func floodTool(s *mcptest.Server, n int) mcptest.Tool {
 	return mcptest.Tool{
 		Def: json.RawMessage(`{"name":"flood","inputSchema":{"type":"object"}}`),
 		Call: func(_ context.Context, _ json.RawMessage, send func(string, any)) (any, error) {
-			tok := progressToken(s)
+			tok := s.LastProgressToken()
 			for i := 1; i <= n; i++ {
 				send("notifications/progress", map[string]any{"progressToken": tok, "progress": i, "total": n})
 			}
@@ -41,7 +41,7 @@ func TestBlockedCallbackDoesNotStallCall(t *testing.T) {
 			s.Tools = []mcptest.Tool{floodTool(s, 2000)}
 			release := make(chan struct{})
 			var calls atomic.Int32
-			c := connect(t, start(t, s), &mcp.Options{OnProgress: func(mcp.Progress) {
+			c := connect(t, mcptest.Start(t, s), &mcp.Options{OnProgress: func(mcp.Progress) {
 				calls.Add(1)
 				<-release
 			}})
@@ -73,7 +73,7 @@ func TestBlockedCallbackKeepsTheDeadline(t *testing.T) {
 	}}
 	release := make(chan struct{})
 	logged := make(chan struct{}, 1)
-	c := connect(t, start(t, s), &mcp.Options{OnLog: func(mcp.LogMessage) {
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{OnLog: func(mcp.LogMessage) {
 		logged <- struct{}{}
 		<-release
 	}})

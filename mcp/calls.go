@@ -259,14 +259,22 @@ func marshalArgs(args any) (json.RawMessage, error) {
 
 // ListPrompts lists every prompt of the server.
 func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
-	prompts, _, err := c.listPrompts(ctx)
-	return prompts, err
+	prompts, fresh, err := listFresh(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string, *int64) { return p.Prompts, p.NextCursor, p.TTLMs })
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.promptsFresh = fresh
+	c.mu.Unlock()
+	return prompts, nil
 }
 
-// listPrompts lists every prompt and says until when the list is fresh
-// (see ToolsFreshUntil).
-func (c *Client) listPrompts(ctx context.Context) ([]Prompt, time.Time, error) {
-	return listFresh(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string, *int64) { return p.Prompts, p.NextCursor, p.TTLMs })
+// PromptsFreshUntil says until when the last ListPrompts result may be
+// used without listing again, as ToolsFreshUntil does for tools.
+func (c *Client) PromptsFreshUntil() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.promptsFresh
 }
 
 // listFresh follows every page of a listing (listAll) and says until when
@@ -315,16 +323,24 @@ type getPromptWire struct {
 
 // ListResources lists every resource of the server.
 func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
-	res, _, err := c.listResources(ctx)
-	return res, err
-}
-
-// listResources lists every resource and says until when the list is
-// fresh (see ToolsFreshUntil).
-func (c *Client) listResources(ctx context.Context) ([]Resource, time.Time, error) {
-	return listFresh(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string, *int64) {
+	res, fresh, err := listFresh(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string, *int64) {
 		return p.Resources, p.NextCursor, p.TTLMs
 	})
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.resourcesFresh = fresh
+	c.mu.Unlock()
+	return res, nil
+}
+
+// ResourcesFreshUntil says until when the last ListResources result may
+// be used without listing again, as ToolsFreshUntil does for tools.
+func (c *Client) ResourcesFreshUntil() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.resourcesFresh
 }
 
 type resourcesPage struct {

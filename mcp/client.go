@@ -193,9 +193,10 @@ type Client struct {
 	hints    map[string]*ToolAnnotations
 	tasking  map[string]TaskUse   // how each listed tool is called
 	progress map[string]*Progress // by progress token
-	// toolsFresh is when the last tool list expires (zero: no lifetime).
-	toolsFresh time.Time
-	initGen    int // legacy session generation
+	// toolsFresh, promptsFresh and resourcesFresh are when the last list
+	// of each expires (zero: no lifetime).
+	toolsFresh, promptsFresh, resourcesFresh time.Time
+	initGen                                  int // legacy session generation
 	// resourceSubs are the 2026-07-28 resource subscriptions, each a
 	// listen stream of its own (see subscribe.go).
 	resourceSubs resourceStreams
@@ -249,7 +250,7 @@ func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ConnectTimeout)
 	defer cancel()
 	if err := c.negotiate(ctx); err != nil {
-		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultCloseTimeout)
 		defer ccancel()
 		_ = cn.close(cctx)
 		return nil, err
@@ -322,9 +323,9 @@ func (c *Client) Capabilities() ServerCapabilities { return c.state().capabiliti
 // Instructions returns the server's usage instructions, if any.
 func (c *Client) Instructions() string { return c.state().instructions }
 
-// Close is Shutdown bounded by 5 s.
+// Close is Shutdown bounded by DefaultCloseTimeout.
 func (c *Client) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultCloseTimeout)
 	defer cancel()
 	return c.Shutdown(ctx)
 }
@@ -355,8 +356,9 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// closeTimeout bounds Close.
-const closeTimeout = 5 * time.Second
+// DefaultCloseTimeout bounds Close: how long the end of a session (a
+// DELETE, a subprocess's stop) may take before it is cut short.
+const DefaultCloseTimeout = 5 * time.Second
 
 // call sends one request and decodes its result, applying the call timeout,
 // progress tokens, cancellation and the legacy session rules.

@@ -26,18 +26,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// echoTool answers with the text of its "text" argument.
-func echoTool() mcptest.Tool {
-	return mcptest.Tool{
-		Def: json.RawMessage(`{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}},"annotations":{"readOnlyHint":true}}`),
-		Call: func(_ context.Context, args json.RawMessage, _ func(string, any)) (any, error) {
-			var a struct{ Text string }
-			_ = json.Unmarshal(args, &a)
-			return map[string]any{"content": []any{map[string]any{"type": "text", "text": a.Text}}}, nil
-		},
-	}
-}
-
 func failTool() mcptest.Tool {
 	return mcptest.Tool{
 		Def: json.RawMessage(`{"name":"fail","inputSchema":{"type":"object"}}`),
@@ -45,13 +33,6 @@ func failTool() mcptest.Tool {
 			return map[string]any{"content": []any{map[string]any{"type": "text", "text": "no such account"}}, "isError": true}, nil
 		},
 	}
-}
-
-func start(t testing.TB, s *mcptest.Server) string {
-	t.Helper()
-	url := s.Start()
-	t.Cleanup(s.Close)
-	return url
 }
 
 func connect(t testing.TB, url string, opts *mcp.Options) *mcp.Client {
@@ -77,8 +58,8 @@ func TestEraDetection(t *testing.T) {
 		{"modern over sse", []string{mcptest.Modern}, true, mcp.EraModern, mcp.Version20260728},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &mcptest.Server{Versions: tc.versions, SSE: tc.sse, Tools: []mcptest.Tool{echoTool(), failTool()}}
-			c := connect(t, start(t, s), nil)
+			s := &mcptest.Server{Versions: tc.versions, SSE: tc.sse, Tools: []mcptest.Tool{mcptest.EchoTool(), failTool()}}
+			c := connect(t, mcptest.Start(t, s), nil)
 			assert.Equal(t, tc.era, c.Era())
 			assert.Equal(t, tc.version, c.ProtocolVersion())
 			assert.Equal(t, "mcptest", c.ServerInfo().Name)
@@ -133,7 +114,7 @@ func TestPagination(t *testing.T) {
 	for i := range 50 {
 		s.Tools = append(s.Tools, mcptest.Tool{Def: json.RawMessage(fmt.Sprintf(`{"name":"t%02d","inputSchema":{"type":"object"}}`, i))})
 	}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	tools, err := c.ListTools(context.Background())
 	require.NoError(t, err)
 	require.Len(t, tools, 50)
@@ -150,7 +131,7 @@ func TestRepeatedCursorIsAnError(t *testing.T) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[],"nextCursor":""}}`, msg.ID)
 		return true
 	}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	_, err := c.ListTools(context.Background())
 	require.ErrorIs(t, err, mcp.ErrProtocol)
 	assert.Contains(t, err.Error(), "repeated cursor")
@@ -162,7 +143,7 @@ func TestProgressNotifications(t *testing.T) {
 		Def: json.RawMessage(`{"name":"slow","inputSchema":{"type":"object"}}`),
 		Call: func(_ context.Context, _ json.RawMessage, send func(string, any)) (any, error) {
 			for i := 1; i <= 3; i++ {
-				send("notifications/progress", map[string]any{"progressToken": progressToken(s), "progress": i, "total": 3})
+				send("notifications/progress", map[string]any{"progressToken": s.LastProgressToken(), "progress": i, "total": 3})
 			}
 			send("notifications/message", map[string]any{"level": "info", "data": "working"})
 			return map[string]any{"content": []any{}}, nil
@@ -171,7 +152,7 @@ func TestProgressNotifications(t *testing.T) {
 	var mu sync.Mutex
 	var got []mcp.Progress
 	var logs []mcp.LogMessage
-	c := connect(t, start(t, s), &mcp.Options{
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{
 		OnProgress: func(p mcp.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() },
 		OnLog:      func(m mcp.LogMessage) { mu.Lock(); logs = append(logs, m); mu.Unlock() },
 	})
@@ -187,23 +168,9 @@ func TestProgressNotifications(t *testing.T) {
 	assert.Equal(t, "info", logs[0].Level)
 }
 
-// progressToken returns the token of the last tools/call the server saw.
-func progressToken(s *mcptest.Server) any {
-	reqs := s.Requests()
-	var p struct {
-		Params struct {
-			Meta struct {
-				Token any `json:"progressToken"`
-			} `json:"_meta"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(reqs[len(reqs)-1].Body, &p)
-	return p.Params.Meta.Token
-}
-
 func TestSessionExpiryReinitializesOnce(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool(), failTool()}}
-	c := connect(t, start(t, s), &mcp.Options{TrustToolHints: true})
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool(), failTool()}}
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{TrustToolHints: true})
 
 	s.ExpireSessions()
 	// echo is read-only, and hints are trusted: replayed on the new
@@ -249,7 +216,7 @@ func TestStreamDroppedMidResponse(t *testing.T) {
 		era := tc.era
 		t.Run(fmt.Sprint(era, " trust=", tc.trust), func(t *testing.T) {
 			var calls atomic.Int32
-			s := &mcptest.Server{Versions: []string{era}, SSE: true, Tools: []mcptest.Tool{echoTool()}}
+			s := &mcptest.Server{Versions: []string{era}, SSE: true, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 			s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 				if msg.Method != "tools/call" || calls.Add(1) > 1 {
 					return false
@@ -258,7 +225,7 @@ func TestStreamDroppedMidResponse(t *testing.T) {
 				_, _ = w.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":1}}\n\n"))
 				return true // the stream ends with no response
 			}
-			c := connect(t, start(t, s), &mcp.Options{TrustToolHints: tc.trust})
+			c := connect(t, mcptest.Start(t, s), &mcp.Options{TrustToolHints: tc.trust})
 			_, err := c.ListTools(context.Background())
 			require.NoError(t, err)
 			res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
@@ -289,7 +256,7 @@ func TestLegacyStreamResumesWithLastEventID(t *testing.T) {
 		_, _ = w.Write([]byte("id: ev-1\nretry: 20\ndata:\n\n"))
 		return true
 	}
-	url := start(t, s)
+	url := mcptest.Start(t, s)
 	// GET resumptions are served by a wrapper in front of the server.
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
@@ -386,7 +353,7 @@ func TestStatusAndBodyCombinations(t *testing.T) {
 				tc.handle(w, msg)
 				return true
 			}
-			c := connect(t, start(t, s), nil)
+			c := connect(t, mcptest.Start(t, s), nil)
 			_, err := c.CallTool(context.Background(), "x", nil)
 			require.Error(t, err)
 			tc.check(t, err)
@@ -417,7 +384,7 @@ func TestFallbackOnNonModernErrors(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+			s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 			s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 				if msg.Method != "server/discover" {
 					return false
@@ -425,7 +392,7 @@ func TestFallbackOnNonModernErrors(t *testing.T) {
 				tc.handle(w, msg)
 				return true
 			}
-			c := connect(t, start(t, s), nil)
+			c := connect(t, mcptest.Start(t, s), nil)
 			assert.Equal(t, mcp.EraLegacy, c.Era())
 			_, err := c.ListTools(context.Background())
 			require.NoError(t, err)
@@ -442,7 +409,7 @@ func TestModernErrorOnDiscoverDoesNotFallBack(t *testing.T) {
 		mcptest.WriteError(w, http.StatusBadRequest, msg.ID, mcp.CodeHeaderMismatch, "header mismatch")
 		return true
 	}
-	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: start(t, s)}, nil)
+	_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: mcptest.Start(t, s)}, nil)
 	var rpc *mcp.RPCError
 	require.ErrorAs(t, err, &rpc)
 	assert.Equal(t, mcp.CodeHeaderMismatch, rpc.Code)
@@ -464,7 +431,7 @@ func TestHeaderParams(t *testing.T) {
 		{Def: json.RawMessage(`{"name":"bad","inputSchema":{"type":"object","properties":{"x":{"type":"number","x-mcp-header":"X"}}}}`)},
 	}}
 	var dropped []string
-	c := connect(t, start(t, s), &mcp.Options{OnInvalidTool: func(name string, _ error) { dropped = append(dropped, name) }})
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{OnInvalidTool: func(name string, _ error) { dropped = append(dropped, name) }})
 	tools, err := c.ListTools(context.Background())
 	require.NoError(t, err)
 	require.Len(t, tools, 1)
@@ -495,7 +462,7 @@ func TestOversizedMessage(t *testing.T) {
 					return map[string]any{"content": []any{map[string]any{"type": "text", "text": big}}}, nil
 				},
 			}}}
-			c := connect(t, start(t, s), &mcp.Options{MaxMessageSize: 1024})
+			c := connect(t, mcptest.Start(t, s), &mcp.Options{MaxMessageSize: 1024})
 			_, err := c.CallTool(context.Background(), "big", nil)
 			require.ErrorIs(t, err, mcp.ErrTooLarge)
 		})
@@ -514,7 +481,7 @@ func TestCancelSlowCall(t *testing.T) {
 					return nil, ctx.Err()
 				},
 			}}}
-			c := connect(t, start(t, s), nil)
+			c := connect(t, mcptest.Start(t, s), nil)
 			ctx, cancel := context.WithCancel(context.Background())
 			go func() { <-started; cancel() }()
 			_, err := c.CallTool(ctx, "slow", nil)
@@ -572,7 +539,7 @@ func (r cutReader) Read([]byte) (int, error) {
 func TestCancelRacesTheBrokenStream(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true}
 	started := make(chan struct{})
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: start(t, s), HTTPClient: &http.Client{Transport: cutOnCancel(started)}}, nil)
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: mcptest.Start(t, s), HTTPClient: &http.Client{Transport: cutOnCancel(started)}}, nil)
 	require.NoError(t, err)
 	defer c.Close()
 	const calls = 200
@@ -583,7 +550,7 @@ func TestCancelRacesTheBrokenStream(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		require.NotErrorIs(t, err, mcp.ErrStreamBroken)
 	}
-	assert.Equal(t, calls, methodCount(s, "notifications/cancelled"), "a cancellation sent for each call")
+	assert.Equal(t, calls, s.Count("notifications/cancelled"), "a cancellation sent for each call")
 }
 
 func TestAuthTokenFromEnvironment(t *testing.T) {
@@ -602,7 +569,7 @@ func TestAuthTokenFromEnvironment(t *testing.T) {
 		}
 		return false
 	}
-	url := start(t, s)
+	url := mcptest.Start(t, s)
 	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_TOKEN", TokenHeader: "X-API-Key"}, nil)
 	require.NoError(t, err)
 	defer c.Close()
@@ -655,7 +622,7 @@ func TestLegacyServerRequestsAnswered(t *testing.T) {
 		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", msg.ID)
 		return true
 	}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	_, err := c.CallTool(context.Background(), "x", nil)
 	require.NoError(t, err)
 	// The answers go out from their own goroutines, maybe after the call.
@@ -688,7 +655,7 @@ func TestInputRequired(t *testing.T) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`, msg.ID, string(msg.Params))
 		return true
 	}
-	url := start(t, s)
+	url := mcptest.Start(t, s)
 
 	// Without a handler: no capability offered, a clear error.
 	c := connect(t, url, nil)
@@ -730,8 +697,8 @@ func lastIDOf(body []byte) string {
 func TestConcurrentCalls(t *testing.T) {
 	for _, era := range []string{mcptest.Modern, mcptest.Legacy} {
 		t.Run(era, func(t *testing.T) {
-			s := &mcptest.Server{Versions: []string{era}, SSE: true, Tools: []mcptest.Tool{echoTool()}}
-			c := connect(t, start(t, s), nil)
+			s := &mcptest.Server{Versions: []string{era}, SSE: true, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+			c := connect(t, mcptest.Start(t, s), nil)
 			var wg sync.WaitGroup
 			errs := make(chan error, 50)
 			for i := range 50 {
@@ -756,8 +723,8 @@ func TestConcurrentCalls(t *testing.T) {
 }
 
 func TestClosedClient(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
-	c := connect(t, start(t, s), nil)
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	c := connect(t, mcptest.Start(t, s), nil)
 	require.NoError(t, c.Close())
 	require.NoError(t, c.Close(), "idempotent")
 	_, err := c.ListTools(context.Background())
@@ -798,7 +765,7 @@ func TestLegacyElicitationWhileStreamIsOpen(t *testing.T) {
 		}
 		return true
 	}
-	c := connect(t, start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	}})
 	// A call stuck on its stream (the request not reaching the client)
@@ -837,7 +804,7 @@ func TestInvalidHeaderAnnotationsDropTheTool(t *testing.T) {
 		s.Tools = append(s.Tools, mcptest.Tool{Def: json.RawMessage(fmt.Sprintf(`{"name":%q,"inputSchema":%s}`, name, schema))})
 	}
 	dropped := map[string]string{}
-	c := connect(t, start(t, s), &mcp.Options{OnInvalidTool: func(name string, err error) { dropped[name] = err.Error() }})
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{OnInvalidTool: func(name string, err error) { dropped[name] = err.Error() }})
 	tools, err := c.ListTools(context.Background())
 	require.NoError(t, err)
 	kept := map[string]bool{}
@@ -861,14 +828,14 @@ func TestLegacyServerKeepsToolsWithHeaderAnnotations(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{
 		{Def: json.RawMessage(`{"name":"t","inputSchema":{"type":"object","properties":{"a":{"type":"number","x-mcp-header":"A"}}}}`)},
 	}}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	tools, err := c.ListTools(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, tools, 1)
 }
 
 func TestDeprecatedHTTPSSETransport(t *testing.T) {
-	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{echoTool(), failTool()}}
+	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{mcptest.EchoTool(), failTool()}}
 	url := s.Start()
 	defer s.Close()
 	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)
@@ -896,9 +863,9 @@ func TestDeprecatedHTTPSSETransport(t *testing.T) {
 }
 
 func TestModernListenStreamDeliversToolsChanged(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	changed := make(chan struct{}, 4)
-	c := connect(t, start(t, s), &mcp.Options{OnToolsChanged: func() { changed <- struct{}{} }})
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{OnToolsChanged: func() { changed <- struct{}{} }})
 	require.Eventually(t, func() bool { return s.Listeners() == 1 }, 5*time.Second, 10*time.Millisecond, "listen stream opened")
 	for _, r := range s.Requests() {
 		if r.Method == "subscriptions/listen" {
@@ -938,7 +905,7 @@ func TestHeaderMismatchRelistsAndRetries(t *testing.T) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`, msg.ID)
 		return true
 	}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	_, err := c.ListTools(context.Background())
 	require.NoError(t, err)
 	s.SetTools([]mcptest.Tool{
@@ -950,7 +917,7 @@ func TestHeaderMismatchRelistsAndRetries(t *testing.T) {
 }
 
 func TestPinnedHTTPSSETransport(t *testing.T) {
-	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	url := s.Start()
 	defer s.Close()
 	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, HTTPSSE: true}, nil)
@@ -969,7 +936,7 @@ func TestPinnedHTTPSSETransport(t *testing.T) {
 // act on before its 202 arrives: a call cancelled while the POST waits for
 // it tells the server, as one cancelled while its answer is awaited does.
 func TestHTTPSSECancelWhilePosting(t *testing.T) {
-	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	s.Start()
 	defer s.Close()
 	posted := make(chan struct{})
@@ -1024,7 +991,7 @@ func TestHTTPSSECancelWhilePosting(t *testing.T) {
 func TestNotificationAnswered200(t *testing.T) {
 	// A server that answers a notification with 200 and a body instead of
 	// 202 still gets a working session.
-	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 		if msg.Method != "notifications/initialized" {
 			return false
@@ -1033,7 +1000,7 @@ func TestNotificationAnswered200(t *testing.T) {
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","result":{}}`))
 		return true
 	}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "ok"})
 	require.NoError(t, err)
 	assert.Equal(t, "ok", res.Text())
@@ -1045,7 +1012,7 @@ func TestNotificationAnswered200(t *testing.T) {
 func TestReconnectWithKnownVersion(t *testing.T) {
 	for _, version := range []string{mcptest.Legacy, mcptest.Modern} {
 		t.Run(version, func(t *testing.T) {
-			s := &mcptest.Server{Versions: []string{version}, Tools: []mcptest.Tool{echoTool()}}
+			s := &mcptest.Server{Versions: []string{version}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 			url := s.Start()
 			defer s.Close()
 			first, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)

@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"fmt"
 )
 
 // MaxCompletionValues is the most values a completion holds, as the spec
@@ -73,55 +72,4 @@ type completeContext struct {
 type completeResult struct {
 	complete
 	Completion Completion `json:"completion"`
-}
-
-// CompletePrompt suggests values for the argument arg of the prompt the
-// Toolset names name (see Client.Complete). A server that does not declare
-// completions is not asked: the completion is empty.
-func (t *Toolset) CompletePrompt(ctx context.Context, name, arg, value string, args map[string]string) (*Completion, error) {
-	t.mu.RLock()
-	r, ok := t.prompts.index[name]
-	var original string
-	if ok {
-		original = t.prompts.all[r.pos].Prompt.Name
-	}
-	t.mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
-	}
-	return askCompletion(ctx, r.srv, CompletionRef{Type: "ref/prompt", Name: original}, arg, value, args)
-}
-
-// CompleteResource suggests values for the variable arg of the resource
-// template uriTemplate of server, as ResourceTemplates lists it (see
-// Client.Complete). A template the Toolset does not list gives
-// ErrUnknownResource; a server that does not declare completions is not
-// asked: the completion is empty.
-func (t *Toolset) CompleteResource(ctx context.Context, server, uriTemplate, arg, value string, args map[string]string) (*Completion, error) {
-	t.mu.RLock()
-	var srv *tsServer
-	for i, tm := range t.resources.templates {
-		if tm.Server == server && tm.Template.URITemplate == uriTemplate {
-			srv = t.resources.matchers[i].srv
-			break
-		}
-	}
-	t.mu.RUnlock()
-	if srv == nil {
-		return nil, fmt.Errorf("%w: template %q of server %q", ErrUnknownResource, clip(uriTemplate, 200), server)
-	}
-	return askCompletion(ctx, srv, CompletionRef{Type: "ref/resource", URI: uriTemplate}, arg, value, args)
-}
-
-// askCompletion asks a server of the Toolset for a completion, if it offers
-// them.
-func askCompletion(ctx context.Context, s *tsServer, ref CompletionRef, arg, value string, args map[string]string) (*Completion, error) {
-	if s.client.Capabilities().Completions == nil {
-		return &Completion{}, nil
-	}
-	c, err := s.client.Complete(ctx, ref, arg, value, args)
-	if err != nil {
-		return nil, fmt.Errorf("mcp: completing %s (server %q): %w", arg, s.cfg.Name, err)
-	}
-	return c, nil
 }

@@ -30,9 +30,8 @@
 //
 // Tokens come from environment variables ([HTTPTransport.TokenEnv]) or from
 // [Credentials] such as an *oauth.Authorizer (package mcp/oauth, the OAuth
-// 2.1 flow of the MCP specification), which [Discover] builds for servers
-// whose auth type is oauth, with the host's browser step
-// ([ToolsetOptions.Browser]) and token store. They are sent only to the
+// 2.1 flow of the MCP specification), which toolset.Discover builds for servers
+// whose auth type is oauth, with the host's browser step and token store. They are sent only to the
 // configured origin (scheme, host and port, checked on every redirect) and
 // never appear in errors or logs. Every 401 or 403, for any request (calls,
 // notifications, streams, DELETE, the HTTP+SSE transport), is an
@@ -51,20 +50,10 @@
 //
 // # Many servers
 //
-// [Discover] connects to every server of a configuration at once and
-// returns a [Toolset]: one catalogue of tools named "{server}_{tool}"
-// ([ToolName]), calls routed back to each tool's server under its original
-// name, refreshes when a server says its tools changed, and [Warning]
-// values for every server skipped and every tool left out, renamed or
-// changed since first seen.
-//
-// Beside the tools, the Toolset gathers each server's prompts
-// ([Toolset.Prompts], named like tools), resources and resource templates
-// ([Toolset.Resources], [Toolset.ResourceTemplates]), each refreshed on its
-// own list_changed notification. [Toolset.GetPrompt] routes a prompt by
-// name; [Toolset.ReadResource] sends a URI only to the server that listed
-// it or one of whose templates matches it, and refuses any other with
-// [ErrUnknownResource].
+// A host with many servers uses package mcp/toolset: its Discover
+// connects to every server of a configuration at once and gathers their
+// tools, prompts, resources and skills into one catalogue, built on this
+// package's public API alone.
 //
 // # Tracing
 //

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
 	"net"
-	"strings"
-	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 )
@@ -124,18 +123,8 @@ var (
 	ErrUnsupportedVersion = errors.New("mcp: no protocol version in common")
 )
 
-// clip shortens s for an error message, to at most n bytes and never in
-// the middle of a UTF-8 sequence.
-func clip(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// clip shortens s for an error message (see textclip.Clip).
+func clip(s string, n int) string { return textclip.Clip(s, n) }
 
 // redacted is an error whose text had a secret removed. Its Is still
 // answers for the original chain (context.DeadlineExceeded, ErrUnreachable

@@ -20,7 +20,7 @@ import (
 // branch on.
 func TestFailureSentinels(t *testing.T) {
 	t.Run("refused", func(t *testing.T) {
-		_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: closedURL(t)}, nil)
+		_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: mcptest.ClosedURL(t)}, nil)
 		require.ErrorIs(t, err, mcp.ErrUnreachable)
 		assert.NotErrorIs(t, err, mcp.ErrStreamBroken)
 	})
@@ -29,7 +29,7 @@ func TestFailureSentinels(t *testing.T) {
 		require.ErrorIs(t, err, mcp.ErrUnreachable)
 	})
 	t.Run("cut before the answer", func(t *testing.T) {
-		s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+		s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 		s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 			if msg.Method != "tools/call" {
 				return false
@@ -40,13 +40,13 @@ func TestFailureSentinels(t *testing.T) {
 			}
 			return true
 		}
-		c := connect(t, start(t, s), nil)
+		c := connect(t, mcptest.Start(t, s), nil)
 		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
 		require.ErrorIs(t, err, mcp.ErrStreamBroken)
 		assert.NotErrorIs(t, err, mcp.ErrUnreachable)
 	})
 	t.Run("JSON cut by EOF", func(t *testing.T) {
-		s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+		s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 		s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 			if msg.Method != "tools/call" {
 				return false
@@ -56,12 +56,12 @@ func TestFailureSentinels(t *testing.T) {
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":`))
 			return true // shorter than announced
 		}
-		c := connect(t, start(t, s), nil)
+		c := connect(t, mcptest.Start(t, s), nil)
 		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
 		require.ErrorIs(t, err, mcp.ErrStreamBroken)
 	})
 	t.Run("wrong content type on 200", func(t *testing.T) {
-		s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+		s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 		s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 			if msg.Method != "tools/call" {
 				return false
@@ -70,7 +70,7 @@ func TestFailureSentinels(t *testing.T) {
 			_, _ = w.Write([]byte("<html>login</html>"))
 			return true
 		}
-		c := connect(t, start(t, s), nil)
+		c := connect(t, mcptest.Start(t, s), nil)
 		_, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
 		require.ErrorIs(t, err, mcp.ErrProtocol)
 		var herr *mcp.HTTPError

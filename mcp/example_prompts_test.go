@@ -7,7 +7,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // A server's prompts are the host's commands: the Toolset lists them under
@@ -21,7 +21,7 @@ func ExampleToolset_GetPrompt() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "finance", URL: url}}, nil)
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "finance", URL: url}}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,6 +8,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // With tasks on, a tool that can only run as a task is offered, and a
@@ -24,8 +25,8 @@ func ExampleWithTaskObserver() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "db", URL: url}},
-		&mcp.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "db", URL: url}},
+		&toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,7 +7,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // Discover gathers the tools of every configured server into one
@@ -25,7 +25,7 @@ func ExampleDiscover() {
 	defer srv.Close()
 
 	ctx := context.Background()
-	ts, err := mcp.Discover(ctx, []config.Server{
+	ts, err := toolset.Discover(ctx, []config.Server{
 		{Name: "context7", URL: url},
 		{Name: "github", URL: "https://api.example.com/mcp", Auth: &config.Auth{Type: config.AuthBearer, TokenEnv: "MINIME_EXAMPLE_UNSET_TOKEN"}},
 	}, nil)

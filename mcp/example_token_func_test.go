@@ -13,7 +13,7 @@ import (
 // A host whose identity system none of package oauth's grants covers
 // supplies its own token source: a function returning the current token.
 func ExampleTokenFunc() {
-	inner := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	inner := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	inner.Start()
 	defer inner.Close()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

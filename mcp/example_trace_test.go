@@ -14,7 +14,7 @@ import (
 // holding it, end it in RequestDone, and give the span's traceparent in
 // TraceContext; here they print.
 func ExampleWithTrace() {
-	srv := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool(), failTool()}}
+	srv := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool(), failTool()}}
 	url := srv.Start()
 	defer srv.Close()
 	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, &mcp.Options{ServerName: "demo"})

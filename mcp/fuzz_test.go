@@ -10,12 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 )
@@ -373,55 +371,6 @@ func FuzzToolHeaders(f *testing.F) {
 	})
 }
 
-// validToolName is what a Toolset promises of every name: the characters
-// model APIs accept, at most MaxToolNameLength of them, no leading,
-// trailing or doubled underscore.
-var validToolName = regexp.MustCompile(`^[A-Za-z0-9]+([_-][A-Za-z0-9]+)*$`)
-
-// FuzzToolName checks that exposed names are always valid, depend only on
-// the original names, and stay distinct when several tools map to the
-// same name.
-func FuzzToolName(f *testing.F) {
-	f.Add("files", "read_file", "files_read", "file")
-	f.Add("a-b", "c", "a", "b-c")
-	f.Add("", "", "_", "__")
-	f.Add("日本", "ツール", "x", "y")
-	f.Add(strings.Repeat("s", 40), strings.Repeat("t", 40), strings.Repeat("s", 40), strings.Repeat("t", 41))
-	f.Add("srv", strings.Repeat("a_", 40), "srv", strings.Repeat("a__", 40))
-	f.Fuzz(func(t *testing.T, s1, t1, s2, t2 string) {
-		for _, n := range [][2]string{{s1, t1}, {s2, t2}} {
-			name := ToolName(n[0], n[1])
-			if len(name) > MaxToolNameLength || !validToolName.MatchString(name) {
-				t.Fatalf("ToolName(%q, %q) = %q", n[0], n[1], name)
-			}
-			if name != ToolName(n[0], n[1]) {
-				t.Fatalf("ToolName(%q, %q) is not deterministic", n[0], n[1])
-			}
-		}
-		// Four tools whose names may collide, placed in both orders: every
-		// name is valid and unique, and the first placed keeps its
-		// natural name.
-		tools := [][2]string{{s1, t1}, {s2, t2}, {s1, t2}, {s2, t1}}
-		for _, order := range [][]int{{0, 1, 2, 3}, {3, 2, 1, 0}} {
-			taken := map[string][2]string{}
-			for k, i := range order {
-				s, tl := tools[i][0], tools[i][1]
-				name := uniqueName(s, tl, func(n string) bool { _, ok := taken[n]; return ok })
-				if len(name) > MaxToolNameLength || !validToolName.MatchString(name) {
-					t.Fatalf("uniqueName(%q, %q) = %q", s, tl, name)
-				}
-				if prev, ok := taken[name]; ok {
-					t.Fatalf("%q given to %q and %q", name, prev, tools[i])
-				}
-				if k == 0 && name != ToolName(s, tl) {
-					t.Fatalf("first tool %q named %q, not %q", tools[i], name, ToolName(s, tl))
-				}
-				taken[name] = tools[i]
-			}
-		}
-	})
-}
-
 // FuzzChildEnv checks ${NAME} and $NAME expansion in a stdio server's
 // environment: a value without references is kept as is, $$ is a dollar,
 // a reference to an unset variable is an error that names it and never
@@ -462,31 +411,6 @@ func FuzzChildEnv(f *testing.F) {
 		}
 		if strings.Contains(v, "${FUZZ_SECRET}") && !strings.Contains(got, "s3cr3t-token") {
 			t.Fatalf("%q expanded to %q", v, got)
-		}
-	})
-}
-
-// FuzzClip checks the cutting of server text quoted in errors: within n
-// bytes plus the mark, on a character boundary.
-func FuzzClip(f *testing.F) {
-	f.Add("héllo wörld", 3)
-	f.Add("  spaced  ", 3)
-	f.Add("日本語のテキスト", 6)
-	f.Add("", 0)
-	f.Fuzz(func(t *testing.T, s string, n int) {
-		if n < 0 || n > 1<<16 {
-			return
-		}
-		got := clip(s, n)
-		body, cut := strings.CutSuffix(got, "…")
-		if len(body) > n || !cut && got != strings.TrimSpace(s) {
-			t.Fatalf("clip(%q, %d) = %q", s, n, got)
-		}
-		if utf8.ValidString(s) && !utf8.ValidString(got) {
-			t.Fatalf("clip(%q, %d) = %q cuts a character", s, n, got)
-		}
-		if !strings.HasPrefix(strings.TrimSpace(s), body) {
-			t.Fatalf("clip(%q, %d) = %q is not a prefix", s, n, got)
 		}
 	})
 }

@@ -20,7 +20,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // Figures of the load test.
@@ -39,7 +39,7 @@ func TestLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test: skipped with -short")
 	}
-	bin := buildFinance(t)
+	bin := mcptest.BuildFinance(t)
 
 	// Eight HTTP servers count the calls each text got; two stdio ones
 	// report what they received (history).
@@ -53,7 +53,7 @@ func TestLoad(t *testing.T) {
 	for i := range 8 {
 		h := &httpServer{seen: map[string]int{}}
 		h.srv = &mcptest.Server{Versions: []string{[]string{mcptest.Modern, mcptest.Legacy}[i%2]}, SSE: i%4 >= 2, Tools: []mcptest.Tool{{
-			Def: echoTool().Def,
+			Def: mcptest.EchoTool().Def,
 			Call: func(_ context.Context, args json.RawMessage, _ func(string, any)) (any, error) {
 				var a struct{ Text string }
 				_ = json.Unmarshal(args, &a)
@@ -64,7 +64,7 @@ func TestLoad(t *testing.T) {
 			},
 		}}}
 		https = append(https, h)
-		servers = append(servers, config.Server{Name: fmt.Sprintf("h%d", i), URL: start(t, h.srv)})
+		servers = append(servers, config.Server{Name: fmt.Sprintf("h%d", i), URL: mcptest.Start(t, h.srv)})
 	}
 	for i, era := range []string{"modern", "legacy"} {
 		servers = append(servers, config.Server{Name: fmt.Sprintf("s%d", i), Command: bin, Args: []string{"-era", era}})
@@ -73,7 +73,7 @@ func TestLoad(t *testing.T) {
 
 	runtime.GC()
 	base := heapInUse()
-	ts, err := mcp.Discover(context.Background(), servers, nil)
+	ts, err := toolset.Discover(context.Background(), servers, nil)
 	require.NoError(t, err)
 	for _, s := range ts.Servers() {
 		require.True(t, s.Connected, "%s: %v", s.Name, s.Err)

@@ -13,7 +13,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/internal/oauthtest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // TestMachineGrantsFromConfig: YAML entries with auth.grant, through
@@ -46,7 +46,7 @@ func TestMachineGrantsFromConfig(t *testing.T) {
         assertionFile: %s
 `, ccRS.URL, wifRS.URL, tokenFile)))
 	require.NoError(t, err)
-	ts, err := mcp.Discover(context.Background(), cfg.Servers, nil)
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, nil)
 	require.NoError(t, err)
 	defer ts.Close(context.Background())
 	require.Empty(t, ts.Warnings())

@@ -30,6 +30,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // The fault matrix: every misbehaviour of a server the SDK is meant to
@@ -405,7 +406,7 @@ type faultRun struct {
 	era   string
 	bad   *mcptest.Server // HTTP only
 	ran   atomic.Int32    // runs of the bad server's tool (HTTP)
-	res   *mcp.ToolResult
+	res   *toolset.ToolResult
 	err   error
 	took  time.Duration // of the faulty call
 	// closeTook is how long the Toolset's Close took.
@@ -531,7 +532,7 @@ const matrixToken = "sk-matrix-7f3a9c"
 
 // TestFaultMatrix runs every row of faultRows.
 func TestFaultMatrix(t *testing.T) {
-	bin := buildFinance(t)
+	bin := mcptest.BuildFinance(t)
 	t.Setenv("MATRIX_TOKEN", matrixToken)
 	t.Run("rows", func(t *testing.T) {
 		for _, row := range faultRows {
@@ -561,8 +562,8 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 	if row.needs != "" {
 		t.Logf("needs branch %s", row.needs)
 	}
-	good := &mcptest.Server{Versions: both, Tools: []mcptest.Tool{echoTool()}}
-	servers := []config.Server{{Name: "good", URL: start(t, good)}, {Name: "bad", Timeout: row.timeout, ConnectTimeout: row.connectTimeout}}
+	good := &mcptest.Server{Versions: both, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	servers := []config.Server{{Name: "good", URL: mcptest.Start(t, good)}, {Name: "bad", Timeout: row.timeout, ConnectTimeout: row.connectTimeout}}
 	hit, hold := make(chan struct{}, 1), make(chan struct{})
 	var armed atomic.Bool
 	if r.stdio {
@@ -581,7 +582,7 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 		}
 		if row.redirect != "" {
 			r.elsewhere = &mcptest.Server{Versions: both, Fault: &mcptest.Fault{Do: mcptest.Challenge(401, `Bearer error="invalid_token"`)}}
-			u := start(t, r.elsewhere)
+			u := mcptest.Start(t, r.elsewhere)
 			u = strings.Replace(u, "127.0.0.1", row.redirect, 1)
 			row.do = plain(mcptest.Redirect(http.StatusTemporaryRedirect, u))
 		}
@@ -591,9 +592,9 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 				Times: row.times, Hit: hit, Hold: hold, Do: row.do(r.bad),
 			}
 		}
-		servers[1].URL = start(t, r.bad)
+		servers[1].URL = mcptest.Start(t, r.bad)
 		if row.refused {
-			servers[1].URL = closedURL(t)
+			servers[1].URL = mcptest.ClosedURL(t)
 		}
 		if row.token {
 			servers[1].Auth = &config.Auth{Type: config.AuthBearer, TokenEnv: "MATRIX_TOKEN"}
@@ -610,13 +611,13 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 			<-release
 		}
 	}
-	opts := &mcp.ToolsetOptions{Client: mcp.Options{
+	opts := &toolset.ToolsetOptions{Client: mcp.Options{
 		Logger:         slog.New(&logRecorder{}),
 		OnProgress:     func(mcp.Progress) { wait() },
 		OnLog:          func(mcp.LogMessage) { r.logs.Add(1); wait() },
 		TrustToolHints: row.trusted,
 	}}
-	ts, err := mcp.Discover(context.Background(), servers, opts)
+	ts, err := toolset.Discover(context.Background(), servers, opts)
 	require.NoError(t, err)
 	closed := false
 	closeToolset := func() {
@@ -665,7 +666,7 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 		}
 	}
 	type outcome struct {
-		res *mcp.ToolResult
+		res *toolset.ToolResult
 		err error
 		at  time.Time
 	}
@@ -725,7 +726,7 @@ func or(s, def string) string {
 	return s
 }
 
-func errOrText(res *mcp.ToolResult, err error) string {
+func errOrText(res *toolset.ToolResult, err error) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -733,7 +734,7 @@ func errOrText(res *mcp.ToolResult, err error) string {
 }
 
 // assertGood checks that the good server answers.
-func assertGood(t *testing.T, ts *mcp.Toolset) {
+func assertGood(t *testing.T, ts *toolset.Toolset) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -85,7 +85,7 @@ func (c *Client) useHTTPSSE(ctx context.Context, h *httpConn, version string) er
 	}
 	c.conn = sc
 	if err := c.initialize(ctx, version); err != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultCloseTimeout)
 		defer cancel()
 		_ = sc.close(cctx)
 		return err

@@ -25,6 +25,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/oauthtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // freeLoopbackURL returns a redirect URL on a port free a moment ago.
@@ -43,7 +44,7 @@ func protected(t *testing.T, as *oauthtest.Server, version, scope string) *httpt
 	t.Helper()
 	as.Start()
 	t.Cleanup(as.Close)
-	inner := &mcptest.Server{Versions: []string{version}, Tools: []mcptest.Tool{echoTool()}}
+	inner := &mcptest.Server{Versions: []string{version}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	inner.Start()
 	t.Cleanup(inner.Close)
 	rs := oauthtest.Resource(inner, as, scope)
@@ -104,7 +105,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "debug.log"))
 	require.NoError(t, err)
 	defer logFile.Close()
-	ts, err := mcp.Discover(context.Background(), cfg.Servers, &mcp.ToolsetOptions{
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.ToolsetOptions{
 		Browser:    oauth.Terminal{Out: pw, Timeout: 20 * time.Second},
 		TokenStore: store,
 		Client:     mcp.Options{Logger: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))},
@@ -156,14 +157,14 @@ func TestOAuthEndToEnd(t *testing.T) {
 func TestOAuthNonInteractiveDiscover(t *testing.T) {
 	as := &oauthtest.Server{}
 	rs := protected(t, as, mcptest.Modern, "")
-	open := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	open := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	openURL := open.Start()
 	defer open.Close()
 
 	cfg, err := config.Parse([]byte(fmt.Sprintf("mcp:\n  servers:\n    - name: locked\n      url: %s/mcp\n      auth: {type: oauth}\n    - name: open\n      url: %s\n", rs.URL, openURL)))
 	require.NoError(t, err)
 	started := time.Now()
-	ts, err := mcp.Discover(context.Background(), cfg.Servers, nil)
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, nil)
 	require.NoError(t, err)
 	defer ts.Close(context.Background())
 	require.Less(t, time.Since(started), mcp.DefaultConnectTimeout, "waited for a browser")

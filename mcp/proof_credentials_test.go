@@ -57,7 +57,7 @@ func (p *proving) Answered(resp *http.Response) bool {
 // answered by the same request with a fresh proof, without a new
 // authorization; a server that keeps asking gets one retry per request.
 func TestProofCredentialsNonceRetry(t *testing.T) {
-	inner := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	inner := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	inner.Start()
 	t.Cleanup(inner.Close)
 	var seen sync.Map // proofs the server saw

@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"strings"
 )
 
 // Protocol versions this client speaks, newest first.
@@ -216,25 +219,77 @@ type CallToolResult struct {
 	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
-// Text joins the text blocks of the result with newlines.
+// Text renders the result for a model that reads text only. Text blocks
+// and the text of embedded resources are kept; an image, audio or blob is
+// replaced by a placeholder naming its type, MIME type and decoded size,
+// such as "[image image/png, 12.3 KiB omitted]"; a resource link becomes
+// "[resource link: URI]". Blocks are joined with newlines. A result with no
+// content but structured content gives that JSON.
 func (r *CallToolResult) Text() string {
-	n := 0
+	if len(r.Content) == 0 {
+		return string(r.StructuredContent)
+	}
+	var b strings.Builder
 	for i := range r.Content {
-		if r.Content[i].Type == "text" {
-			n += len(r.Content[i].Text) + 1
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(contentText(&r.Content[i]))
+	}
+	return b.String()
+}
+
+// contentText is one content block as text.
+func contentText(c *Content) string {
+	switch c.Type {
+	case "text":
+		return c.Text
+	case "image", "audio":
+		return omitted(c.Type, c.MIMEType, c.Data)
+	case "resource_link":
+		return "[resource link: " + c.URI + "]"
+	case "resource":
+		switch {
+		case c.Resource == nil:
+			return "[empty resource omitted]"
+		case c.Resource.Blob != "":
+			return omitted("blob", c.Resource.MIMEType, c.Resource.Blob)
+		default:
+			return c.Resource.Text
 		}
 	}
-	b := make([]byte, 0, n)
-	for i := range r.Content {
-		if r.Content[i].Type != "text" {
-			continue
-		}
-		if len(b) > 0 {
-			b = append(b, '\n')
-		}
-		b = append(b, r.Content[i].Text...)
+	return fmt.Sprintf("[%q content omitted]", c.Type)
+}
+
+// omitted is the placeholder of binary data given in base64.
+func omitted(kind, mimeType, data string) string {
+	if mimeType == "" {
+		mimeType = "of unknown type"
 	}
-	return string(b)
+	return fmt.Sprintf("[%s %s, %s omitted]", kind, mimeType, byteSize(decodedLen(data)))
+}
+
+// decodedLen is the size of base64 data once decoded, padded or not,
+// without decoding it.
+func decodedLen(s string) int {
+	s = strings.TrimRight(s, "=")
+	return base64.RawStdEncoding.DecodedLen(len(s))
+}
+
+// byteSize formats n bytes for people: B, KiB, MiB or GiB.
+func byteSize(n int) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, suffix := float64(n)/unit, "KiB"
+	for _, s := range []string{"MiB", "GiB"} {
+		if f < unit {
+			break
+		}
+		f, suffix = f/unit, s
+	}
+	return fmt.Sprintf("%.1f %s", f, suffix)
 }
 
 // Prompt is a prompt template a server offers.
@@ -325,4 +380,21 @@ type ReadResourceResult struct {
 	Contents []ResourceContents `json:"contents"`
 	// Meta is the result's _meta object.
 	Meta json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Text renders the message's content for a model that reads text only,
+// as CallToolResult.Text renders a block: text kept, an image or audio block
+// (or an embedded blob) replaced by a placeholder naming its type and
+// size, a resource link by its URI, an embedded text resource by its text.
+func (m *PromptMessage) Text() string { return contentText(&m.Content) }
+
+// Text renders the contents read for a model that reads text only: the
+// text of each, a placeholder for a blob (its MIME type and decoded size),
+// joined with newlines.
+func (r *ReadResourceResult) Text() string {
+	parts := make([]string, len(r.Contents))
+	for i := range r.Contents {
+		parts[i] = contentText(&Content{Type: "resource", Resource: &r.Contents[i]})
+	}
+	return strings.Join(parts, "\n")
 }

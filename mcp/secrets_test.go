@@ -21,6 +21,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // secretTools are the tools of the servers of TestSecretsNeverEmitted:
@@ -70,7 +71,7 @@ func TestSecretsNeverEmitted(t *testing.T) {
 	const sentinel = "host-only-sentinel-9911"
 	t.Setenv("MATRIX_SECRET", token)
 	t.Setenv("MATRIX_HOST_SENTINEL", sentinel)
-	bin := buildFinance(t)
+	bin := mcptest.BuildFinance(t)
 
 	var emitted []string
 	var mu sync.Mutex
@@ -80,10 +81,10 @@ func TestSecretsNeverEmitted(t *testing.T) {
 		mu.Unlock()
 	}
 	elsewhere := &mcptest.Server{Versions: both, Fault: &mcptest.Fault{Do: echoCredential("Authorization", "")}}
-	other := strings.Replace(start(t, elsewhere), "127.0.0.1", "localhost", 1)
+	other := strings.Replace(mcptest.Start(t, elsewhere), "127.0.0.1", "localhost", 1)
 	var tools []mcptest.Tool
 	for _, name := range secretTools {
-		tools = append(tools, plainTool(name))
+		tools = append(tools, mcptest.PlainTool(name))
 	}
 	faulty := func(m *jsonrpc.Message) bool {
 		var p struct{ Name string }
@@ -95,21 +96,21 @@ func TestSecretsNeverEmitted(t *testing.T) {
 	apiKey := &mcptest.Server{Versions: legacy, Tools: tools}
 	apiKey.Fault = &mcptest.Fault{Match: faulty, Do: echoCredential("X-Api-Key", other)}
 	servers := []config.Server{
-		{Name: "bearer", URL: start(t, bearer), Auth: &config.Auth{Type: config.AuthBearer, TokenEnv: "MATRIX_SECRET"}},
-		{Name: "apikey", URL: start(t, apiKey), Auth: &config.Auth{Type: config.AuthAPIKey, TokenEnv: "MATRIX_SECRET", Header: "X-Api-Key"}},
+		{Name: "bearer", URL: mcptest.Start(t, bearer), Auth: &config.Auth{Type: config.AuthBearer, TokenEnv: "MATRIX_SECRET"}},
+		{Name: "apikey", URL: mcptest.Start(t, apiKey), Auth: &config.Auth{Type: config.AuthAPIKey, TokenEnv: "MATRIX_SECRET", Header: "X-Api-Key"}},
 		{Name: "local", Command: bin, Args: []string{"-era", "legacy", "-list-log-burst"}, Env: map[string]string{"FINANCE_TOKEN": "${MATRIX_SECRET}"}},
 	}
 
 	logs := &logRecorder{}
-	opts := &mcp.ToolsetOptions{
+	opts := &toolset.ToolsetOptions{
 		Client: mcp.Options{
 			Logger:     slog.New(logs),
 			OnProgress: func(p mcp.Progress) { emit("%+v", p) },
 			OnLog:      func(m mcp.LogMessage) { emit("%+v %s", m, m.Data) },
 		},
-		OnChange: func(c mcp.ToolsChange) { emit("%+v %#v", c, c) },
+		OnChange: func(c toolset.ToolsChange) { emit("%+v %#v", c, c) },
 	}
-	ts, err := mcp.Discover(context.Background(), servers, opts)
+	ts, err := toolset.Discover(context.Background(), servers, opts)
 	require.NoError(t, err)
 	for _, s := range ts.Servers() {
 		require.True(t, s.Connected, "%s: %v", s.Name, s.Err)

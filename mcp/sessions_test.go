@@ -16,6 +16,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // counterTool counts its runs; it has no safety hints.
@@ -27,17 +28,6 @@ func counterTool(runs *atomic.Int32) mcptest.Tool {
 			return map[string]any{"content": []any{map[string]any{"type": "text", "text": fmt.Sprint(n)}}}, nil
 		},
 	}
-}
-
-// methodCount counts the server's requests of one method.
-func methodCount(s *mcptest.Server, method string) int {
-	n := 0
-	for _, r := range s.Requests() {
-		if r.Method == method {
-			n++
-		}
-	}
-	return n
 }
 
 // A legacy server that ran a call and then lost the session answers 404:
@@ -57,21 +47,21 @@ func TestSessionLostAfterTheCallRanIsNotReplayed(t *testing.T) {
 		mcptest.WriteError(w, http.StatusNotFound, nil, -32001, "Session not found") // ...then the session was lost
 		return true
 	}
-	c := connect(t, start(t, s), &mcp.Options{TrustToolHints: true})
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{TrustToolHints: true})
 	_, err := c.CallTool(context.Background(), "count", nil)
 	require.ErrorIs(t, err, mcp.ErrSessionExpired)
 	assert.Equal(t, int32(1), runs.Load(), "not run twice")
 	res, err := c.CallTool(context.Background(), "count", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "2", res.Text())
-	assert.Equal(t, 2, methodCount(s, "initialize"))
+	assert.Equal(t, 2, s.Count("initialize"))
 }
 
 // A modern response stream that breaks re-issues a tool trusted to be
 // read-only even when the host never listed the tools on that Client.
 func TestTrustToolHintsWithoutListing(t *testing.T) {
 	var calls atomic.Int32
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: true, Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: true, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 		if msg.Method != "tools/call" || calls.Add(1) > 1 {
 			return false
@@ -79,7 +69,7 @@ func TestTrustToolHintsWithoutListing(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		return true // the stream ends with no response
 	}
-	c := connect(t, start(t, s), &mcp.Options{TrustToolHints: true})
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{TrustToolHints: true})
 	res, err := c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
 	require.NoError(t, err)
 	assert.Equal(t, "x", res.Text())
@@ -89,7 +79,7 @@ func TestTrustToolHintsWithoutListing(t *testing.T) {
 // Servers that answer an unknown session with 400 (server-everything after
 // a restart) lose the session once; the client starts a new one.
 func TestSessionUnknownAnswered400(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	var restarted atomic.Bool
 	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 		if msg.Method == "initialize" {
@@ -102,12 +92,12 @@ func TestSessionUnknownAnswered400(t *testing.T) {
 		mcptest.WriteError(w, http.StatusBadRequest, nil, -32000, "Bad Request: No valid session ID provided")
 		return true
 	}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	restarted.Store(true)
 	tools, err := c.ListTools(context.Background())
 	require.NoError(t, err, "a listing is safe to send again")
 	assert.Len(t, tools, 1)
-	assert.Equal(t, 2, methodCount(s, "initialize"))
+	assert.Equal(t, 2, s.Count("initialize"))
 
 	// A 400 that says nothing of the session stays an HTTP error.
 	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
@@ -120,7 +110,7 @@ func TestSessionUnknownAnswered400(t *testing.T) {
 	_, err = c.ListTools(context.Background())
 	var rpc *mcp.RPCError
 	require.ErrorAs(t, err, &rpc)
-	assert.Equal(t, 2, methodCount(s, "initialize"))
+	assert.Equal(t, 2, s.Count("initialize"))
 }
 
 // A 404 on notifications/initialized is a session lost during the
@@ -129,7 +119,7 @@ func TestSessionUnknownAnswered400(t *testing.T) {
 func TestNotFoundOnInitialized(t *testing.T) {
 	for _, always := range []bool{false, true} {
 		t.Run(fmt.Sprint("always=", always), func(t *testing.T) {
-			s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+			s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 			var lost atomic.Int32
 			s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 				if msg.Method != "notifications/initialized" || (!always && lost.Load() > 0) {
@@ -140,7 +130,7 @@ func TestNotFoundOnInitialized(t *testing.T) {
 				w.WriteHeader(http.StatusNotFound)
 				return true
 			}
-			url := start(t, s)
+			url := mcptest.Start(t, s)
 			c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url}, nil)
 			if always {
 				require.ErrorIs(t, err, mcp.ErrSessionExpired)
@@ -150,7 +140,7 @@ func TestNotFoundOnInitialized(t *testing.T) {
 			require.NoError(t, err)
 			defer c.Close()
 			assert.Equal(t, mcp.EraLegacy, c.Era())
-			assert.Equal(t, 2, methodCount(s, "initialize"))
+			assert.Equal(t, 2, s.Count("initialize"))
 			_, err = c.CallTool(context.Background(), "echo", map[string]string{"text": "ok"})
 			require.NoError(t, err)
 		})
@@ -161,7 +151,7 @@ func TestNotFoundOnInitialized(t *testing.T) {
 // -32022 listing only legacy versions is spoken to in the legacy era from
 // then on, after one initialize.
 func TestUnsupportedVersionAfterDiscoverFallsBack(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern, mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.Server{Versions: []string{mcptest.Modern, mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 		if msg.Method == "server/discover" || r.Header.Get("Mcp-Protocol-Version") != mcptest.Modern {
 			return false
@@ -171,7 +161,7 @@ func TestUnsupportedVersionAfterDiscoverFallsBack(t *testing.T) {
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2025-11-25"],"requested":"2026-07-28"}}}`, msg.ID)
 		return true
 	}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	require.Equal(t, mcp.EraModern, c.Era())
 	for range 2 {
 		tools, err := c.ListTools(context.Background())
@@ -180,7 +170,7 @@ func TestUnsupportedVersionAfterDiscoverFallsBack(t *testing.T) {
 	}
 	assert.Equal(t, mcp.EraLegacy, c.Era())
 	assert.Equal(t, mcptest.Legacy, c.ProtocolVersion())
-	assert.Equal(t, 1, methodCount(s, "initialize"), "fell back once, stayed legacy")
+	assert.Equal(t, 1, s.Count("initialize"), "fell back once, stayed legacy")
 }
 
 // roundTripper is an http.RoundTripper in a function.
@@ -191,7 +181,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // A fall back to legacy ends the modern listen stream the server had
 // accepted, and the legacy session opens its GET stream in its place.
 func TestFallBackEndsTheModernListenStream(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern, mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.Server{Versions: []string{mcptest.Modern, mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	listenEnded, getOpened := make(chan struct{}), make(chan struct{}, 4)
 	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 		if msg.Method == "server/discover" || r.Header.Get("Mcp-Protocol-Version") != mcptest.Modern {
@@ -217,7 +207,7 @@ func TestFallBackEndsTheModernListenStream(t *testing.T) {
 		}
 		return http.DefaultTransport.RoundTrip(r)
 	})
-	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: start(t, s), HTTPClient: &http.Client{Transport: gets}}, &mcp.Options{OnToolsChanged: func() {}})
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: mcptest.Start(t, s), HTTPClient: &http.Client{Transport: gets}}, &mcp.Options{OnToolsChanged: func() {}})
 	require.NoError(t, err)
 	defer c.Close()
 	require.Equal(t, mcp.EraModern, c.Era())
@@ -237,7 +227,7 @@ func TestFallBackEndsTheModernListenStream(t *testing.T) {
 // acknowledged subscriptions/listen is noticed: the acknowledgement makes
 // the client re-fetch.
 func TestToolChangeBeforeListenAcknowledged(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	listed := make(chan struct{})
 	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
 		switch msg.Method {
@@ -250,7 +240,7 @@ func TestToolChangeBeforeListenAcknowledged(t *testing.T) {
 			// The first listing is answered with the tools before the
 			// change, and only then is the change made.
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}`, msg.ID, echoTool().Def)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}`, msg.ID, mcptest.EchoTool().Def)
 			close(listed)
 			return true
 		case "subscriptions/listen":
@@ -259,7 +249,7 @@ func TestToolChangeBeforeListenAcknowledged(t *testing.T) {
 			case <-r.Context().Done():
 				return true
 			}
-			s.SetTools([]mcptest.Tool{echoTool(), failTool()}) // in the window
+			s.SetTools([]mcptest.Tool{mcptest.EchoTool(), failTool()}) // in the window
 			w.Header().Set("Content-Type", "text/event-stream")
 			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{}}\n\n")
 			w.(http.Flusher).Flush()
@@ -269,7 +259,7 @@ func TestToolChangeBeforeListenAcknowledged(t *testing.T) {
 		return false
 	}
 	changed := make(chan struct{}, 4)
-	c := connect(t, start(t, s), &mcp.Options{OnToolsChanged: func() { changed <- struct{}{} }})
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{OnToolsChanged: func() { changed <- struct{}{} }})
 	tools, err := c.ListTools(context.Background()) // before the acknowledgement
 	require.NoError(t, err)
 	require.Len(t, tools, 1)
@@ -286,15 +276,17 @@ func TestToolChangeBeforeListenAcknowledged(t *testing.T) {
 // Arguments that are only white space are refused with an error, never a
 // panic, by the Client and the Toolset alike.
 func TestWhitespaceArguments(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
-	url := start(t, s)
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	url := mcptest.Start(t, s)
 	c := connect(t, url, nil)
 	for _, args := range []any{json.RawMessage(" "), []byte("\t\n"), json.RawMessage("[1]")} {
 		_, err := c.CallTool(context.Background(), "echo", args)
 		assert.ErrorContains(t, err, "arguments must be a JSON object")
 	}
-	ts := discover(t, []config.Server{{Name: "e", URL: url}}, nil)
-	_, err := ts.Call(context.Background(), "e_echo", json.RawMessage(" "))
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "e", URL: url}}, nil)
+	require.NoError(t, err)
+	defer ts.Close(context.Background())
+	_, err = ts.Call(context.Background(), "e_echo", json.RawMessage(" "))
 	assert.ErrorContains(t, err, "arguments must be a JSON object")
-	assert.Equal(t, 0, methodCount(s, "tools/call"), "nothing was sent")
+	assert.Equal(t, 0, s.Count("tools/call"), "nothing was sent")
 }

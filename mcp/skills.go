@@ -108,7 +108,7 @@ func (s *Skill) UnmarshalJSON(b []byte) error {
 	default:
 		return errors.New(`skill resources are neither a list nor "dynamic"`)
 	}
-	return s.check()
+	return s.Validate()
 }
 
 // MarshalJSON encodes the entry as the server sent it.
@@ -126,8 +126,11 @@ func (s Skill) MarshalJSON() ([]byte, error) {
 	}{plain(s), res})
 }
 
-// check validates an entry (see UnmarshalJSON).
-func (s *Skill) check() error {
+// Validate checks an entry as UnmarshalJSON does (frontmatter, name,
+// folder, manifest limits) and sets what Name and Description return: a
+// host that builds a Skill itself (from a folder on disk) calls it before
+// using the entry.
+func (s *Skill) Validate() error {
 	var fm struct {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`

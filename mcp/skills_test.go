@@ -15,32 +15,16 @@ import (
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
-const pdfSkill = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\nversion: 2.1\ntags: [pdf, forms]\n---\n\nUse references/FORMS.md for forms.\n"
-
-func testSkills() []mcptest.Skill {
-	return []mcptest.Skill{
-		{Path: "acme/pdf-processing", Files: map[string]string{"SKILL.md": pdfSkill, "references/FORMS.md": "Fill every field.\n", "scripts/fill.py": "print('x')\n"}},
-		{Path: "notes", Files: map[string]string{"SKILL.md": "---\nname: notes\ndescription: Take notes\n---\nWrite them down.\n"}},
-	}
-}
-
-// eras runs f against a skills server of each era.
-func eras(t *testing.T, f func(t *testing.T, version string)) {
-	for _, v := range []string{mcptest.Modern, mcptest.Legacy} {
-		t.Run(v, func(t *testing.T) { f(t, v) })
-	}
-}
-
 func skillServer(t *testing.T, version string, k *mcptest.Skills) (*mcptest.Server, *mcp.Client) {
 	t.Helper()
 	s := &mcptest.Server{Versions: []string{version}, Skills: k}
-	c := connect(t, start(t, s), &mcp.Options{Skills: true})
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{Skills: true})
 	return s, c
 }
 
 func TestListSkillsPagesAndReadsNothing(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
-		k := &mcptest.Skills{List: testSkills(), PageSize: 1}
+	mcptest.Eras(t, func(t *testing.T, v string) {
+		k := &mcptest.Skills{List: mcptest.SampleSkills(), PageSize: 1}
 		s, c := skillServer(t, v, k)
 		ok, dir := c.SkillsSupported()
 		require.True(t, ok)
@@ -53,13 +37,13 @@ func TestListSkillsPagesAndReadsNothing(t *testing.T) {
 		assert.Len(t, l.Skills[0].Files, 3)
 		assert.Equal(t, "notes", l.Skills[1].Name())
 		assert.Empty(t, k.Reads(), "listing must read no skill file")
-		assert.Equal(t, 2, methodCount(s, "skills/list"), "one request per page")
+		assert.Equal(t, 2, s.Count("skills/list"), "one request per page")
 	})
 }
 
 func TestClientDeclaresSkills(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
-		s, _ := skillServer(t, v, &mcptest.Skills{List: testSkills()})
+	mcptest.Eras(t, func(t *testing.T, v string) {
+		s, _ := skillServer(t, v, &mcptest.Skills{List: mcptest.SampleSkills()})
 		found := false
 		for _, r := range s.Requests() {
 			if strings.Contains(string(r.Body), `"extensions":{"io.modelcontextprotocol/skills":{}}`) {
@@ -71,8 +55,8 @@ func TestClientDeclaresSkills(t *testing.T) {
 }
 
 func TestReadSkillFileVerifies(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
-		k := &mcptest.Skills{List: testSkills()}
+	mcptest.Eras(t, func(t *testing.T, v string) {
+		k := &mcptest.Skills{List: mcptest.SampleSkills()}
 		_, c := skillServer(t, v, k)
 		ctx := context.Background()
 		l, err := c.ListSkills(ctx)
@@ -116,8 +100,8 @@ func TestReadSkillFileRefuses(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			eras(t, func(t *testing.T, v string) {
-				k := &mcptest.Skills{List: testSkills(), Serve: tc.serve, Entry: tc.entry}
+			mcptest.Eras(t, func(t *testing.T, v string) {
+				k := &mcptest.Skills{List: mcptest.SampleSkills(), Serve: tc.serve, Entry: tc.entry}
 				_, c := skillServer(t, v, k)
 				ctx := context.Background()
 				l, err := c.ListSkills(ctx)
@@ -137,7 +121,7 @@ func TestReadSkillFileRefuses(t *testing.T) {
 }
 
 func TestReadSkillFileRefusesTraversal(t *testing.T) {
-	k := &mcptest.Skills{List: testSkills(), Serve: func(string, string) string { return "x" }}
+	k := &mcptest.Skills{List: mcptest.SampleSkills(), Serve: func(string, string) string { return "x" }}
 	_, c := skillServer(t, mcptest.Modern, k)
 	ctx := context.Background()
 	l, err := c.ListSkills(ctx)
@@ -151,7 +135,7 @@ func TestReadSkillFileRefusesTraversal(t *testing.T) {
 }
 
 func TestDynamicSkill(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
+	mcptest.Eras(t, func(t *testing.T, v string) {
 		sk := mcptest.Skill{Path: "gen", Dynamic: true, Files: map[string]string{
 			"SKILL.md": "---\nname: gen\ndescription: Generated\n---\nNow is 12:00.\n", "data/today.txt": "sunny"}}
 		tampered := false
@@ -179,8 +163,8 @@ func TestDynamicSkill(t *testing.T) {
 }
 
 func TestGetSkillAndDirectory(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
-		k := &mcptest.Skills{List: testSkills(), DirectoryRead: true}
+	mcptest.Eras(t, func(t *testing.T, v string) {
+		k := &mcptest.Skills{List: mcptest.SampleSkills(), DirectoryRead: true}
 		_, c := skillServer(t, v, k)
 		ctx := context.Background()
 		sk, err := c.GetSkill(ctx, "skill://notes/SKILL.md")
@@ -209,7 +193,7 @@ func TestGetSkillAndDirectory(t *testing.T) {
 }
 
 func TestDirectoryReadNeedsDeclaration(t *testing.T) {
-	s, c := skillServer(t, mcptest.Modern, &mcptest.Skills{List: testSkills()})
+	s, c := skillServer(t, mcptest.Modern, &mcptest.Skills{List: mcptest.SampleSkills()})
 	_, err := c.ReadSkillDirectory(context.Background(), "skill://notes")
 	require.ErrorIs(t, err, mcp.ErrSkillsUnsupported)
 	for _, r := range s.Requests() {
@@ -219,7 +203,7 @@ func TestDirectoryReadNeedsDeclaration(t *testing.T) {
 
 func TestSkillsUndeclared(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	_, err := c.ListSkills(context.Background())
 	require.ErrorIs(t, err, mcp.ErrSkillsUnsupported)
 }
@@ -253,20 +237,20 @@ func TestSkillEntryJSONRoundTrip(t *testing.T) {
 }
 
 func TestResourcesChangedReachesTheHost(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
+	mcptest.Eras(t, func(t *testing.T, v string) {
 		changed := make(chan struct{}, 4)
-		k := &mcptest.Skills{List: testSkills()}
+		k := &mcptest.Skills{List: mcptest.SampleSkills()}
 		s := &mcptest.Server{Versions: []string{v}, Skills: k, SSE: true,
 			Tools: []mcptest.Tool{{Def: json.RawMessage(`{"name":"touch","inputSchema":{"type":"object"}}`),
 				Call: func(_ context.Context, _ json.RawMessage, send func(string, any)) (any, error) {
 					send("notifications/resources/list_changed", map[string]any{})
 					return map[string]any{"content": []any{}}, nil
 				}}}}
-		c := connect(t, start(t, s), &mcp.Options{Skills: true, OnResourcesChanged: func() { changed <- struct{}{} }})
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{Skills: true, OnResourcesChanged: func() { changed <- struct{}{} }})
 		if v == mcptest.Modern {
 			// The modern server tells listeners; the legacy one tells on
 			// a response stream.
-			require.Equal(t, 1, s.SetSkills(testSkills()[:1]))
+			require.Equal(t, 1, s.SetSkills(mcptest.SampleSkills()[:1]))
 		} else {
 			_, err := c.CallTool(context.Background(), "touch", nil)
 			require.NoError(t, err)
@@ -276,7 +260,7 @@ func TestResourcesChangedReachesTheHost(t *testing.T) {
 }
 
 func FuzzParseFrontmatter(f *testing.F) {
-	f.Add([]byte(pdfSkill))
+	f.Add([]byte(mcptest.PDFSkill))
 	f.Add([]byte("\uFEFF---\r\nname: a\r\ndescription: b\r\nn: 0x1F\r\n---   \r\nbody"))
 	f.Add([]byte("---\na: &x 1\nb: *x\n---\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

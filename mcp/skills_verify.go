@@ -93,17 +93,44 @@ func (c *Client) ReadSkillFile(ctx context.Context, s *Skill, ref string) (*Skil
 	if ok, _ := c.SkillsSupported(); !ok {
 		return nil, fmt.Errorf("%w: reading a skill file", ErrSkillsUnsupported)
 	}
+	return s.ReadVerified(ref, func(uri, _ string, _ int64) ([]byte, string, error) {
+		res, err := c.ReadResource(ctx, uri)
+		if err != nil {
+			return nil, "", fmt.Errorf("mcp: skill %q: reading %q: %w", s.name, clip(uri, 200), err)
+		}
+		data, mime, err := contentOf(res, uri)
+		if err != nil {
+			return nil, "", fmt.Errorf("mcp: skill %q: reading %q: %w", s.name, clip(uri, 200), err)
+		}
+		return data, mime, nil
+	})
+}
+
+// ReadVerified reads one file of s with read and verifies it as
+// ReadSkillFile does, for a host that reads a skill's files itself (from
+// a folder on disk, a cache): ref is resolved and checked against the
+// manifest before read is called; read gets the file's URI as the
+// manifest spells it, its clean path relative to the skill's folder, and
+// the most bytes it may return (the manifest's size, or MaxSkillSize for
+// a dynamic skill), and returns the bytes and their media type. An error
+// of read is returned as it is; bytes that do not match the manifest are
+// a *SkillVerificationError and are dropped.
+func (s *Skill) ReadVerified(ref string, read func(uri, path string, max int64) ([]byte, string, error)) (*SkillContent, error) {
 	uri, want, err := s.resolve(ref)
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.ReadResource(ctx, uri)
+	path, err := relativeRef(s.Root(), uri)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: skill %q: reading %q: %w", s.name, clip(uri, 200), err)
+		return nil, fmt.Errorf("mcp: skill %q: file %q: %w", s.name, clip(uri, 200), err)
 	}
-	data, mime, err := contentOf(res, uri)
+	limit := int64(MaxSkillSize)
+	if want != nil {
+		limit = want.Size
+	}
+	data, mime, err := read(uri, path, limit)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: skill %q: reading %q: %w", s.name, clip(uri, 200), err)
+		return nil, err
 	}
 	if err := s.verify(uri, want, data); err != nil {
 		return nil, err
@@ -142,7 +169,7 @@ func (s *Skill) verify(uri string, want *SkillFile, data []byte) error {
 		return &SkillVerificationError{URI: uri, Reason: SkillTooLarge}
 	case want != nil && int64(len(data)) != want.Size:
 		return &SkillVerificationError{URI: uri, Reason: SkillSize}
-	case want != nil && fileDigest(data) != want.Digest:
+	case want != nil && FileDigest(data) != want.Digest:
 		return &SkillVerificationError{URI: uri, Reason: SkillDigest}
 	}
 	if rel, _ := relativeRef(s.Root(), uri); rel == "SKILL.md" {
@@ -153,8 +180,9 @@ func (s *Skill) verify(uri string, want *SkillFile, data []byte) error {
 	return nil
 }
 
-// fileDigest is the manifest digest of data.
-func fileDigest(data []byte) string {
+// FileDigest is the manifest digest of data: "sha256:" and the hex of
+// its SHA-256, the form SkillFile.Digest takes.
+func FileDigest(data []byte) string {
 	sum := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -23,14 +23,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // TestStdio runs the stdio transport against internal/mcptest/finance, a
 // stdio server built once here. The subtests run in parallel: several wait
 // out shutdown bounds of seconds.
 func TestStdio(t *testing.T) {
-	bin := buildFinance(t)
+	bin := mcptest.BuildFinance(t)
 	// Host variables the children must not see unless configured to.
 	t.Setenv("MINIME_SECRET", "test-only-secret")
 	t.Setenv("MINIME_DATA", "/srv/minime")
@@ -919,15 +921,22 @@ func testStdioSlowCallbacks(t *testing.T, bin string) {
 // testStdioToolsetRefresh: a Toolset over a modern stdio server follows
 // its tool list.
 func testStdioToolsetRefresh(t *testing.T, bin string) {
-	got := newChanges()
-	ts := discover(t, []config.Server{{Name: "fin", Command: bin, Args: []string{"-era", "modern", "-list-changed"}}},
-		&mcp.ToolsetOptions{OnChange: got.record})
+	changes := make(chan toolset.ToolsChange, 16)
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "fin", Command: bin, Args: []string{"-era", "modern", "-list-changed"}}},
+		&toolset.ToolsetOptions{OnChange: func(c toolset.ToolsChange) { changes <- c }})
+	require.NoError(t, err)
+	defer ts.Close(context.Background())
 	_, ok := ts.Tool("fin_budget")
 	require.False(t, ok)
 	res, err := ts.Call(context.Background(), "fin_add_tool", map[string]string{"text": "budget"})
 	require.NoError(t, err)
 	assert.Equal(t, "add_tool: 1 subscriptions", res.Text())
-	assert.Equal(t, mcp.ToolsChange{Server: "fin", Added: []string{"fin_budget"}}, got.next(t))
+	select {
+	case c := <-changes:
+		assert.Equal(t, toolset.ToolsChange{Server: "fin", Added: []string{"fin_budget"}}, c)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no refresh reported")
+	}
 	_, ok = ts.Tool("fin_budget")
 	assert.True(t, ok)
 }

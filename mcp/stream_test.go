@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
@@ -60,7 +61,7 @@ func financeStream(t *testing.T, bin string, deadlines bool, flags ...string) (*
 }
 
 func TestStreamTransport(t *testing.T) {
-	bin := buildFinance(t)
+	bin := mcptest.BuildFinance(t)
 	for _, deadlines := range []bool{true, false} {
 		name := map[bool]string{true: "net.Pipe", false: "no deadlines"}[deadlines]
 		t.Run(name, func(t *testing.T) {
@@ -160,7 +161,7 @@ func testStreamCancel(t *testing.T, bin string, deadlines bool) {
 // TestShutdown shows Shutdown's ctx cutting a stubborn server's stop short:
 // Close would wait 2 s after stdin and 2 s after SIGTERM.
 func TestShutdown(t *testing.T) {
-	bin := buildFinance(t)
+	bin := mcptest.BuildFinance(t)
 	c, err := mcp.Connect(context.Background(), finance(bin, "-era", "modern", "-ignore-stdin-eof", "-ignore-sigterm"), nil)
 	require.NoError(t, err)
 	pid := serverPID(t, c).PID
@@ -180,7 +181,7 @@ func TestShutdown(t *testing.T) {
 // or while the new server is initialized, is not counted against
 // MaxRestarts: the server did not fail, and the next call restarts it.
 func TestRestartCutShortIsNotCounted(t *testing.T) {
-	bin := buildFinance(t)
+	bin := mcptest.BuildFinance(t)
 	// cutRestart crashes the server behind tr, has a call whose restart
 	// ctx's end cuts short, then a call that must restart the server.
 	cutRestart := func(t *testing.T, tr *mcp.StreamTransport, ctx context.Context) {

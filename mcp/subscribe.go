@@ -181,28 +181,3 @@ func (c *Client) resourceUpdated(params json.RawMessage) {
 	}
 	c.opts.OnResourceUpdated(p.URI)
 }
-
-// SubscribeResource subscribes to the resource uri on the server that
-// ReadResource would read it from (see Client.SubscribeResource); a URI no
-// server listed or matches gives ErrUnknownResource and is sent nowhere.
-// Changes reach ToolsetOptions.OnResourceUpdated. Close ends every
-// subscription with its server's session.
-func (t *Toolset) SubscribeResource(ctx context.Context, uri string) error {
-	return t.subscription(ctx, uri, (*Client).SubscribeResource)
-}
-
-// UnsubscribeResource ends a subscription made by SubscribeResource.
-func (t *Toolset) UnsubscribeResource(ctx context.Context, uri string) error {
-	return t.subscription(ctx, uri, (*Client).UnsubscribeResource)
-}
-
-func (t *Toolset) subscription(ctx context.Context, uri string, do func(*Client, context.Context, string) error) error {
-	srv, err := t.resourceServer(uri)
-	if err != nil {
-		return err
-	}
-	if err := do(srv.client, ctx, uri); err != nil {
-		return fmt.Errorf("mcp: resource %s (server %q): %w", clip(uri, 200), srv.cfg.Name, err)
-	}
-	return nil
-}

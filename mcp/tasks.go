@@ -137,6 +137,14 @@ func WithTaskObserver(ctx context.Context, fn func(TaskStatus)) context.Context 
 	return context.WithValue(ctx, taskObserverKey{}, fn)
 }
 
+// ContextTaskObserver returns the task observer of ctx, or nil: a host
+// that wraps it (to add what it knows of the call, such as the server's
+// name in TaskStatus.Server) passes the wrapper to WithTaskObserver.
+func ContextTaskObserver(ctx context.Context) func(TaskStatus) {
+	fn, _ := ctx.Value(taskObserverKey{}).(func(TaskStatus))
+	return fn
+}
+
 // taskQueueLen bounds the statuses waiting for an observer.
 const taskQueueLen = 16
 
@@ -151,7 +159,7 @@ type taskReporter struct {
 }
 
 func newTaskReporter(ctx context.Context) *taskReporter {
-	fn, _ := ctx.Value(taskObserverKey{}).(func(TaskStatus))
+	fn := ContextTaskObserver(ctx)
 	if fn == nil {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // taskTool is a tool that runs only as a task (or also plainly, with
@@ -56,7 +57,7 @@ func textResult(s string) any {
 func taskServer(t *testing.T, version string, tools ...mcptest.Tool) (string, *mcptest.Server) {
 	t.Helper()
 	s := &mcptest.Server{Versions: []string{version}, Tools: tools, Tasks: &mcptest.Tasks{PollInterval: 1}}
-	return start(t, s), s
+	return mcptest.Start(t, s), s
 }
 
 // statuses collects what a task observer saw.
@@ -176,7 +177,7 @@ func TestTaskOutlivingItsTTL(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
 		s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: 1, TTL: 150e6},
 			Tools: []mcptest.Tool{taskTool("stuck", "required", stuckTask)}}
-		c := connect(t, start(t, s), tasksOn())
+		c := connect(t, mcptest.Start(t, s), tasksOn())
 		_, err := c.CallTool(context.Background(), "stuck", nil)
 		require.ErrorIs(t, err, mcp.ErrTaskExpired)
 	})
@@ -357,18 +358,18 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 	required := taskTool("research", "required", func(context.Context, json.RawMessage, *mcptest.TaskRun) (any, error) {
 		return textResult("report"), nil
 	})
-	legacyURL, _ := taskServer(t, mcptest.Legacy, required, echoTool())
-	modernURL, _ := taskServer(t, mcptest.Modern, required, echoTool())
+	legacyURL, _ := taskServer(t, mcptest.Legacy, required, mcptest.EchoTool())
+	modernURL, _ := taskServer(t, mcptest.Modern, required, mcptest.EchoTool())
 	servers := []config.Server{{Name: "old", URL: legacyURL}, {Name: "new", URL: modernURL}}
 
-	off, err := mcp.Discover(context.Background(), servers, nil)
+	off, err := toolset.Discover(context.Background(), servers, nil)
 	require.NoError(t, err)
 	defer func() { _ = off.Close(context.Background()) }()
 	_, ok := off.Tool("old_research")
 	assert.False(t, ok, "tasks off: a task-only tool is left out")
-	assert.True(t, strings.Contains(fmt.Sprint(off.Warnings()), string(mcp.WarnTaskRequired)))
+	assert.True(t, strings.Contains(fmt.Sprint(off.Warnings()), string(toolset.WarnTaskRequired)))
 
-	on, err := mcp.Discover(context.Background(), servers, &mcp.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+	on, err := toolset.Discover(context.Background(), servers, &toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
 	require.NoError(t, err)
 	defer func() { _ = on.Close(context.Background()) }()
 	st, ok := on.Tool("old_research")
@@ -390,11 +391,11 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 	require.NoError(t, err, "a finished task can still be fetched while the server keeps it")
 	assert.Equal(t, "report", res.Result.Text())
 	_, err = on.AwaitTask(context.Background(), "nobody", s.TaskID)
-	require.ErrorIs(t, err, mcp.ErrUnknownServer)
+	require.ErrorIs(t, err, toolset.ErrUnknownServer)
 
 	// The configuration decides per server, over the host's default.
 	servers[0].Tasks, servers[1].Tasks = config.TasksRequired, config.TasksOff
-	perServer, err := mcp.Discover(context.Background(), servers, &mcp.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenAllowed}})
+	perServer, err := toolset.Discover(context.Background(), servers, &toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenAllowed}})
 	require.NoError(t, err)
 	defer func() { _ = perServer.Close(context.Background()) }()
 	st, ok = perServer.Tool("old_research")
@@ -435,7 +436,7 @@ func TestTaskTimeoutWhileFetchingTheResult(t *testing.T) {
 		<-r.Context().Done() // the result never comes
 		return true
 	}
-	c := connect(t, start(t, s), &mcp.Options{Tasks: mcp.TasksWhenRequired, TaskTimeout: 300 * time.Millisecond})
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{Tasks: mcp.TasksWhenRequired, TaskTimeout: 300 * time.Millisecond})
 	_, err := c.CallTool(context.Background(), "quick", nil)
 	require.ErrorIs(t, err, mcp.ErrTaskTimeout)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -475,7 +476,7 @@ func TestTaskStatusNotificationFloodCrowdsOutNothing(t *testing.T) {
 	}}}
 	release := make(chan struct{})
 	logs := make(chan string, 2)
-	c := connect(t, start(t, s), &mcp.Options{OnLog: func(m mcp.LogMessage) {
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{OnLog: func(m mcp.LogMessage) {
 		logs <- string(m.Data)
 		<-release
 	}})
@@ -500,7 +501,7 @@ func TestTaskTTLIgnoresTheServersClock(t *testing.T) {
 		release := make(chan struct{})
 		s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: 1, TTL: time.Minute},
 			Tools: []mcptest.Tool{taskTool("research", "required", releasedTask(release, "the report"))}}
-		url := start(t, s)
+		url := mcptest.Start(t, s)
 		behind := func(task map[string]any) {
 			task["createdAt"] = time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
 		}
@@ -525,7 +526,7 @@ func TestTaskCallEndsWithClose(t *testing.T) {
 	eachEra(t, func(t *testing.T, version string) {
 		s := &mcptest.Server{Versions: []string{version}, Tasks: &mcptest.Tasks{PollInterval: time.Hour},
 			Tools: []mcptest.Tool{taskTool("slow", "required", stuckTask)}}
-		url := start(t, s)
+		url := mcptest.Start(t, s)
 		c := connect(t, url, tasksOn())
 		ctx, st := observe(context.Background())
 		ended := make(chan error, 1)
@@ -561,7 +562,7 @@ func TestTaskCapableCallKeepsTheCallTimeout(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tasks: &mcptest.Tasks{}, Tools: []mcptest.Tool{hang}}
-	url := start(t, s)
+	url := mcptest.Start(t, s)
 	for _, listed := range []bool{true, false} {
 		// CallTimeout bounds the ListTools too: 1 s leaves it room on a
 		// loaded machine, far short of the caller's hour.
@@ -634,7 +635,7 @@ func TestTaskFailedOutcomeFetchErrorIsWrapped(t *testing.T) {
 			http.Error(w, "overloaded", http.StatusServiceUnavailable)
 			return true
 		}}
-	c := connect(t, start(t, s), tasksOn())
+	c := connect(t, mcptest.Start(t, s), tasksOn())
 	_, err := c.CallTool(context.Background(), "broken", nil)
 	require.ErrorIs(t, err, mcp.ErrTaskFailed)
 	var herr *mcp.HTTPError

@@ -47,13 +47,6 @@ type ClientTrace struct {
 	// form (version 00), or whose trace or parent id is all zeros, is not
 	// sent.
 	TraceContext func(ctx context.Context) (traceparent, tracestate string)
-
-	// DiscoverStart is called when a Toolset begins to connect to a
-	// server, DiscoverDone when the server is ready or skipped (res.Stage
-	// says which); the requests of its discovery run with the context
-	// DiscoverStart returned.
-	DiscoverStart func(ctx context.Context, server string) context.Context
-	DiscoverDone  func(ctx context.Context, server string, res *DiscoverProgress)
 }
 
 type traceKey struct{}
@@ -77,11 +70,9 @@ func ContextTrace(ctx context.Context) *ClientTrace {
 // composeTrace returns a trace calling outer's hooks around inner's.
 func composeTrace(outer, inner *ClientTrace) *ClientTrace {
 	t := &ClientTrace{
-		RequestStart:  nestStart(outer.RequestStart, inner.RequestStart),
-		RequestDone:   nestDone(outer.RequestDone, inner.RequestDone),
-		TraceContext:  inner.TraceContext,
-		DiscoverStart: nestStart(outer.DiscoverStart, inner.DiscoverStart),
-		DiscoverDone:  nestDone(outer.DiscoverDone, inner.DiscoverDone),
+		RequestStart: nestStart(outer.RequestStart, inner.RequestStart),
+		RequestDone:  nestDone(outer.RequestDone, inner.RequestDone),
+		TraceContext: inner.TraceContext,
 	}
 	if t.TraceContext == nil {
 		t.TraceContext = outer.TraceContext
@@ -377,22 +368,4 @@ func (h *httpConn) sessionID() string {
 		return ""
 	}
 	return h.session
-}
-
-// traceDiscover reports the start of one server's discovery to the trace
-// of ctx, if any, and returns the context discovery goes on with and the
-// func that reports its end.
-func traceDiscover(ctx context.Context, server string) (context.Context, func(*DiscoverProgress)) {
-	t := ContextTrace(ctx)
-	if t == nil {
-		return ctx, nil
-	}
-	if t.DiscoverStart != nil {
-		ctx = keep(ctx, t.DiscoverStart(ctx, server))
-	}
-	return ctx, func(p *DiscoverProgress) {
-		if t.DiscoverDone != nil {
-			t.DiscoverDone(ctx, server, p)
-		}
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // recorder is a ClientTrace that records what it is told; each request's
@@ -59,13 +60,19 @@ func (r *recorder) trace() *mcp.ClientTrace {
 			r.sawMarker = ctx.Value(marker{}) != nil
 			return r.parent, "vendor=1"
 		},
+	}
+}
+
+// discoverTrace records the discovery hooks.
+func (r *recorder) discoverTrace() *toolset.Trace {
+	return &toolset.Trace{
 		DiscoverStart: func(ctx context.Context, server string) context.Context {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.discover = append(r.discover, "start "+server)
 			return context.WithValue(ctx, marker{}, server)
 		},
-		DiscoverDone: func(ctx context.Context, server string, p *mcp.DiscoverProgress) {
+		DiscoverDone: func(ctx context.Context, server string, p *toolset.DiscoverProgress) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
 			r.discover = append(r.discover, fmt.Sprintf("done %s %s %d marked=%v", server, p.Stage, p.Tools, ctx.Value(marker{}) == server))
@@ -98,8 +105,8 @@ const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 func TestTraceRequests(t *testing.T) {
 	for _, version := range []string{mcptest.Modern, mcptest.Legacy} {
 		t.Run(version, func(t *testing.T) {
-			s := &mcptest.Server{Versions: []string{version}, Tools: []mcptest.Tool{echoTool(), failTool()}}
-			c := connect(t, start(t, s), &mcp.Options{ServerName: "srv"})
+			s := &mcptest.Server{Versions: []string{version}, Tools: []mcptest.Tool{mcptest.EchoTool(), failTool()}}
+			c := connect(t, mcptest.Start(t, s), &mcp.Options{ServerName: "srv"})
 			rec := &recorder{parent: parent}
 			ctx := mcp.WithTrace(context.Background(), rec.trace())
 
@@ -156,8 +163,8 @@ func TestTraceRequests(t *testing.T) {
 }
 
 func TestTraceContextInvalidNotSent(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
-	c := connect(t, start(t, s), nil)
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	c := connect(t, mcptest.Start(t, s), nil)
 	for _, bad := range []string{"", "garbage", "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
 		"00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01", `00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333"-01`,
 		// All zeros is no trace id, no parent id (W3C Trace Context §3.2.2.3, §3.2.2.4).
@@ -176,10 +183,10 @@ func TestTraceContextInvalidNotSent(t *testing.T) {
 
 func TestTraceResourcesAndPrompts(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
-		Prompts:   []mcptest.Prompt{testPrompt("greet")},
-		Resources: []mcptest.Resource{testResource("file:///a.txt", "a", "A")},
+		Prompts:   []mcptest.Prompt{mcptest.TextPrompt("greet")},
+		Resources: []mcptest.Resource{mcptest.TextResource("file:///a.txt", "a", "A")},
 	}}
-	c := connect(t, start(t, s), nil)
+	c := connect(t, mcptest.Start(t, s), nil)
 	rec := &recorder{}
 	ctx := mcp.WithTrace(context.Background(), rec.trace())
 	_, err := c.GetPrompt(ctx, "greet", map[string]string{"topic": "x"})
@@ -199,11 +206,11 @@ func TestTraceResourcesAndPrompts(t *testing.T) {
 }
 
 func TestTraceDiscover(t *testing.T) {
-	good := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+	good := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	rec := &recorder{}
-	ctx := mcp.WithTrace(context.Background(), rec.trace())
-	ts, err := mcp.Discover(ctx, []config.Server{
-		{Name: "good", URL: start(t, good)},
+	ctx := toolset.WithTrace(mcp.WithTrace(context.Background(), rec.trace()), rec.discoverTrace())
+	ts, err := toolset.Discover(ctx, []config.Server{
+		{Name: "good", URL: mcptest.Start(t, good)},
 		{Name: "down", URL: "http://127.0.0.1:1/mcp"},
 	}, nil)
 	require.NoError(t, err)
@@ -219,8 +226,8 @@ func TestTraceDiscover(t *testing.T) {
 }
 
 func TestWithTraceComposes(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
-	c := connect(t, start(t, s), nil)
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	c := connect(t, mcptest.Start(t, s), nil)
 	var order []string
 	type key string
 	hooks := func(name string, tc func(context.Context) (string, string)) *mcp.ClientTrace {
@@ -247,7 +254,7 @@ func TestWithTraceComposes(t *testing.T) {
 }
 
 func TestTraceErrorTypes(t *testing.T) {
-	c := connect(t, start(t, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}), nil)
+	c := connect(t, mcptest.Start(t, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}), nil)
 	rec := &recorder{}
 	ctx, cancel := context.WithCancel(mcp.WithTrace(context.Background(), rec.trace()))
 	cancel()
@@ -266,7 +273,7 @@ func TestTraceErrorTypes(t *testing.T) {
 // allocation more); "hooks" a trace whose hooks do nothing but be called,
 // with a traceparent to send.
 func BenchmarkCallToolTrace(b *testing.B) {
-	c := connect(b, start(b, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}), nil)
+	c := connect(b, mcptest.Start(b, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}), nil)
 	hooks := &mcp.ClientTrace{
 		RequestStart: func(ctx context.Context, _ *mcp.RequestInfo) context.Context { return ctx },
 		RequestDone:  func(context.Context, *mcp.RequestInfo, *mcp.RequestResult) {},
@@ -289,9 +296,9 @@ func BenchmarkCallToolTrace(b *testing.B) {
 }
 
 func TestTraceInitialize(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 	rec := &recorder{}
-	c, err := mcp.Connect(mcp.WithTrace(context.Background(), rec.trace()), &mcp.HTTPTransport{URL: start(t, s)},
+	c, err := mcp.Connect(mcp.WithTrace(context.Background(), rec.trace()), &mcp.HTTPTransport{URL: mcptest.Start(t, s)},
 		&mcp.Options{ProtocolVersion: mcptest.Legacy})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })

@@ -95,12 +95,12 @@ func authServer(t *testing.T, sse bool, refuse func(method, rpc string) bool) st
 	t.Helper()
 	var h http.Handler
 	if sse {
-		s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{echoTool()}}
+		s := &mcptest.HTTPSSEServer{Tools: []mcptest.Tool{mcptest.EchoTool()}}
 		s.Start()
 		t.Cleanup(s.Close)
 		h = s
 	} else {
-		s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{echoTool()}}
+		s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 		s.Start()
 		t.Cleanup(s.Close)
 		h = s

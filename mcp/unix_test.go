@@ -44,7 +44,7 @@ func TestUnixSocket(t *testing.T) {
 		{"legacy sse", []string{mcptest.Legacy}, true, mcp.EraLegacy},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &mcptest.Server{Versions: tc.versions, SSE: tc.sse, Tools: []mcptest.Tool{echoTool()}}
+			s := &mcptest.Server{Versions: tc.versions, SSE: tc.sse, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 			s.Start() // its state; it is served on the socket below, not on its port
 			defer s.Close()
 			mux := http.NewServeMux()
@@ -61,7 +61,7 @@ func TestUnixSocket(t *testing.T) {
 		})
 	}
 	t.Run("no path means /", func(t *testing.T) {
-		s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{echoTool()}}
+		s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
 		mux := http.NewServeMux()
 		mux.Handle("/{$}", s)
 		c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: "unix://" + serveUnix(t, mux)}, nil)

@@ -15,7 +15,7 @@ import (
 
 // The Hooks' Context traces whatever is done with it: here one MCP call,
 // recorded in memory. A host gives its own providers (or none: the global
-// ones) and the same context to mcp.Discover and Agent.Run.
+// ones) and the same context to toolset.Discover and Agent.Run.
 func ExampleHooks_Context() {
 	srv := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{weatherTool()}}
 	url := srv.Start()

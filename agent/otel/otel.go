@@ -1,6 +1,6 @@
-// Package otel maps mini-me's trace hooks, agent.Trace and mcp.ClientTrace,
-// to OpenTelemetry spans and metrics. It is a module of its own, so that
-// the SDK never depends on OpenTelemetry.
+// Package otel maps mini-me's trace hooks (agent.Trace, mcp.ClientTrace and
+// toolset.Trace) to OpenTelemetry spans and metrics. It is a module of its own,
+// so that the SDK never depends on OpenTelemetry.
 //
 // One run of an agent gives this tree of spans, named and attributed after
 // the OpenTelemetry semantic conventions for generative AI and for MCP:
@@ -35,6 +35,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // scope names this instrumentation to the providers.
@@ -60,6 +61,7 @@ type Hooks struct {
 	aiDuration  metric.Float64Histogram
 	agent       *agent.Trace
 	mcp         *mcp.ClientTrace
+	discover    *toolset.Trace
 }
 
 // durationBuckets are the bucket bounds, in seconds, the semantic
@@ -95,13 +97,15 @@ func New(c Config) (*Hooks, error) {
 	}
 	h.agent = h.agentTrace()
 	h.mcp = h.mcpTrace()
+	h.discover = h.discoverTrace()
 	return h, nil
 }
 
-// Context returns ctx carrying h's agent.Trace and mcp.ClientTrace: give
-// it to mcp.Discover, Agent.Run and the Client calls to trace.
+// Context returns ctx carrying h's agent.Trace, mcp.ClientTrace and
+// toolset.Trace: give it to toolset.Discover, Agent.Run and the Client
+// calls to trace.
 func (h *Hooks) Context(ctx context.Context) context.Context {
-	return mcp.WithTrace(agent.WithTrace(ctx, h.agent), h.mcp)
+	return toolset.WithTrace(mcp.WithTrace(agent.WithTrace(ctx, h.agent), h.mcp), h.discover)
 }
 
 // AgentTrace returns the agent hooks alone.
@@ -109,6 +113,9 @@ func (h *Hooks) AgentTrace() *agent.Trace { return h.agent }
 
 // ClientTrace returns the MCP hooks alone.
 func (h *Hooks) ClientTrace() *mcp.ClientTrace { return h.mcp }
+
+// DiscoverTrace returns the discovery hooks alone.
+func (h *Hooks) DiscoverTrace() *toolset.Trace { return h.discover }
 
 func (h *Hooks) agentTrace() *agent.Trace {
 	return &agent.Trace{
@@ -177,12 +184,17 @@ func (h *Hooks) mcpTrace() *mcp.ClientTrace {
 			h.prop.Inject(ctx, carrier)
 			return carrier.Get("traceparent"), carrier.Get("tracestate")
 		},
+	}
+}
+
+func (h *Hooks) discoverTrace() *toolset.Trace {
+	return &toolset.Trace{
 		DiscoverStart: func(ctx context.Context, server string) context.Context {
 			ctx, _ = h.tracer.Start(ctx, "discover "+server, trace.WithSpanKind(trace.SpanKindInternal),
 				trace.WithAttributes(attribute.String("minime.server", server)))
 			return ctx
 		},
-		DiscoverDone: func(ctx context.Context, _ string, p *mcp.DiscoverProgress) {
+		DiscoverDone: func(ctx context.Context, _ string, p *toolset.DiscoverProgress) {
 			span := trace.SpanFromContext(ctx)
 			span.SetAttributes(attribute.String("minime.discover.stage", string(p.Stage)), attribute.Int("minime.tools", p.Tools))
 			if p.ProtocolVersion != "" {

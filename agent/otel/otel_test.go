@@ -23,6 +23,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -64,7 +65,7 @@ func TestAgentRun(t *testing.T) {
 	srv := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{weatherTool()}}
 	url := srv.Start()
 	t.Cleanup(srv.Close)
-	ts, err := mcp.Discover(hooks.Context(context.Background()), []config.Server{{Name: "w", URL: url}}, nil)
+	ts, err := toolset.Discover(hooks.Context(context.Background()), []config.Server{{Name: "w", URL: url}}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ts.Close(context.Background()) })
 

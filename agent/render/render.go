@@ -21,13 +21,13 @@ import (
 	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // Banner prints what discovery found: the servers ([Servers]), the tools
 // ([Tools]), the skills when there are any ([Skills]) and the warnings
-// (mcp.Toolset.Warnings), or "warnings: none".
-func Banner(w io.Writer, tools *mcp.Toolset) {
+// (toolset.Toolset.Warnings), or "warnings: none".
+func Banner(w io.Writer, tools *toolset.Toolset) {
 	Servers(w, tools)
 	Tools(w, tools)
 	Skills(w, tools)
@@ -44,7 +44,7 @@ func Banner(w io.Writer, tools *mcp.Toolset) {
 
 // Servers lists the servers, each with its protocol era and version, or
 // why it was skipped.
-func Servers(w io.Writer, tools *mcp.Toolset) {
+func Servers(w io.Writer, tools *toolset.Toolset) {
 	servers := tools.Servers()
 	tw := table(w, "servers", len(servers))
 	if tw == nil {
@@ -71,7 +71,7 @@ func Servers(w io.Writer, tools *mcp.Toolset) {
 // (declared so, asked even in auto mode while confirmDestructive is on) or
 // "destructive*": nothing declared, so destructive by the protocol's
 // default, but not declared so, and run without asking in auto mode.
-func Tools(w io.Writer, tools *mcp.Toolset) {
+func Tools(w io.Writer, tools *toolset.Toolset) {
 	list := tools.Tools()
 	tw := table(w, "tools", len(list))
 	if tw == nil {
@@ -223,7 +223,7 @@ func cleanKeep(s string) string {
 
 // Skills lists the skill catalogue, when it is not empty: the name the
 // model loads, the server (or "(local)") and the start of the description.
-func Skills(w io.Writer, tools *mcp.Toolset) {
+func Skills(w io.Writer, tools *toolset.Toolset) {
 	skills := tools.Skills()
 	if len(skills) == 0 {
 		return

@@ -21,6 +21,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,7 +39,7 @@ func TestBanner(t *testing.T) {
 	url := srv.Start()
 	defer srv.Close()
 	ctx := context.Background()
-	tools, err := mcp.Discover(ctx, []config.Server{{Name: "notes", URL: url}}, nil)
+	tools, err := toolset.Discover(ctx, []config.Server{{Name: "notes", URL: url}}, nil)
 	require.NoError(t, err)
 	defer tools.Close(ctx)
 	var out bytes.Buffer
@@ -56,7 +57,7 @@ func TestBanner(t *testing.T) {
 		"  notes_long    notes  read-only     A long description. A long description. A …\n"+
 		"warnings: none\n")
 
-	skipped, err := mcp.Discover(ctx, []config.Server{{Name: "gh", URL: "https://example.com/mcp",
+	skipped, err := toolset.Discover(ctx, []config.Server{{Name: "gh", URL: "https://example.com/mcp",
 		Auth: &config.Auth{Type: config.AuthBearer, TokenEnv: "MINIME_TEST_UNSET_TOKEN"}}}, nil)
 	require.NoError(t, err)
 	defer skipped.Close(ctx)
@@ -130,14 +131,14 @@ func TestSkills(t *testing.T) {
 	md := "---\nname: haiku\ndescription: Write a haiku\u202e on a subject\n---\nThree lines.\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "haiku", "SKILL.md"), []byte(md), 0o600))
 	ctx := context.Background()
-	tools, err := mcp.Discover(ctx, nil, &mcp.ToolsetOptions{SkillFolders: []string{dir}})
+	tools, err := toolset.Discover(ctx, nil, &toolset.ToolsetOptions{SkillFolders: []string{dir}})
 	require.NoError(t, err)
 	defer tools.Close(ctx)
 	var out bytes.Buffer
 	render.Banner(&out, tools)
 	assert.Contains(t, out.String(), "skills:\n  haiku  (local)  Write a haiku� on a subject\nwarnings: none\n")
 
-	empty, err := mcp.Discover(ctx, nil, nil)
+	empty, err := toolset.Discover(ctx, nil, nil)
 	require.NoError(t, err)
 	defer empty.Close(ctx)
 	out.Reset()

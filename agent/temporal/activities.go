@@ -14,6 +14,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // Names of the activities.
@@ -33,7 +34,7 @@ const toolErrorType = "minime.ToolError"
 
 // Activities are the worker's side of durable runs: what does I/O. One
 // Activities serves every run of the worker, concurrently: its ToolSource
-// (an *mcp.Toolset) holds the worker's MCP connections, shared by all the
+// (an *toolset.Toolset) holds the worker's MCP connections, shared by all the
 // runs, and its Model, Funcs and Blobs must be safe for concurrent use.
 type Activities struct {
 	// Model answers the model calls; required.
@@ -92,10 +93,10 @@ func (a *Activities) Register(w worker.Registry) {
 // Catalog is the activity that lists the tools: the Funcs, then the
 // ToolSource's tools. MCP tasks are the worker's business: a tool that
 // may run as a task is listed as one the workflow calls like any other.
-func (a *Activities) Catalog(ctx context.Context) ([]mcp.ServerTool, error) {
-	var out []mcp.ServerTool
+func (a *Activities) Catalog(ctx context.Context) ([]toolset.ServerTool, error) {
+	var out []toolset.ServerTool
 	for _, f := range a.Funcs {
-		out = append(out, mcp.ServerTool{Name: f.Name(), Server: agent.FuncServer,
+		out = append(out, toolset.ServerTool{Name: f.Name(), Server: agent.FuncServer,
 			Tool: mcp.Tool{Name: f.Name(), Description: f.Description(), InputSchema: f.InputSchema()}})
 	}
 	if a.Tools != nil {
@@ -174,7 +175,7 @@ func (a *Activities) bound(ctx context.Context, c ToolCall, res *mcp.CallToolRes
 	if len(raw) <= limit {
 		return res, nil
 	}
-	text := (&mcp.ToolResult{Result: res}).Text()
+	text := res.Text()
 	note := fmt.Sprintf("\n[... %d bytes cut ...]\n", len(text))
 	if a.Blobs != nil {
 		ref, err := a.Blobs.Put(ctx, activity.GetInfo(ctx).WorkflowExecution.ID, c.Name, []byte(text))

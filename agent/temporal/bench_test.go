@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -32,7 +33,7 @@ func BenchmarkRun(b *testing.B) {
 	b.Run("temporal", func(b *testing.B) {
 		c := dial(b)
 		q := "bench-" + b.Name()
-		w := worker.New(c, q, worker.Options{})
+		w := worker.New(c, q, worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
 		(&temporal.Activities{Model: scriptModel{}, Funcs: []*agent.Func{echoFunc()}}).Register(w)
 		if err := w.Start(); err != nil {
 			b.Fatal(err)

@@ -11,7 +11,7 @@
 // activity (CallTool), and the catalogue of tools is read by an activity
 // (Catalog) when the run starts and each time it resumes after an
 // approval. The activities run in the worker, on the host's
-// [Activities]: its Model, its ToolSource (an *mcp.Toolset, so MCP
+// [Activities]: its Model, its ToolSource (an *toolset.Toolset, so MCP
 // connections are pooled per worker, not per run) and its local Funcs.
 // Replaying a run's history replays the same decisions with the results
 // the history holds: a tool call that returned is never run again.

@@ -14,6 +14,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // This file holds the agent's workflow-safe parts: a context.Context that
@@ -120,13 +121,13 @@ func modelError(err error) error {
 // activity read, each call the CallTool activity.
 type tools struct{ d *driver }
 
-func (ts *tools) Tools() []mcp.ServerTool { return ts.d.tools }
+func (ts *tools) Tools() []toolset.ServerTool { return ts.d.tools }
 
 // Call runs the CallTool activity. A call interrupted by the loss of its
 // worker, and not retried, stops the run: it may have run.
-func (ts *tools) Call(ctx context.Context, name string, args any) (*mcp.ToolResult, error) {
+func (ts *tools) Call(ctx context.Context, name string, args any) (*toolset.ToolResult, error) {
 	raw, _ := args.(json.RawMessage) // the agent passes its checked arguments
-	var st *mcp.ServerTool
+	var st *toolset.ServerTool
 	for i := range ts.d.tools {
 		if ts.d.tools[i].Name == name {
 			st = &ts.d.tools[i]
@@ -152,7 +153,7 @@ func (ts *tools) Call(ctx context.Context, name string, args any) (*mcp.ToolResu
 	var app *temporal.ApplicationError
 	switch {
 	case err == nil:
-		return &mcp.ToolResult{Name: name, Server: st.Server, Result: &res}, nil
+		return &toolset.ToolResult{Name: name, Server: st.Server, Result: &res}, nil
 	case errors.As(err, &timeout) && !idempotent:
 		ts.d.mayHaveRun = append(ts.d.mayHaveRun, agent.ToolCall{Name: name, Arguments: string(raw)})
 		ts.d.stop()

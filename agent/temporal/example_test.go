@@ -23,7 +23,7 @@ func Example() {
 	}
 	defer c.Close()
 
-	// The worker: one per process. Tools would be an *mcp.Toolset.
+	// The worker: one per process. Tools would be an *toolset.Toolset.
 	acts := &temporal.Activities{Model: &agent.OpenAI{BaseURL: "http://127.0.0.1:8080/v1"}}
 	w := worker.New(c, "agents", worker.Options{})
 	acts.Register(w)

@@ -22,7 +22,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/temporal"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/temporaldev"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // The tests run a real Temporal server (internal/devserver, a process of
@@ -113,7 +113,10 @@ func (w *workerProc) stop() {
 }
 
 // workerMain is the worker process: the agent's Activities with the
-// scripted model, an echo Func and the MCP server's tools.
+// scripted model, an echo Func and the MCP server's tools. Its deadlock
+// detection allows a workflow task 20s, not 1s: under -race, on a machine
+// shared by many builds, the first task of a run (which compiles the
+// tools' schemas) can take longer than a second without being stuck.
 func workerMain() int {
 	ctx := context.Background()
 	c, err := client.Dial(client.Options{HostPort: os.Getenv("MINIME_HOSTPORT"), Namespace: os.Getenv("MINIME_NAMESPACE"), Logger: quiet()})
@@ -127,7 +130,7 @@ func workerMain() int {
 		acts.Model = &agent.OpenAI{BaseURL: url, Model: "test-model", MaxRetries: -1}
 	}
 	if url := os.Getenv("MINIME_MCP"); url != "" {
-		ts, err := mcp.Discover(ctx, []config.Server{{Name: "files", URL: url}}, nil)
+		ts, err := toolset.Discover(ctx, []config.Server{{Name: "files", URL: url}}, nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -135,7 +138,7 @@ func workerMain() int {
 		defer func() { _ = ts.Close(ctx) }()
 		acts.Tools = ts
 	}
-	w := worker.New(c, os.Getenv("MINIME_QUEUE"), worker.Options{StickyScheduleToStartTimeout: time.Second})
+	w := worker.New(c, os.Getenv("MINIME_QUEUE"), worker.Options{StickyScheduleToStartTimeout: time.Second, DeadlockDetectionTimeout: 20 * time.Second})
 	acts.Register(w)
 	if err := w.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -180,7 +180,7 @@ type driver struct {
 	// or by the driver when a call may have run.
 	run        workflow.Context
 	stop       workflow.CancelFunc
-	tools      []mcp.ServerTool
+	tools      []toolset.ServerTool
 	retry      map[string]bool
 	mayHaveRun []agent.ToolCall
 	progress   *progress
@@ -224,7 +224,7 @@ func (d *driver) await(ctx workflow.Context, st *agent.State) (map[string]permis
 // refresh reads the worker's catalogue of tools.
 func (d *driver) refresh(ctx workflow.Context) error {
 	opts := workflow.ActivityOptions{StartToCloseTimeout: d.timeouts.Model, RetryPolicy: retryPolicy(d.timeouts.ModelAttempts)}
-	var tools []mcp.ServerTool
+	var tools []toolset.ServerTool
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), catalogActivity).Get(ctx, &tools); err != nil {
 		return fmt.Errorf("agent/temporal: reading the catalogue of tools: %w", err)
 	}

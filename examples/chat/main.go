@@ -55,8 +55,8 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -135,10 +135,10 @@ func findConfig(path string) (*config.Config, error) {
 	return &config.Config{}, nil
 }
 
-// discover discovers the servers' tools (mcp.Discover), giving them a
+// discover discovers the servers' tools (toolset.Discover), giving them a
 // minute, or the time a person takes to sign in when a server uses OAuth.
-func discover(cfg *config.Config) (*mcp.Toolset, error) {
-	opts := &mcp.ToolsetOptions{Browser: oauth.Terminal{Out: os.Stderr}}
+func discover(cfg *config.Config) (*toolset.Toolset, error) {
+	opts := &toolset.ToolsetOptions{Browser: oauth.Terminal{Out: os.Stderr}}
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute
@@ -151,7 +151,7 @@ func discover(cfg *config.Config) (*mcp.Toolset, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	return mcp.Discover(ctx, cfg.Servers, opts)
+	return toolset.Discover(ctx, cfg.Servers, opts)
 }
 
 // tokenStore keeps OAuth tokens in the user's configuration directory.
@@ -175,7 +175,7 @@ type chat struct {
 	interrupts chan os.Signal
 
 	cfg          *config.Config
-	tools        *mcp.Toolset
+	tools        *toolset.Toolset
 	model        *agent.OpenAI
 	agent        *agent.Agent
 	conversation []agent.Message

@@ -9,6 +9,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // skillScenarios run the skills extension (SEP-2640) as a host does,
@@ -24,7 +25,7 @@ var skillScenarios = map[string]bool{
 }
 
 func runSkills(ctx context.Context, url string, use bool, log *slog.Logger) error {
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "conformance", URL: url}}, &mcp.ToolsetOptions{
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "conformance", URL: url}}, &toolset.ToolsetOptions{
 		Client: mcp.Options{Logger: log, Skills: true, ClientInfo: mcp.Implementation{Name: "mini-me-conformance", Version: "0.1.0"}},
 	})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 //go:embed servers.yaml
@@ -34,13 +34,13 @@ type Servers struct {
 	// filled in, parsed.
 	Config *config.Config
 	// Tools is every server's tools, discovered.
-	Tools *mcp.Toolset
+	Tools *toolset.Toolset
 	stop  []func()
 }
 
 // Discover serves [Text] and [Notes] over Streamable HTTP on 127.0.0.1,
 // reads the configuration that points at them (config.Decode, naming it
-// "the demo's servers") and discovers their tools (mcp.Discover, within
+// "the demo's servers") and discovers their tools (toolset.Discover, within
 // 10 s and ctx). Close stops it all.
 func Discover(ctx context.Context) (*Servers, error) {
 	s := &Servers{}
@@ -62,7 +62,7 @@ func Discover(ctx context.Context) (*Servers, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, discoverTimeout)
 	defer cancel()
-	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+	tools, err := toolset.Discover(ctx, cfg.Servers, nil)
 	if err != nil {
 		s.stopServers()
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -41,7 +41,7 @@ type Fallback struct {
 // could not be made, which ends the calls. When ctx is done, Run prints
 // nothing and returns ctx's error: no model was found because the program
 // is stopping.
-func (f Fallback) Run(ctx context.Context, w io.Writer, why error, tools *mcp.Toolset, policy *permission.Policy) error {
+func (f Fallback) Run(ctx context.Context, w io.Writer, why error, tools *toolset.Toolset, policy *permission.Policy) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -56,10 +56,10 @@ func (f Fallback) Run(ctx context.Context, w io.Writer, why error, tools *mcp.To
 
 // makeCall makes c through policy, as the agent would, and prints the
 // call, the decision and the result to w.
-func makeCall(ctx context.Context, w io.Writer, tools *mcp.Toolset, policy *permission.Policy, c Call) error {
+func makeCall(ctx context.Context, w io.Writer, tools *toolset.Toolset, policy *permission.Policy, c Call) error {
 	t, ok := tools.Tool(c.Tool)
 	if !ok {
-		return fmt.Errorf("demo: no tool %q: %w", c.Tool, mcp.ErrUnknownTool)
+		return fmt.Errorf("demo: no tool %q: %w", c.Tool, toolset.ErrUnknownTool)
 	}
 	raw, err := json.Marshal(c.Args)
 	if err != nil {

@@ -10,14 +10,14 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // textTools serves Text on 127.0.0.1 and discovers its tools.
-func textTools(t *testing.T) *mcp.Toolset {
+func textTools(t *testing.T) *toolset.Toolset {
 	ctx := context.Background()
-	tools, err := mcp.Discover(ctx, []config.Server{{Name: "text", URL: serve(t, Text())}}, nil)
+	tools, err := toolset.Discover(ctx, []config.Server{{Name: "text", URL: serve(t, Text())}}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = tools.Close(ctx) })
 	return tools
@@ -39,7 +39,7 @@ func TestMakeCall(t *testing.T) {
 			"← the tool reported an error:\n  unknown transformation \"x\"", nil},
 		{"denied", permission.DenyAll{Reason: "not today"}, Call{"text_count", map[string]any{"text": "a"}},
 			"← not run (deny: not today)\n", nil},
-		{"unknown tool", permission.AllowAll{}, Call{"text_nope", nil}, "", mcp.ErrUnknownTool},
+		{"unknown tool", permission.AllowAll{}, Call{"text_nope", nil}, "", toolset.ErrUnknownTool},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -71,7 +71,7 @@ func TestFallback(t *testing.T) {
 				"→ text_count {\"text\":\"a b\"}\n← ok:\n  2 words, 3 characters, 1 line\n" +
 				"→ text_sort_lines {\"text\":\"b\\na\"}\n← ok:\n  a\n  b\n", nil},
 		{"a call that cannot be made ends them", false, []Call{{"text_nope", nil}, count},
-			help + "Intro.\n", mcp.ErrUnknownTool},
+			help + "Intro.\n", toolset.ErrUnknownTool},
 		{"the program is stopping", true, []Call{count}, "", context.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,7 +7,7 @@
 // It starts two small MCP servers in-process on 127.0.0.1 (text tools that
 // speak the stateless 2026-07-28 revision, and a notepad that speaks only
 // the initialize-based 2025-11-25 one), reads a configuration that points
-// at them (config.Decode), discovers their tools (mcp.Discover), all three
+// at them (config.Decode), discovers their tools (toolset.Discover), all three
 // in demo.Discover, and prints what it found (render.Banner). Then it puts
 // a question to a model, which calls the tools; you approve each call at
 // the terminal (permission.NewTerminal).
@@ -79,9 +79,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	}
 
 	// MCP servers on 127.0.0.1, the configuration that lists them
-	// (config.Decode) and their tools (mcp.Discover: every server at once,
+	// (config.Decode) and their tools (toolset.Discover: every server at once,
 	// each in the era it speaks; a server that cannot be used is skipped,
-	// with a warning). examples/stdio calls config.Parse and mcp.Discover
+	// with a warning). examples/stdio calls config.Parse and toolset.Discover
 	// itself.
 	servers, err := demo.Discover(ctx)
 	if err != nil {

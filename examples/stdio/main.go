@@ -40,7 +40,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/examples/demo"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -106,7 +106,7 @@ func run(ctx context.Context, question string, stdin io.Reader, stdout io.Writer
 	// Discover starts the subprocess; Close stops it (closing its stdin,
 	// then signalling it if it lingers).
 	dctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	tools, err := mcp.Discover(dctx, cfg.Servers, nil)
+	tools, err := toolset.Discover(dctx, cfg.Servers, nil)
 	cancel()
 	if err != nil {
 		return err

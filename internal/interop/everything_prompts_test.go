@@ -12,7 +12,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // TestEverythingPromptsAndResources gathers server-everything's prompts,
@@ -24,7 +24,7 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	ctx, cancel := stepContext()
 	defer cancel()
 	updates := make(chan string, 8)
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "everything", URL: url}}, &mcp.ToolsetOptions{
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "everything", URL: url}}, &toolset.ToolsetOptions{
 		OnResourceUpdated: func(server, uri string) {
 			select {
 			case updates <- server + " " + uri:
@@ -46,11 +46,11 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	assert.Equal(t, len(prompts), st.Prompts)
 	assert.Positive(t, st.Resources)
 	assert.Positive(t, st.ResourceTemplates)
-	assert.True(t, slices.ContainsFunc(ts.Resources(), func(r mcp.ServerResource) bool {
+	assert.True(t, slices.ContainsFunc(ts.Resources(), func(r toolset.ServerResource) bool {
 		return r.Resource.URI == "demo://resource/static/document/architecture.md"
 	}))
 	const textTemplate = "demo://resource/dynamic/text/{resourceId}"
-	assert.True(t, slices.ContainsFunc(ts.ResourceTemplates(), func(r mcp.ServerResourceTemplate) bool {
+	assert.True(t, slices.ContainsFunc(ts.ResourceTemplates(), func(r toolset.ServerResourceTemplate) bool {
 		return r.Template.URITemplate == textTemplate
 	}))
 
@@ -85,13 +85,13 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, r.Text(), "# Everything Server")
 	_, err = ts.ReadResource(ctx, "file:///etc/passwd")
-	assert.ErrorIs(t, err, mcp.ErrUnknownResource)
+	assert.ErrorIs(t, err, toolset.ErrUnknownResource)
 
 	// Subscriptions: the server sends an update at once when its
 	// simulated updates are switched on, then every 5 s.
 	const doc = "demo://resource/static/document/architecture.md"
 	require.NoError(t, ts.SubscribeResource(ctx, doc))
-	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///etc/passwd"), mcp.ErrUnknownResource)
+	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///etc/passwd"), toolset.ErrUnknownResource)
 	_, err = ts.Call(ctx, "everything_toggle-subscriber-updates", nil)
 	require.NoError(t, err)
 	select {

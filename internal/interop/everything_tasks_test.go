@@ -24,6 +24,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -52,7 +53,7 @@ func TestEverythingTasks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked atomic.Int32
 			changed := make(chan struct{}, 16)
-			ts, err := mcp.Discover(context.Background(), []config.Server{tc.cfg}, &mcp.ToolsetOptions{
+			ts, err := toolset.Discover(context.Background(), []config.Server{tc.cfg}, &toolset.ToolsetOptions{
 				Client: mcp.Options{
 					ClientInfo: mcp.Implementation{Name: "mini-me-interop", Version: "0.0.0"},
 					Tasks:      mcp.TasksWhenRequired,
@@ -61,7 +62,7 @@ func TestEverythingTasks(t *testing.T) {
 						return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "snake"}}, nil
 					},
 				},
-				OnChange: func(mcp.ToolsChange) {
+				OnChange: func(toolset.ToolsChange) {
 					select {
 					case changed <- struct{}{}:
 					default:
@@ -128,7 +129,7 @@ func TestEverythingTasks(t *testing.T) {
 
 // waitForTool returns the Toolset's tool named name on its server, once
 // a refresh brought it.
-func waitForTool(t *testing.T, ts *mcp.Toolset, changed <-chan struct{}, name string) mcp.ServerTool {
+func waitForTool(t *testing.T, ts *toolset.Toolset, changed <-chan struct{}, name string) toolset.ServerTool {
 	t.Helper()
 	deadline := time.After(stepTimeout)
 	for {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // TestGoSDKPromptsAndResources gathers the go-sdk peer's prompt and
@@ -20,7 +20,7 @@ func TestGoSDKPromptsAndResources(t *testing.T) {
 	g := startGoSDK(t, nil)
 	ctx, cancel := stepContext()
 	defer cancel()
-	ts, err := mcp.Discover(ctx, []config.Server{{Name: "peer", URL: g.url}}, nil)
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "peer", URL: g.url}}, nil)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, ts.Close(context.Background())) }()
 	require.True(t, ts.Servers()[0].Connected, "%v", ts.Servers()[0].Err)
@@ -37,7 +37,7 @@ func TestGoSDKPromptsAndResources(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "hello from the go-sdk", r.Text())
 	_, err = ts.ReadResource(ctx, "mem://interop/other")
-	assert.ErrorIs(t, err, mcp.ErrUnknownResource)
+	assert.ErrorIs(t, err, toolset.ErrUnknownResource)
 
 	g.srv.AddPrompt(&sdk.Prompt{Name: "farewell"}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Say goodbye."}}}}, nil

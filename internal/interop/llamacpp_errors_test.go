@@ -18,7 +18,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -165,7 +165,7 @@ func (s *toolServer) calls() []string {
 
 // startTool serves one MCP tool with definition def, answering "done: ARGS",
 // and returns a Toolset connected to it, closed when the test ends.
-func startTool(t *testing.T, server, def string) (*toolServer, *mcp.Toolset) {
+func startTool(t *testing.T, server, def string) (*toolServer, *toolset.Toolset) {
 	t.Helper()
 	ts := &toolServer{}
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{{
@@ -178,7 +178,7 @@ func startTool(t *testing.T, server, def string) (*toolServer, *mcp.Toolset) {
 		},
 	}}}
 	t.Cleanup(s.Close)
-	set, err := mcp.Discover(context.Background(), []config.Server{{Name: server, URL: s.Start(), Permissions: config.ModeAsk}}, nil)
+	set, err := toolset.Discover(context.Background(), []config.Server{{Name: server, URL: s.Start(), Permissions: config.ModeAsk}}, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, set.Close(context.Background())) })
 	require.Empty(t, set.Warnings())

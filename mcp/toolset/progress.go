@@ -1,6 +1,10 @@
-package mcp
+package toolset
 
-import "sync"
+import (
+	"sync"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
+)
 
 // DiscoverStage is a step of one server's discovery.
 type DiscoverStage string
@@ -29,7 +33,7 @@ type DiscoverProgress struct {
 	// Stage is the step the server has reached.
 	Stage DiscoverStage
 	// Era and ProtocolVersion are set from DiscoverListing on.
-	Era             Era
+	Era             mcp.Era
 	ProtocolVersion string
 	// Tools and Warnings count the server's usable tools and what was
 	// worked around in its listing, at DiscoverReady.
@@ -58,7 +62,7 @@ func (r *progressReporter) server(index int, name string) serverProgress {
 
 // done reports the end of the server's discovery: ready with l, listed
 // over c, or skipped for l.err; to the trace too, when traced is not nil.
-func (p serverProgress) done(c *Client, l *listing, traced func(*DiscoverProgress)) {
+func (p serverProgress) done(c *mcp.Client, l *listing, traced func(*DiscoverProgress)) {
 	if traced != nil {
 		d := p.progress(DiscoverReady, c, l)
 		traced(&d)
@@ -68,7 +72,7 @@ func (p serverProgress) done(c *Client, l *listing, traced func(*DiscoverProgres
 
 // report reports stage, with what c and l say when set; a listing that
 // failed makes it DiscoverSkipped.
-func (p serverProgress) report(stage DiscoverStage, c *Client, l *listing) {
+func (p serverProgress) report(stage DiscoverStage, c *mcp.Client, l *listing) {
 	if p.r.on == nil {
 		return
 	}
@@ -78,7 +82,7 @@ func (p serverProgress) report(stage DiscoverStage, c *Client, l *listing) {
 	p.r.on(d)
 }
 
-func (p serverProgress) progress(stage DiscoverStage, c *Client, l *listing) DiscoverProgress {
+func (p serverProgress) progress(stage DiscoverStage, c *mcp.Client, l *listing) DiscoverProgress {
 	d := DiscoverProgress{Server: p.name, Index: p.index, Stage: stage}
 	if c != nil {
 		d.Era, d.ProtocolVersion = c.Era(), c.ProtocolVersion()

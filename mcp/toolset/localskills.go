@@ -1,8 +1,9 @@
-package mcp
+package toolset
 
 import (
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"io"
 	"io/fs"
 	"net/url"
@@ -18,7 +19,7 @@ const LocalServer = "(local)"
 // localSkill is a skill found in a local folder: its entry, built as a
 // server would build it, and the folder on disk.
 type localSkill struct {
-	skill Skill
+	skill mcp.Skill
 	dir   string // absolute, symlinks resolved
 }
 
@@ -72,7 +73,7 @@ func scanSkill(dir string) (localSkill, error) {
 		return localSkill{}, err
 	}
 	base := (&url.URL{Scheme: "file", Path: filepath.ToSlash(root)}).String()
-	ls := localSkill{dir: root, skill: Skill{URI: base + "/SKILL.md"}}
+	ls := localSkill{dir: root, skill: mcp.Skill{URI: base + "/SKILL.md"}}
 	var total int64
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -85,21 +86,21 @@ func scanSkill(dir string) (localSkill, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, p)
-		data, err := readInside(root, filepath.ToSlash(rel), MaxSkillSize-total)
+		data, err := readInside(root, filepath.ToSlash(rel), mcp.MaxSkillSize-total)
 		if errors.Is(err, errNotRegular) {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if len(ls.skill.Files) == MaxSkillFiles {
-			return fmt.Errorf("more than %d files", MaxSkillFiles)
+		if len(ls.skill.Files) == mcp.MaxSkillFiles {
+			return fmt.Errorf("more than %d files", mcp.MaxSkillFiles)
 		}
 		total += int64(len(data))
-		ls.skill.Files = append(ls.skill.Files, SkillFile{URI: base + "/" + (&url.URL{Path: filepath.ToSlash(rel)}).EscapedPath(),
-			Digest: fileDigest(data), Size: int64(len(data))})
+		ls.skill.Files = append(ls.skill.Files, mcp.SkillFile{URI: base + "/" + (&url.URL{Path: filepath.ToSlash(rel)}).EscapedPath(),
+			Digest: mcp.FileDigest(data), Size: int64(len(data))})
 		if rel == "SKILL.md" {
-			if ls.skill.Frontmatter, err = ParseFrontmatter(data); err != nil {
+			if ls.skill.Frontmatter, err = mcp.ParseFrontmatter(data); err != nil {
 				return err
 			}
 		}
@@ -111,7 +112,7 @@ func scanSkill(dir string) (localSkill, error) {
 	if ls.skill.Frontmatter == nil {
 		return localSkill{}, errors.New("no SKILL.md")
 	}
-	if err := ls.skill.check(); err != nil {
+	if err := ls.skill.Validate(); err != nil {
 		return localSkill{}, err
 	}
 	return ls, nil
@@ -159,26 +160,17 @@ func readInside(root, rel string, limit int64) ([]byte, error) {
 // read reads a file of the skill from disk, fresh, and verifies it
 // against the entry made when the folder was scanned: a file changed
 // since fails verification rather than being trusted.
-func (ls *localSkill) read(ref string) (*SkillContent, error) {
-	uri, want, err := ls.skill.resolve(ref)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := relativeRef(ls.skill.Root(), uri)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readInside(ls.dir, rel, want.Size)
-	if err != nil {
+func (ls *localSkill) read(ref string) (*mcp.SkillContent, error) {
+	return ls.skill.ReadVerified(ref, func(_, path string, max int64) ([]byte, string, error) {
+		data, err := readInside(ls.dir, path, max)
 		if errors.Is(err, errOverLimit) {
-			return nil, &SkillVerificationError{URI: uri, Reason: SkillSize}
+			return nil, "", &mcp.SkillVerificationError{URI: ls.skill.Root() + "/" + path, Reason: mcp.SkillSize}
 		}
-		return nil, fmt.Errorf("mcp: local skill %q: %w", ls.skill.name, err)
-	}
-	if err := ls.skill.verify(uri, want, data); err != nil {
-		return nil, err
-	}
-	return &SkillContent{URI: uri, MIMEType: mimeOf(rel), Data: data, Verified: true}, nil
+		if err != nil {
+			return nil, "", fmt.Errorf("mcp: local skill %q: %w", ls.skill.Name(), err)
+		}
+		return data, mimeOf(path), nil
+	})
 }
 
 func mimeOf(name string) string {

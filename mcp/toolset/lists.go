@@ -1,9 +1,11 @@
-package mcp
+package toolset
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"slices"
 	"time"
 )
@@ -47,7 +49,7 @@ type capability[T any] struct {
 	failed WarningKind // the kind of a failed listing
 	of     func(*tsServer) *capList[T]
 	// offered reports a server that declares the capability.
-	offered func(ServerCapabilities) bool
+	offered func(mcp.ServerCapabilities) bool
 	list    func(ctx context.Context, s *tsServer) capListing[T]
 	// applied records a server's new listing in its status. t.mu is held.
 	applied func(s *tsServer, items T)
@@ -141,8 +143,8 @@ func (c *capability[T]) watch(t *Toolset, s *tsServer) {
 // it declares the capability (a skills server serves resources/read
 // only): it lists nothing, which is not a failure.
 func notOffered(err error) bool {
-	var rpc *RPCError
-	return errors.As(err, &rpc) && rpc.Code == CodeMethodNotFound
+	var rpc *mcp.RPCError
+	return errors.As(err, &rpc) && rpc.Code == mcp.CodeMethodNotFound
 }
 
 // allowed keeps the items an allowlist names (all when allow is nil) and
@@ -181,7 +183,7 @@ func distinct[T any](server string, items []T, key func(*T) string, invalid Warn
 		case k == "":
 			warns = append(warns, Warning{Server: server, Kind: invalid, Message: what + " without a name left out"})
 		case seen[k]:
-			warns = append(warns, Warning{Server: server, Kind: invalid, Message: fmt.Sprintf("%s %q listed twice; the first is kept", what, clip(k, 120))})
+			warns = append(warns, Warning{Server: server, Kind: invalid, Message: fmt.Sprintf("%s %q listed twice; the first is kept", what, textclip.Clip(k, 120))})
 		default:
 			seen[k] = true
 			kept = append(kept, items[i])

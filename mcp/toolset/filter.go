@@ -1,9 +1,10 @@
-package mcp
+package toolset
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"sort"
 	"strings"
 )
@@ -20,7 +21,7 @@ type invalidTool struct {
 // says how each tool is called). It returns the kept tools in the server's
 // order and a warning for each tool dropped and each allowlisted name the
 // server does not have. Tools outside the allowlist are dropped silently.
-func filterTools(server string, allow []string, tools []Tool, invalid []invalidTool, use func(Tool) TaskUse) ([]Tool, []Warning) {
+func filterTools(server string, allow []string, tools []mcp.Tool, invalid []invalidTool, use func(mcp.Tool) mcp.TaskUse) ([]mcp.Tool, []Warning) {
 	allowed := func(string) bool { return true }
 	if allow != nil {
 		set := make(map[string]bool, len(allow))
@@ -40,7 +41,7 @@ func filterTools(server string, allow []string, tools []Tool, invalid []invalidT
 			warn(WarnInvalidTool, t.name, "invalid definition: %v", t.reason)
 		}
 	}
-	kept := make([]Tool, 0, len(tools))
+	kept := make([]mcp.Tool, 0, len(tools))
 	for _, t := range tools {
 		if !allowed(t.Name) {
 			listed[t.Name] = true
@@ -63,7 +64,7 @@ func filterTools(server string, allow []string, tools []Tool, invalid []invalidT
 			warn(WarnBinaryInput, t.Name, "input %s has %s: binary data cannot come from the model", where, why)
 			continue
 		}
-		if t.Execution != nil && t.Execution.TaskSupport == "required" && use(t) == TaskNever {
+		if t.Execution != nil && t.Execution.TaskSupport == "required" && use(t) == mcp.TaskNever {
 			warn(WarnTaskRequired, t.Name, "tool requires task execution: enable tasks (Options.Tasks) to use it")
 			continue
 		}

@@ -1,4 +1,4 @@
-package mcp_test
+package toolset_test
 
 import (
 	"context"
@@ -13,35 +13,22 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
-
-func testPrompt(name string) mcptest.Prompt {
-	return mcptest.Prompt{
-		Def:      json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"Summarise.","arguments":[{"name":"topic","required":true}]}`, name)),
-		Messages: json.RawMessage(`[{"role":"user","content":{"type":"text","text":"Summarise {topic}."}}]`),
-	}
-}
-
-func testResource(uri, name, text string) mcptest.Resource {
-	return mcptest.Resource{
-		Def:      json.RawMessage(fmt.Sprintf(`{"uri":%q,"name":%q,"mimeType":"text/plain"}`, uri, name)),
-		Contents: json.RawMessage(fmt.Sprintf(`[{"uri":%q,"mimeType":"text/plain","text":%q}]`, uri, text)),
-	}
-}
 
 func testCatalog() *mcptest.Catalog {
 	return &mcptest.Catalog{
-		Prompts: []mcptest.Prompt{testPrompt("summary"), testPrompt("review.code"), testPrompt("review_code")},
+		Prompts: []mcptest.Prompt{mcptest.TextPrompt("summary"), mcptest.TextPrompt("review.code"), mcptest.TextPrompt("review_code")},
 		Resources: []mcptest.Resource{
-			testResource("file:///notes.txt", "notes", "some notes"),
-			testResource("file:///todo.txt", "todo", "buy milk"),
+			mcptest.TextResource("file:///notes.txt", "notes", "some notes"),
+			mcptest.TextResource("file:///todo.txt", "todo", "buy milk"),
 		},
 		Templates: []json.RawMessage{json.RawMessage(`{"uriTemplate":"logs://{day}","name":"logs"}`)},
 		PageSize:  1,
 	}
 }
 
-func promptNames(ts *mcp.Toolset) []string {
+func promptNames(ts *toolset.Toolset) []string {
 	var names []string
 	for _, p := range ts.Prompts() {
 		names = append(names, p.Name)
@@ -49,7 +36,7 @@ func promptNames(ts *mcp.Toolset) []string {
 	return names
 }
 
-func resourceURIs(ts *mcp.Toolset) []string {
+func resourceURIs(ts *toolset.Toolset) []string {
 	var uris []string
 	for _, r := range ts.Resources() {
 		uris = append(uris, r.Server+" "+r.Resource.URI)
@@ -57,8 +44,8 @@ func resourceURIs(ts *mcp.Toolset) []string {
 	return uris
 }
 
-func warningKinds(ws []mcp.Warning) []mcp.WarningKind {
-	var kinds []mcp.WarningKind
+func warningKinds(ws []toolset.Warning) []toolset.WarningKind {
+	var kinds []toolset.WarningKind
 	for _, w := range ws {
 		kinds = append(kinds, w.Kind)
 	}
@@ -68,10 +55,10 @@ func warningKinds(ws []mcp.Warning) []mcp.WarningKind {
 // Prompts and resources are gathered from every page, prefixed and made
 // unique like tools, counted in the status, and routed back by name or URI.
 func TestToolsetPromptsAndResources(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
+	mcptest.Eras(t, func(t *testing.T, v string) {
 		cat := testCatalog()
 		s := &mcptest.Server{Versions: []string{v}, Catalog: cat}
-		ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}}, nil)
+		ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, nil)
 
 		hashed := "docs_review_code_" + fnvHex("docs\x00review_code")
 		assert.Equal(t, []string{"docs_summary", "docs_review_code", hashed}, promptNames(ts), "collisions get a hashed name")
@@ -81,7 +68,7 @@ func TestToolsetPromptsAndResources(t *testing.T) {
 		st := ts.Servers()[0]
 		assert.Equal(t, [3]int{3, 2, 1}, [3]int{st.Prompts, st.Resources, st.ResourceTemplates})
 		assert.Empty(t, ts.Warnings())
-		assert.Equal(t, 3, methodCount(s, "prompts/list"), "every page is listed")
+		assert.Equal(t, 3, s.Count("prompts/list"), "every page is listed")
 
 		ctx := context.Background()
 		p, err := ts.GetPrompt(ctx, hashed, map[string]string{"topic": "Go"})
@@ -90,7 +77,7 @@ func TestToolsetPromptsAndResources(t *testing.T) {
 		require.Len(t, p.Result.Messages, 1)
 		assert.Equal(t, "Summarise Go.", p.Result.Messages[0].Content.Text)
 		_, err = ts.GetPrompt(ctx, "docs_nope", nil)
-		require.ErrorIs(t, err, mcp.ErrUnknownPrompt)
+		require.ErrorIs(t, err, toolset.ErrUnknownPrompt)
 
 		r, err := ts.ReadResource(ctx, "file:///todo.txt")
 		require.NoError(t, err)
@@ -105,16 +92,16 @@ func TestToolsetPromptsAndResources(t *testing.T) {
 // A URI no server listed, and no template of it matches, is sent nowhere;
 // a URI listed by two servers goes to the first.
 func TestToolsetReadResourceRouting(t *testing.T) {
-	a := &mcptest.Catalog{Resources: []mcptest.Resource{testResource("file:///shared.txt", "shared", "from a")}}
+	a := &mcptest.Catalog{Resources: []mcptest.Resource{mcptest.TextResource("file:///shared.txt", "shared", "from a")}}
 	b := &mcptest.Catalog{
-		Resources: []mcptest.Resource{testResource("file:///shared.txt", "shared", "from b"), testResource("file:///b.txt", "b", "only b")},
+		Resources: []mcptest.Resource{mcptest.TextResource("file:///shared.txt", "shared", "from b"), mcptest.TextResource("file:///b.txt", "b", "only b")},
 		Templates: []json.RawMessage{json.RawMessage(`{"uriTemplate":"db://tables/{name}","name":"table"}`)},
 	}
 	sa := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: a}
 	sb := &mcptest.Server{Versions: []string{mcptest.Legacy}, Catalog: b}
-	ts := discover(t, []config.Server{{Name: "a", URL: start(t, sa)}, {Name: "b", URL: start(t, sb)}}, nil)
+	ts := discover(t, []config.Server{{Name: "a", URL: mcptest.Start(t, sa)}, {Name: "b", URL: mcptest.Start(t, sb)}}, nil)
 	assert.Equal(t, []string{"a file:///shared.txt", "b file:///b.txt"}, resourceURIs(ts))
-	assert.Equal(t, []mcp.WarningKind{mcp.WarnInvalidResource}, warningKinds(ts.Warnings()))
+	assert.Equal(t, []toolset.WarningKind{toolset.WarnInvalidResource}, warningKinds(ts.Warnings()))
 
 	ctx := context.Background()
 	r, err := ts.ReadResource(ctx, "file:///shared.txt")
@@ -127,7 +114,7 @@ func TestToolsetReadResourceRouting(t *testing.T) {
 
 	for _, uri := range []string{"file:///etc/passwd", "db://tables/users/../../secrets", "db://tables/a?x=1", "file:///b.txt#x", ""} {
 		_, err := ts.ReadResource(ctx, uri)
-		require.ErrorIs(t, err, mcp.ErrUnknownResource, uri)
+		require.ErrorIs(t, err, toolset.ErrUnknownResource, uri)
 	}
 	assert.Equal(t, []string{"file:///shared.txt"}, a.Reads())
 	assert.Equal(t, []string{"db://tables/users"}, b.Reads(), "no unlisted URI reached a server")
@@ -135,46 +122,46 @@ func TestToolsetReadResourceRouting(t *testing.T) {
 
 func TestToolsetPromptAndResourceAllowlists(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: testCatalog()}
-	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s),
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s),
 		Prompts:   []string{"summary", "gone"},
 		Resources: []string{"file:///notes.txt", "logs://{day}", "file:///gone.txt"},
 	}}, nil)
 	assert.Equal(t, []string{"docs_summary"}, promptNames(ts))
 	assert.Equal(t, []string{"docs file:///notes.txt"}, resourceURIs(ts))
 	assert.Len(t, ts.ResourceTemplates(), 1)
-	assert.Equal(t, []mcp.WarningKind{mcp.WarnPromptNotFound, mcp.WarnResourceNotFound}, warningKinds(ts.Warnings()))
+	assert.Equal(t, []toolset.WarningKind{toolset.WarnPromptNotFound, toolset.WarnResourceNotFound}, warningKinds(ts.Warnings()))
 
 	_, err := ts.ReadResource(context.Background(), "file:///todo.txt")
-	require.ErrorIs(t, err, mcp.ErrUnknownResource, "a resource left out by the allowlist is not read")
+	require.ErrorIs(t, err, toolset.ErrUnknownResource, "a resource left out by the allowlist is not read")
 }
 
 // A server without the capabilities is not asked; one whose listing fails
 // still serves its tools.
 func TestToolsetPromptsNotOffered(t *testing.T) {
-	plain := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{plainTool("echo")}}
-	broken := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{plainTool("echo")}, Catalog: testCatalog(),
+	plain := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.PlainTool("echo")}}
+	broken := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.PlainTool("echo")}, Catalog: testCatalog(),
 		Fault: &mcptest.Fault{Match: mcptest.OnMethod("prompts/list"), Do: mcptest.HTMLStatus(500, "", "")}}
-	ts := discover(t, []config.Server{{Name: "plain", URL: start(t, plain)}, {Name: "broken", URL: start(t, broken)}}, nil)
-	assert.Zero(t, methodCount(plain, "prompts/list")+methodCount(plain, "resources/list"))
+	ts := discover(t, []config.Server{{Name: "plain", URL: mcptest.Start(t, plain)}, {Name: "broken", URL: mcptest.Start(t, broken)}}, nil)
+	assert.Zero(t, plain.Count("prompts/list")+plain.Count("resources/list"))
 	assert.Equal(t, []string{"plain_echo", "broken_echo"}, toolNames(ts))
 	assert.Empty(t, ts.Prompts())
 	assert.Len(t, ts.Resources(), 2)
-	assert.Equal(t, []mcp.WarningKind{mcp.WarnPromptsFailed}, warningKinds(ts.Warnings()))
+	assert.Equal(t, []toolset.WarningKind{toolset.WarnPromptsFailed}, warningKinds(ts.Warnings()))
 }
 
 func TestToolsetPromptsRefresh(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
+	mcptest.Eras(t, func(t *testing.T, v string) {
 		s := &mcptest.Server{Versions: []string{v}, SSE: true, Catalog: testCatalog()}
 		s.Tools = []mcptest.Tool{{
 			Def: json.RawMessage(`{"name":"mutate","inputSchema":{"type":"object"}}`),
 			Call: func(_ context.Context, _ json.RawMessage, send func(string, any)) (any, error) {
-				s.SetCatalog([]mcptest.Prompt{testPrompt("fresh")}, []mcptest.Resource{testResource("file:///new.txt", "new", "new")}, nil)
+				s.SetCatalog([]mcptest.Prompt{mcptest.TextPrompt("fresh")}, []mcptest.Resource{mcptest.TextResource("file:///new.txt", "new", "new")}, nil)
 				send("notifications/prompts/list_changed", nil)
 				send("notifications/resources/list_changed", nil)
 				return map[string]any{"content": []any{}}, nil
 			},
 		}}
-		ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}}, nil)
+		ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, nil)
 		require.Len(t, ts.Prompts(), 3)
 		if v == mcptest.Modern {
 			var listen string
@@ -193,14 +180,14 @@ func TestToolsetPromptsRefresh(t *testing.T) {
 		assert.Equal(t, []string{"docs file:///new.txt"}, resourceURIs(ts))
 		assert.Empty(t, ts.ResourceTemplates())
 		_, err = ts.ReadResource(context.Background(), "logs://monday")
-		require.ErrorIs(t, err, mcp.ErrUnknownResource, "a template removed by a refresh no longer routes")
+		require.ErrorIs(t, err, toolset.ErrUnknownResource, "a template removed by a refresh no longer routes")
 		_, err = ts.GetPrompt(context.Background(), "docs_summary", nil)
-		require.ErrorIs(t, err, mcp.ErrUnknownPrompt)
+		require.ErrorIs(t, err, toolset.ErrUnknownPrompt)
 	})
 }
 
 func TestToolsetCompletion(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
+	mcptest.Eras(t, func(t *testing.T, v string) {
 		cat := testCatalog()
 		var seen []string
 		cat.Complete = func(ref, arg, value string) []string {
@@ -213,7 +200,7 @@ func TestToolsetCompletion(t *testing.T) {
 		}
 		s := &mcptest.Server{Versions: []string{v}, Catalog: cat}
 		plain := &mcptest.Server{Versions: []string{v}, Catalog: testCatalog()}
-		ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}, {Name: "plain", URL: start(t, plain)}}, nil)
+		ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}, {Name: "plain", URL: mcptest.Start(t, plain)}}, nil)
 		ctx := context.Background()
 
 		c, err := ts.CompletePrompt(ctx, "docs_summary", "topic", "g", map[string]string{"other": "x"})
@@ -229,11 +216,11 @@ func TestToolsetCompletion(t *testing.T) {
 		c, err = ts.CompletePrompt(ctx, "plain_summary", "topic", "g", nil)
 		require.NoError(t, err)
 		assert.Empty(t, c.Values)
-		assert.Zero(t, methodCount(plain, "completion/complete"), "a server without completions is not asked")
+		assert.Zero(t, plain.Count("completion/complete"), "a server without completions is not asked")
 		_, err = ts.CompleteResource(ctx, "plain", "logs://{other}", "day", "", nil)
-		require.ErrorIs(t, err, mcp.ErrUnknownResource)
+		require.ErrorIs(t, err, toolset.ErrUnknownResource)
 		_, err = ts.CompletePrompt(ctx, "docs_nope", "topic", "", nil)
-		require.ErrorIs(t, err, mcp.ErrUnknownPrompt)
+		require.ErrorIs(t, err, toolset.ErrUnknownPrompt)
 	})
 }
 
@@ -249,9 +236,9 @@ func TestToolsetResourceSubscriptions(t *testing.T) {
 		},
 	}}
 	modern := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
-		Resources: []mcptest.Resource{testResource("file:///m.txt", "m", "m")}}}
-	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}, {Name: "new", URL: start(t, modern)}},
-		&mcp.ToolsetOptions{OnResourceUpdated: func(server, uri string) {
+		Resources: []mcptest.Resource{mcptest.TextResource("file:///m.txt", "m", "m")}}}
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}, {Name: "new", URL: mcptest.Start(t, modern)}},
+		&toolset.ToolsetOptions{OnResourceUpdated: func(server, uri string) {
 			select {
 			case updates <- server + " " + uri:
 			default: // the test reads only the first ones
@@ -269,7 +256,7 @@ func TestToolsetResourceSubscriptions(t *testing.T) {
 		t.Fatal("no update delivered")
 	}
 	require.NoError(t, ts.UnsubscribeResource(ctx, "file:///notes.txt"))
-	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///unlisted.txt"), mcp.ErrUnknownResource)
+	require.ErrorIs(t, ts.SubscribeResource(ctx, "file:///unlisted.txt"), toolset.ErrUnknownResource)
 	assert.Equal(t, []string{"+file:///notes.txt", "-file:///notes.txt"}, cat.Subscriptions(), "an unlisted URI is not sent")
 
 	// The 2026-07-28 server: a listen stream of its own for the URI.
@@ -281,7 +268,7 @@ func TestToolsetResourceSubscriptions(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no update delivered on the modern stream")
 	}
-	assert.Equal(t, 1, methodCount(modern, "tools/list"), "a subscription's stream asks for no re-fetch")
+	assert.Equal(t, 1, modern.Count("tools/list"), "a subscription's stream asks for no re-fetch")
 	require.NoError(t, ts.UnsubscribeResource(ctx, "file:///m.txt"))
 	require.Eventually(t, func() bool { return modern.NotifyResourceUpdated("file:///m.txt") == 0 }, 5*time.Second, 5*time.Millisecond,
 		"unsubscribing closes the stream")
@@ -292,13 +279,13 @@ func TestToolsetPromptsRefreshWhenTTLExpires(t *testing.T) {
 	cat := testCatalog()
 	cat.TTL = 50 * time.Millisecond
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: cat}
-	ts := discover(t, []config.Server{{Name: "ttl", URL: start(t, s)}}, nil)
-	require.Equal(t, 3, methodCount(s, "prompts/list"))
-	require.Equal(t, 2, methodCount(s, "resources/list"))
+	ts := discover(t, []config.Server{{Name: "ttl", URL: mcptest.Start(t, s)}}, nil)
+	require.Equal(t, 3, s.Count("prompts/list"))
+	require.Equal(t, 2, s.Count("resources/list"))
 	time.Sleep(60 * time.Millisecond) // the lists' lifetime runs out
 	ts.Prompts()                      // using them notices it
 	ts.Resources()
 	require.Eventually(t, func() bool {
-		return methodCount(s, "prompts/list") == 6 && methodCount(s, "resources/list") == 4
+		return s.Count("prompts/list") == 6 && s.Count("resources/list") == 4
 	}, 5*time.Second, 5*time.Millisecond, "listed again, every page")
 }

@@ -1,4 +1,4 @@
-package mcp
+package toolset
 
 import (
 	"bytes"
@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -34,7 +37,7 @@ type ToolsetOptions struct {
 	// OnResourcesChanged itself. The Logger, when
 	// set, also receives the Toolset's own diagnostics, with the server
 	// name as an attribute.
-	Client Options
+	Client mcp.Options
 	// Browser is the host's sign-in step for the servers whose auth type is
 	// oauth; nil means oauth.NonInteractive, which fails at once with an
 	// error matching oauth.ErrInteractionRequired (and ErrAuth) rather than
@@ -87,7 +90,7 @@ type ServerTool struct {
 	Server string
 	// Tool is the definition as the server listed it last; Tool.Name is
 	// the original name, the one sent to the server.
-	Tool Tool
+	Tool mcp.Tool
 	// Changed reports that the description, input schema or annotations
 	// differ from the definition first seen: a permission given for the
 	// old definition should be asked again.
@@ -98,7 +101,7 @@ type ServerTool struct {
 	Egress config.Egress
 	// Task says whether a call runs as an MCP task, which may take far
 	// longer than a plain call (Options.Tasks).
-	Task TaskUse
+	Task mcp.TaskUse
 }
 
 // WarningKind classifies a Warning.
@@ -162,11 +165,11 @@ type ServerStatus struct {
 	// Connected is false when the server was skipped; Err says why.
 	Connected bool
 	// Era is the protocol family the server speaks; empty until connected.
-	Era Era
+	Era mcp.Era
 	// ProtocolVersion is the protocol version in use; empty until connected.
 	ProtocolVersion string
 	// ServerInfo is what the server says of itself; zero until connected.
-	ServerInfo Implementation
+	ServerInfo mcp.Implementation
 	// Tools counts the server's tools in the Toolset.
 	Tools int
 	// Skills counts the server's skills in the Toolset.
@@ -219,7 +222,7 @@ type toolKey struct{ server, tool string }
 type tsServer struct {
 	cfg            config.Server
 	connectTimeout time.Duration
-	client         *Client        // nil when skipped; fixed after Discover
+	client         *mcp.Client    // nil when skipped; fixed after Discover
 	kick           chan struct{}  // a refresh is due; capacity 1 coalesces bursts
 	gone           chan struct{}  // closed by Remove: its loops stop
 	calls          sync.WaitGroup // Toolset.Call in flight, which Remove waits for
@@ -238,7 +241,7 @@ type tsServer struct {
 
 	sk serverSkills
 
-	prompts   capList[[]Prompt]
+	prompts   capList[[]mcp.Prompt]
 	resources capList[resourceSet]
 }
 
@@ -257,7 +260,7 @@ type fingerprint struct {
 
 // listing is one tools/list of a server after filtering, or why it failed.
 type listing struct {
-	tools    []Tool
+	tools    []mcp.Tool
 	warnings []Warning
 	err      error
 }
@@ -289,7 +292,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	}
 	t.log = t.opts.Client.Logger
 	if t.log == nil {
-		t.log = slog.New(discardHandler{})
+		t.log = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.Level(math.MaxInt)}))
 	}
 	t.life, t.stop = context.WithCancel(context.Background())
 
@@ -315,7 +318,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcp.DefaultCloseTimeout)
 		defer cancel()
 		_ = t.closeClients(cctx)
 		return nil, fmt.Errorf("mcp: discover: %w", err)
@@ -353,14 +356,14 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		first:          map[string]fingerprint{},
 		last:           map[string]fingerprint{},
 		sk:             serverSkills{kick: make(chan struct{}, 1)},
-		prompts:        newCapList[[]Prompt](),
+		prompts:        newCapList[[]mcp.Prompt](),
 		resources:      newCapList[resourceSet](),
 	}
 	if s.connectTimeout <= 0 {
 		s.connectTimeout = t.opts.Client.ConnectTimeout
 	}
 	if s.connectTimeout <= 0 {
-		s.connectTimeout = DefaultConnectTimeout
+		s.connectTimeout = mcp.DefaultConnectTimeout
 	}
 	return s
 }
@@ -396,7 +399,7 @@ func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverP
 	progress.report(DiscoverConnecting, nil, nil)
 	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
 	defer cancel()
-	c, err := Connect(cctx, tr, t.clientOptions(s))
+	c, err := mcp.Connect(cctx, tr, t.clientOptions(s))
 	if err == nil {
 		progress.report(DiscoverListing, c, nil)
 		l := s.list(cctx, c)
@@ -417,16 +420,16 @@ func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverP
 }
 
 // transportFor builds the transport a server entry describes.
-func transportFor(s config.Server) (Transport, error) {
+func transportFor(s config.Server) (mcp.Transport, error) {
 	switch {
 	case s.URL != "" && s.Command != "":
 		return nil, fmt.Errorf("%w: both url and command are set", ErrServerConfig)
 	case s.URL == "" && s.Command == "":
 		return nil, fmt.Errorf("%w: neither url nor command is set", ErrServerConfig)
 	case s.Command != "":
-		return &CommandTransport{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir}, nil
+		return &mcp.CommandTransport{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir}, nil
 	}
-	t := &HTTPTransport{URL: s.URL}
+	t := &mcp.HTTPTransport{URL: s.URL}
 	if len(s.Headers) > 0 {
 		t.Header = make(http.Header, len(s.Headers))
 		for k, v := range s.Headers {
@@ -461,7 +464,7 @@ func (s *tsServer) due() {
 }
 
 // clientOptions derives a server's client options from the Toolset's.
-func (t *Toolset) clientOptions(s *tsServer) *Options {
+func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	o := t.opts.Client
 	o.ConnectTimeout = s.connectTimeout
 	o.ServerName = s.cfg.Name
@@ -470,11 +473,11 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 	}
 	switch s.cfg.Tasks {
 	case config.TasksOff:
-		o.Tasks = TasksOff
+		o.Tasks = mcp.TasksOff
 	case config.TasksRequired:
-		o.Tasks = TasksWhenRequired
+		o.Tasks = mcp.TasksWhenRequired
 	case config.TasksAllowed:
-		o.Tasks = TasksWhenAllowed
+		o.Tasks = mcp.TasksWhenAllowed
 	}
 	if o.Logger != nil {
 		o.Logger = o.Logger.With("server", s.cfg.Name)
@@ -492,7 +495,7 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 		}
 	}
 	if onProgress := o.OnProgress; onProgress != nil {
-		o.OnProgress = func(p Progress) {
+		o.OnProgress = func(p mcp.Progress) {
 			p.Server = s.cfg.Name
 			onProgress(p)
 		}
@@ -507,7 +510,7 @@ func (t *Toolset) clientOptions(s *tsServer) *Options {
 
 // list lists and filters a server's tools. Lists of one server never
 // overlap: discovery comes first, then the server's refresh loop.
-func (s *tsServer) list(ctx context.Context, c *Client) listing {
+func (s *tsServer) list(ctx context.Context, c *mcp.Client) listing {
 	tools, err := c.ListTools(ctx)
 	s.invalidMu.Lock()
 	invalid := s.invalid
@@ -635,7 +638,7 @@ func (t *Toolset) rebuild() {
 	}
 }
 
-func fingerprintOf(t *Tool) fingerprint {
+func fingerprintOf(t *mcp.Tool) fingerprint {
 	ann, _ := json.Marshal(t.Annotations) // plain struct: cannot fail
 	return fingerprint{
 		description: sha256.Sum256([]byte(t.Description)),
@@ -808,7 +811,7 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: call %s: %w", name, ErrClosed)
+		return nil, fmt.Errorf("mcp: call %s: %w", name, mcp.ErrClosed)
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
@@ -835,7 +838,7 @@ func (t *Toolset) Close(ctx context.Context) error {
 	t.stop()
 	done := make(chan error, 1)
 	go func() {
-		cctx, cancel := context.WithTimeout(ctx, closeTimeout)
+		cctx, cancel := context.WithTimeout(ctx, mcp.DefaultCloseTimeout)
 		defer cancel()
 		err := t.closeClients(cctx)
 		t.loops.Wait()

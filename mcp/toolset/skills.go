@@ -1,9 +1,11 @@
-package mcp
+package toolset
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"slices"
 	"time"
 
@@ -37,7 +39,7 @@ type ServerSkill struct {
 	Server string
 	// Skill is the entry the Toolset holds: every file read is verified
 	// against it.
-	Skill Skill
+	Skill mcp.Skill
 	// Egress is the server's configured egress (see ServerTool.Egress);
 	// EgressAny for a local folder.
 	Egress config.Egress
@@ -49,13 +51,13 @@ type serverSkills struct {
 	first skillListing  // the listing made on connect
 
 	// Guarded by Toolset.mu.
-	skills   []Skill
+	skills   []mcp.Skill
 	warnings []Warning
 	fresh    time.Time
 }
 
 type skillListing struct {
-	skills   []Skill
+	skills   []mcp.Skill
 	warnings []Warning
 	fresh    time.Time
 	err      error
@@ -91,7 +93,7 @@ func (t *Toolset) listSkills(ctx context.Context, s *tsServer) skillListing {
 	out := skillListing{fresh: l.FreshUntil}
 	for _, inv := range l.Invalid {
 		out.warnings = append(out.warnings, Warning{Server: s.cfg.Name, Kind: WarnInvalidSkill,
-			Message: fmt.Sprintf("skill %q left out: %v", clip(inv.URI, 120), inv.Err)})
+			Message: fmt.Sprintf("skill %q left out: %v", textclip.Clip(inv.URI, 120), inv.Err)})
 	}
 	allow := s.cfg.Skills
 	for _, sk := range l.Skills {
@@ -100,7 +102,7 @@ func (t *Toolset) listSkills(ctx context.Context, s *tsServer) skillListing {
 		}
 	}
 	for _, name := range allow {
-		if !slices.ContainsFunc(l.Skills, func(sk Skill) bool { return sk.Name() == name }) {
+		if !slices.ContainsFunc(l.Skills, func(sk mcp.Skill) bool { return sk.Name() == name }) {
 			out.warnings = append(out.warnings, Warning{Server: s.cfg.Name, Kind: WarnSkillNotFound,
 				Message: fmt.Sprintf("allowlisted skill %q is not offered by the server", name)})
 		}
@@ -231,7 +233,7 @@ func (t *Toolset) Skill(name string) (ServerSkill, bool) {
 // LoadSkill reads the SKILL.md of the skill the Toolset names name and
 // verifies it (see ReadSkillFile). This is the only read that loads a
 // skill; nothing is read before it.
-func (t *Toolset) LoadSkill(ctx context.Context, name string) (*SkillContent, error) {
+func (t *Toolset) LoadSkill(ctx context.Context, name string) (*mcp.SkillContent, error) {
 	return t.ReadSkillFile(ctx, name, "SKILL.md")
 }
 
@@ -242,30 +244,30 @@ func (t *Toolset) LoadSkill(ctx context.Context, name string) (*SkillContent, er
 // its folder was scanned). A verification failure (ErrSkillVerification)
 // hands on nothing and has the catalogue refreshed: the server's skills
 // listed again, the local folders scanned again.
-func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*SkillContent, error) {
+func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.SkillContent, error) {
 	t.mu.RLock()
 	closed := t.closed
 	r, ok := t.sk.index[name]
-	var entry Skill
+	var entry mcp.Skill
 	if ok {
 		entry = t.sk.all[r.pos].Skill
 	}
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: skill %s: %w", name, ErrClosed)
+		return nil, fmt.Errorf("mcp: skill %s: %w", name, mcp.ErrClosed)
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownSkill, name)
 	}
 	if r.local != nil {
 		c, err := r.local.read(ref)
-		if errors.Is(err, ErrSkillVerification) {
+		if errors.Is(err, mcp.ErrSkillVerification) {
 			t.rescanLocal()
 		}
 		return c, err
 	}
 	c, err := r.srv.client.ReadSkillFile(ctx, &entry, ref)
-	if errors.Is(err, ErrSkillVerification) {
+	if errors.Is(err, mcp.ErrSkillVerification) {
 		r.srv.skillsDue()
 	}
 	if err != nil {

@@ -1,8 +1,9 @@
-package mcp
+package toolset
 
 import (
 	"context"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // AwaitTask follows a task of the named server, such as one a TaskStatus
@@ -25,7 +26,7 @@ func (t *Toolset) AwaitTask(ctx context.Context, server, taskID string) (*ToolRe
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: await task %s: %w", taskID, ErrClosed)
+		return nil, fmt.Errorf("mcp: await task %s: %w", taskID, mcp.ErrClosed)
 	case s == nil:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
 	}
@@ -39,11 +40,11 @@ func (t *Toolset) AwaitTask(ctx context.Context, server, taskID string) (*ToolRe
 // namedObserver makes the task observer of ctx, if any, see the server's
 // name in each TaskStatus.
 func namedObserver(ctx context.Context, server string) context.Context {
-	fn, _ := ctx.Value(taskObserverKey{}).(func(TaskStatus))
+	fn := mcp.ContextTaskObserver(ctx)
 	if fn == nil {
 		return ctx
 	}
-	return WithTaskObserver(ctx, func(s TaskStatus) {
+	return mcp.WithTaskObserver(ctx, func(s mcp.TaskStatus) {
 		s.Server = server
 		fn(s)
 	})

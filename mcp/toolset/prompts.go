@@ -1,9 +1,10 @@
-package mcp
+package toolset
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 
 	"git.rickub.com/bots-garden/mini-me/config"
 )
@@ -35,7 +36,7 @@ type ServerPrompt struct {
 	Server string
 	// Prompt is the definition as the server listed it last; Prompt.Name
 	// is the original name, the one sent to the server.
-	Prompt Prompt
+	Prompt mcp.Prompt
 	// Egress is the server's configured egress (see ServerTool.Egress):
 	// the messages of a config.EgressLocal server's prompt must not reach
 	// a model off this machine.
@@ -50,7 +51,7 @@ type PromptResult struct {
 	// Egress is the server's configured egress.
 	Egress config.Egress
 	// Result is what the server returned.
-	Result *GetPromptResult
+	Result *mcp.GetPromptResult
 }
 
 // toolsetPrompts is the prompt catalogue of a Toolset. Guarded by
@@ -65,25 +66,26 @@ type promptRoute struct {
 	pos int
 }
 
-var promptsCap = &capability[[]Prompt]{
+var promptsCap = &capability[[]mcp.Prompt]{
 	what:    "prompts",
 	failed:  WarnPromptsFailed,
-	of:      func(s *tsServer) *capList[[]Prompt] { return &s.prompts },
-	offered: func(c ServerCapabilities) bool { return c.Prompts != nil },
-	list: func(ctx context.Context, s *tsServer) capListing[[]Prompt] {
-		prompts, fresh, err := s.client.listPrompts(ctx)
+	of:      func(s *tsServer) *capList[[]mcp.Prompt] { return &s.prompts },
+	offered: func(c mcp.ServerCapabilities) bool { return c.Prompts != nil },
+	list: func(ctx context.Context, s *tsServer) capListing[[]mcp.Prompt] {
+		prompts, err := s.client.ListPrompts(ctx)
+		fresh := s.client.PromptsFreshUntil()
 		if notOffered(err) {
 			prompts, err = nil, nil
 		}
 		if err != nil {
-			return capListing[[]Prompt]{err: err}
+			return capListing[[]mcp.Prompt]{err: err}
 		}
-		name := func(p *Prompt) string { return p.Name }
+		name := func(p *mcp.Prompt) string { return p.Name }
 		prompts, bad := distinct(s.cfg.Name, prompts, name, WarnInvalidPrompt, "prompt")
 		prompts, missing := allowed(s.cfg.Name, s.cfg.Prompts, prompts, name, WarnPromptNotFound, "prompt")
-		return capListing[[]Prompt]{items: prompts, warnings: append(bad, missing...), fresh: fresh}
+		return capListing[[]mcp.Prompt]{items: prompts, warnings: append(bad, missing...), fresh: fresh}
 	},
-	applied: func(s *tsServer, items []Prompt) { s.status.Prompts = len(items) },
+	applied: func(s *tsServer, items []mcp.Prompt) { s.status.Prompts = len(items) },
 	rebuild: func(t *Toolset) {
 		t.prompts.all = t.prompts.all[:0:0]
 		t.prompts.index = map[string]promptRoute{}
@@ -139,7 +141,7 @@ func (t *Toolset) GetPrompt(ctx context.Context, name string, args map[string]st
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: prompt %s: %w", name, ErrClosed)
+		return nil, fmt.Errorf("mcp: prompt %s: %w", name, mcp.ErrClosed)
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
 	}
@@ -149,9 +151,3 @@ func (t *Toolset) GetPrompt(ctx context.Context, name string, args map[string]st
 	}
 	return &PromptResult{Name: name, Server: p.Server, Egress: p.Egress, Result: res}, nil
 }
-
-// Text renders the message's content for a model that reads text only,
-// as ToolResult.Text renders a block: text kept, an image or audio block
-// (or an embedded blob) replaced by a placeholder naming its type and
-// size, a resource link by its URI, an embedded text resource by its text.
-func (m *PromptMessage) Text() string { return contentText(&m.Content) }

@@ -1,11 +1,12 @@
-package mcp
+package toolset
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"slices"
-	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
 )
@@ -38,7 +39,7 @@ type ServerResource struct {
 	// Server is the name of the server that lists it.
 	Server string
 	// Resource is the entry as the server listed it last.
-	Resource Resource
+	Resource mcp.Resource
 	// Egress is the server's configured egress (see ServerTool.Egress).
 	Egress config.Egress
 }
@@ -49,7 +50,7 @@ type ServerResourceTemplate struct {
 	// Server is the name of the server that lists it.
 	Server string
 	// Template is the entry as the server listed it last.
-	Template ResourceTemplate
+	Template mcp.ResourceTemplate
 	// Variables are the template's variable names, in order.
 	Variables []string
 	// Egress is the server's configured egress.
@@ -63,17 +64,17 @@ type ResourceResult struct {
 	// Egress is the server's configured egress.
 	Egress config.Egress
 	// Result is what the server returned.
-	Result *ReadResourceResult
+	Result *mcp.ReadResourceResult
 }
 
 // resourceSet is one listing of a server's resources and templates.
 type resourceSet struct {
-	resources []Resource
+	resources []mcp.Resource
 	templates []listedTemplate
 }
 
 type listedTemplate struct {
-	def ResourceTemplate
+	def mcp.ResourceTemplate
 	re  *uriTemplate
 }
 
@@ -96,7 +97,7 @@ var resourcesCap = &capability[resourceSet]{
 	what:    "resources",
 	failed:  WarnResourcesFailed,
 	of:      func(s *tsServer) *capList[resourceSet] { return &s.resources },
-	offered: func(c ServerCapabilities) bool { return c.Resources != nil },
+	offered: func(c mcp.ServerCapabilities) bool { return c.Resources != nil },
 	list:    listResources,
 	applied: func(s *tsServer, set resourceSet) {
 		s.status.Resources, s.status.ResourceTemplates = len(set.resources), len(set.templates)
@@ -111,7 +112,7 @@ var resourcesCap = &capability[resourceSet]{
 			for _, r := range s.resources.items.resources {
 				if first, dup := rs.byURI[r.URI]; dup {
 					rs.warnings = append(rs.warnings, Warning{Server: s.cfg.Name, Kind: WarnInvalidResource,
-						Message: fmt.Sprintf("resource %q is also listed by server %q, which reads it; left out", clip(r.URI, 120), first.cfg.Name)})
+						Message: fmt.Sprintf("resource %q is also listed by server %q, which reads it; left out", textclip.Clip(r.URI, 120), first.cfg.Name)})
 					continue
 				}
 				rs.byURI[r.URI] = s
@@ -131,7 +132,8 @@ var resourcesCap = &capability[resourceSet]{
 // listResources lists a server's resources and templates, drops the
 // unusable ones and applies the allowlist, which names both.
 func listResources(ctx context.Context, s *tsServer) capListing[resourceSet] {
-	res, fresh, err := s.client.listResources(ctx)
+	res, err := s.client.ListResources(ctx)
+	fresh := s.client.ResourcesFreshUntil()
 	if notOffered(err) {
 		res, err = nil, nil
 	}
@@ -146,13 +148,13 @@ func listResources(ctx context.Context, s *tsServer) capListing[resourceSet] {
 		return capListing[resourceSet]{err: fmt.Errorf("resources/templates/list: %w", err)}
 	}
 	name := s.cfg.Name
-	res, warns := distinct(name, res, func(r *Resource) string { return r.URI }, WarnInvalidResource, "resource")
-	tmpls, w := distinct(name, tmpls, func(r *ResourceTemplate) string { return r.URITemplate }, WarnInvalidResource, "resource template")
+	res, warns := distinct(name, res, func(r *mcp.Resource) string { return r.URI }, WarnInvalidResource, "resource")
+	tmpls, w := distinct(name, tmpls, func(r *mcp.ResourceTemplate) string { return r.URITemplate }, WarnInvalidResource, "resource template")
 	warns = append(warns, w...)
 	if allow := s.cfg.Resources; allow != nil {
 		found := make(map[string]bool, len(allow))
-		res = slices.DeleteFunc(res, func(r Resource) bool { return !listed(allow, r.URI, found) })
-		tmpls = slices.DeleteFunc(tmpls, func(r ResourceTemplate) bool { return !listed(allow, r.URITemplate, found) })
+		res = slices.DeleteFunc(res, func(r mcp.Resource) bool { return !listed(allow, r.URI, found) })
+		tmpls = slices.DeleteFunc(tmpls, func(r mcp.ResourceTemplate) bool { return !listed(allow, r.URITemplate, found) })
 		for _, a := range allow {
 			if !found[a] {
 				warns = append(warns, Warning{Server: name, Kind: WarnResourceNotFound,
@@ -213,7 +215,7 @@ func (t *Toolset) ReadResource(ctx context.Context, uri string) (*ResourceResult
 	}
 	res, err := srv.client.ReadResource(ctx, uri)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: resource %s (server %q): %w", clip(uri, 200), srv.cfg.Name, err)
+		return nil, fmt.Errorf("mcp: resource %s (server %q): %w", textclip.Clip(uri, 200), srv.cfg.Name, err)
 	}
 	return &ResourceResult{URI: uri, Server: srv.cfg.Name, Egress: srv.cfg.Egress, Result: res}, nil
 }
@@ -235,21 +237,13 @@ func (t *Toolset) resourceServer(uri string) (*tsServer, error) {
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: resource %s: %w", clip(uri, 200), ErrClosed)
+		return nil, fmt.Errorf("mcp: resource %s: %w", textclip.Clip(uri, 200), mcp.ErrClosed)
 	case srv == nil:
-		return nil, fmt.Errorf("%w: %q", ErrUnknownResource, clip(uri, 200))
+		return nil, fmt.Errorf("%w: %q", ErrUnknownResource, textclip.Clip(uri, 200))
 	}
 	return srv, nil
 }
 
-// Text renders the contents read for a model that reads text only: the
-// text of each, a placeholder for a blob (its MIME type and decoded size),
-// joined with newlines.
-func (r *ResourceResult) Text() string {
-	parts := make([]string, len(r.Result.Contents))
-	for i := range r.Result.Contents {
-		c := &r.Result.Contents[i]
-		parts[i] = contentText(&Content{Type: "resource", Resource: c})
-	}
-	return strings.Join(parts, "\n")
-}
+// Text renders the contents read for a model that reads text only (see
+// mcp.ReadResourceResult.Text).
+func (r *ResourceResult) Text() string { return r.Result.Text() }

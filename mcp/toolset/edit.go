@@ -1,9 +1,10 @@
-package mcp
+package toolset
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"reflect"
 	"slices"
 	"strings"
@@ -43,7 +44,7 @@ func (t *Toolset) Add(ctx context.Context, cfg config.Server) error {
 	}
 	t.mu.RUnlock()
 	if closed {
-		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, ErrClosed)
+		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, mcp.ErrClosed)
 	}
 	if err := checkServer(cfg, names); err != nil {
 		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, err)
@@ -57,7 +58,7 @@ func (t *Toolset) Add(ctx context.Context, cfg config.Server) error {
 	if t.closed {
 		t.mu.Unlock()
 		_ = s.client.Close()
-		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, ErrClosed)
+		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, mcp.ErrClosed)
 	}
 	t.servers = append(slices.Clone(t.servers), s)
 	ch := t.apply(s, l)
@@ -92,7 +93,7 @@ func (t *Toolset) Remove(ctx context.Context, name string) error {
 	if i < 0 || t.closed {
 		t.mu.Unlock()
 		if t.closed {
-			return fmt.Errorf("mcp: remove server %q: %w", name, ErrClosed)
+			return fmt.Errorf("mcp: remove server %q: %w", name, mcp.ErrClosed)
 		}
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
@@ -121,7 +122,7 @@ func (t *Toolset) Remove(ctx context.Context, name string) error {
 	case <-idle:
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcp.DefaultCloseTimeout)
 	defer cancel()
 	if ctx.Err() != nil {
 		sctx = ctx // cut short: the calls were waited for long enough

@@ -1,7 +1,8 @@
-package mcp
+package toolset
 
 import (
 	"fmt"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"os"
 	"strings"
 
@@ -11,12 +12,12 @@ import (
 
 // transport builds the transport of a server entry, with an OAuth
 // authorizer when its auth type is oauth.
-func (t *Toolset) transport(s config.Server) (Transport, error) {
+func (t *Toolset) transport(s config.Server) (mcp.Transport, error) {
 	tr, err := transportFor(s)
 	if err != nil || s.Auth == nil || s.Auth.Type != config.AuthOAuth {
 		return tr, err
 	}
-	ht, ok := tr.(*HTTPTransport)
+	ht, ok := tr.(*mcp.HTTPTransport)
 	if !ok {
 		return nil, fmt.Errorf("%w: oauth is only for HTTP servers", ErrServerConfig)
 	}
@@ -84,18 +85,18 @@ func readSecret(env, file, what string) (oauth.Secret, error) {
 	case env != "":
 		v := strings.TrimSpace(os.Getenv(env))
 		if v == "" {
-			return "", fmt.Errorf("%w: %s (%s)", ErrMissingToken, env, what)
+			return "", fmt.Errorf("%w: %s (%s)", mcp.ErrMissingToken, env, what)
 		}
 		return oauth.Secret(v), nil
 	case file != "":
 		b, err := os.ReadFile(file)
 		if err != nil {
 			// The path is the user's; the error names it, never the content.
-			return "", fmt.Errorf("%w: %s file: %v", ErrMissingToken, what, err)
+			return "", fmt.Errorf("%w: %s file: %v", mcp.ErrMissingToken, what, err)
 		}
 		v := strings.TrimSpace(string(b))
 		if v == "" {
-			return "", fmt.Errorf("%w: %s file %s is empty", ErrMissingToken, what, file)
+			return "", fmt.Errorf("%w: %s file %s is empty", mcp.ErrMissingToken, what, file)
 		}
 		return oauth.Secret(v), nil
 	}

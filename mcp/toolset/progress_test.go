@@ -1,4 +1,4 @@
-package mcp_test
+package toolset_test
 
 import (
 	"context"
@@ -13,20 +13,21 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 func TestDiscoverProgress(t *testing.T) {
-	modern := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{plainTool("a"), plainTool("b")}}
-	legacy := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{plainTool("c")}}
+	modern := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.PlainTool("a"), mcptest.PlainTool("b")}}
+	legacy := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.PlainTool("c")}}
 	var mu sync.Mutex
-	var reports []mcp.DiscoverProgress
-	byServer := map[int][]mcp.DiscoverStage{}
+	var reports []toolset.DiscoverProgress
+	byServer := map[int][]toolset.DiscoverStage{}
 	discover(t, []config.Server{
-		{Name: "modern", URL: start(t, modern)},
-		{Name: "legacy", URL: start(t, legacy)},
-		{Name: "down", URL: closedURL(t)},
+		{Name: "modern", URL: mcptest.Start(t, modern)},
+		{Name: "legacy", URL: mcptest.Start(t, legacy)},
+		{Name: "down", URL: mcptest.ClosedURL(t)},
 		{Name: "modern", URL: "http://127.0.0.1:1/mcp"}, // a duplicate name
-	}, &mcp.ToolsetOptions{OnDiscover: func(p mcp.DiscoverProgress) {
+	}, &toolset.ToolsetOptions{OnDiscover: func(p toolset.DiscoverProgress) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, p)
@@ -35,20 +36,20 @@ func TestDiscoverProgress(t *testing.T) {
 	// Discover has returned: every report is in.
 	mu.Lock()
 	defer mu.Unlock()
-	ready := []mcp.DiscoverStage{mcp.DiscoverConnecting, mcp.DiscoverListing, mcp.DiscoverReady}
+	ready := []toolset.DiscoverStage{toolset.DiscoverConnecting, toolset.DiscoverListing, toolset.DiscoverReady}
 	assert.Equal(t, ready, byServer[0])
 	assert.Equal(t, ready, byServer[1])
-	assert.Equal(t, []mcp.DiscoverStage{mcp.DiscoverConnecting, mcp.DiscoverSkipped}, byServer[2])
-	assert.Equal(t, []mcp.DiscoverStage{mcp.DiscoverSkipped}, byServer[3], "the duplicate name")
+	assert.Equal(t, []toolset.DiscoverStage{toolset.DiscoverConnecting, toolset.DiscoverSkipped}, byServer[2])
+	assert.Equal(t, []toolset.DiscoverStage{toolset.DiscoverSkipped}, byServer[3], "the duplicate name")
 	for _, p := range reports {
 		switch {
-		case p.Stage == mcp.DiscoverReady && p.Server == "modern":
+		case p.Stage == toolset.DiscoverReady && p.Server == "modern":
 			assert.Equal(t, 2, p.Tools)
 			assert.Equal(t, mcp.EraModern, p.Era)
-		case p.Stage == mcp.DiscoverReady && p.Server == "legacy":
+		case p.Stage == toolset.DiscoverReady && p.Server == "legacy":
 			assert.Equal(t, 1, p.Tools)
 			assert.Equal(t, mcptest.Legacy, p.ProtocolVersion)
-		case p.Stage == mcp.DiscoverSkipped:
+		case p.Stage == toolset.DiscoverSkipped:
 			assert.Error(t, p.Err, p.Server)
 			assert.Empty(t, p.Era)
 		default:
@@ -61,8 +62,8 @@ func TestDiscoverProgressOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var n int
-	_, err := mcp.Discover(ctx, []config.Server{{Name: "down", URL: closedURL(t)}},
-		&mcp.ToolsetOptions{OnDiscover: func(mcp.DiscoverProgress) { n++ }})
+	_, err := toolset.Discover(ctx, []config.Server{{Name: "down", URL: mcptest.ClosedURL(t)}},
+		&toolset.ToolsetOptions{OnDiscover: func(toolset.DiscoverProgress) { n++ }})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 2, n, "connecting, then skipped")
 }
@@ -70,12 +71,12 @@ func TestDiscoverProgressOnCancel(t *testing.T) {
 // A start-up banner drawn as the servers answer.
 func ExampleToolsetOptions_onDiscover() {
 	servers := []config.Server{{Name: "notes", URL: "unix:///nonexistent/notes.sock"}}
-	tools, err := mcp.Discover(context.Background(), servers, &mcp.ToolsetOptions{
-		OnDiscover: func(p mcp.DiscoverProgress) {
+	tools, err := toolset.Discover(context.Background(), servers, &toolset.ToolsetOptions{
+		OnDiscover: func(p toolset.DiscoverProgress) {
 			switch p.Stage {
-			case mcp.DiscoverReady:
+			case toolset.DiscoverReady:
 				fmt.Printf("%s: ready, %d tools\n", p.Server, p.Tools)
-			case mcp.DiscoverSkipped:
+			case toolset.DiscoverSkipped:
 				fmt.Printf("%s: skipped\n", p.Server)
 			default:
 				fmt.Printf("%s: %s\n", p.Server, p.Stage)

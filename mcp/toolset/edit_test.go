@@ -1,4 +1,4 @@
-package mcp_test
+package toolset_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
 // gateTool is a tool "wait" whose calls say they started on started and
@@ -32,7 +33,7 @@ func gateTool(started chan<- struct{}, release <-chan struct{}) mcptest.Tool {
 	}
 }
 
-func serverNames(ts *mcp.Toolset) []string {
+func serverNames(ts *toolset.Toolset) []string {
 	var out []string
 	for _, s := range ts.Servers() {
 		out = append(out, s.Name)
@@ -43,10 +44,10 @@ func serverNames(ts *mcp.Toolset) []string {
 func TestToolsetAddRemove(t *testing.T) {
 	started, release := make(chan struct{}, 4), make(chan struct{})
 	a := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{gateTool(started, release)}}
-	b := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{plainTool("look"), gateTool(started, release)}}
-	bcfg := config.Server{Name: "b", URL: start(t, b)}
+	b := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.PlainTool("look"), gateTool(started, release)}}
+	bcfg := config.Server{Name: "b", URL: mcptest.Start(t, b)}
 	changes := newChanges()
-	ts := discover(t, []config.Server{{Name: "a", URL: start(t, a)}}, &mcp.ToolsetOptions{OnChange: changes.record})
+	ts := discover(t, []config.Server{{Name: "a", URL: mcptest.Start(t, a)}}, &toolset.ToolsetOptions{OnChange: changes.record})
 
 	// A call runs on a while b is added.
 	first := make(chan error, 1)
@@ -59,12 +60,12 @@ func TestToolsetAddRemove(t *testing.T) {
 	}()
 	<-started
 	require.NoError(t, ts.Add(context.Background(), bcfg))
-	assert.Equal(t, mcp.ToolsChange{Server: "b", Added: []string{"b_look", "b_wait"}}, changes.next(t))
+	assert.Equal(t, toolset.ToolsChange{Server: "b", Added: []string{"b_look", "b_wait"}}, changes.next(t))
 	assert.Equal(t, []string{"a", "b"}, serverNames(ts))
 	assert.Equal(t, []string{"a_wait", "b_look", "b_wait"}, toolNames(ts))
 	_, err := ts.Call(context.Background(), "b_look", nil)
 	require.NoError(t, err)
-	assert.ErrorIs(t, ts.Add(context.Background(), config.Server{Name: "B", URL: bcfg.URL}), mcp.ErrServerConfig, "names are unique ignoring case")
+	assert.ErrorIs(t, ts.Add(context.Background(), config.Server{Name: "B", URL: bcfg.URL}), toolset.ErrServerConfig, "names are unique ignoring case")
 
 	// Remove waits for b's call in flight: it ends with its result, not
 	// with ErrClosed.
@@ -79,14 +80,14 @@ func TestToolsetAddRemove(t *testing.T) {
 	require.Eventually(t, func() bool { _, ok := ts.Tool("b_wait"); return !ok }, 5*time.Second, time.Millisecond,
 		"the tools leave the catalogue before the calls are waited for")
 	_, err = ts.Call(context.Background(), "b_look", nil)
-	require.ErrorIs(t, err, mcp.ErrUnknownTool)
+	require.ErrorIs(t, err, toolset.ErrUnknownTool)
 	close(release)
 	require.NoError(t, <-second)
 	require.NoError(t, <-first)
 	require.NoError(t, <-removed)
-	assert.Equal(t, mcp.ToolsChange{Server: "b", Removed: []string{"b_look", "b_wait"}}, changes.next(t))
+	assert.Equal(t, toolset.ToolsChange{Server: "b", Removed: []string{"b_look", "b_wait"}}, changes.next(t))
 	assert.Equal(t, []string{"a"}, serverNames(ts))
-	assert.ErrorIs(t, ts.Remove(context.Background(), "b"), mcp.ErrUnknownServer)
+	assert.ErrorIs(t, ts.Remove(context.Background(), "b"), toolset.ErrUnknownServer)
 
 	// Added again, its tools get their names back.
 	require.NoError(t, ts.Add(context.Background(), bcfg))
@@ -97,7 +98,7 @@ func TestToolsetRemoveBounded(t *testing.T) {
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	defer close(release)
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{gateTool(started, release)}}
-	ts := discover(t, []config.Server{{Name: "s", URL: start(t, s)}}, nil)
+	ts := discover(t, []config.Server{{Name: "s", URL: mcptest.Start(t, s)}}, nil)
 	done := make(chan error, 1)
 	go func() {
 		_, err := ts.Call(context.Background(), "s_wait", nil)
@@ -113,7 +114,7 @@ func TestToolsetRemoveBounded(t *testing.T) {
 
 func TestToolsetReload(t *testing.T) {
 	srv := func(tool string) string {
-		return start(t, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{plainTool(tool)}})
+		return mcptest.Start(t, &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.PlainTool(tool)}})
 	}
 	keep, gone, changed, added := srv("k"), srv("g"), srv("c"), srv("n")
 	old := []config.Server{{Name: "keep", URL: keep, Line: 3}, {Name: "gone", URL: gone}, {Name: "changed", URL: srv("old")}}
@@ -123,14 +124,14 @@ func TestToolsetReload(t *testing.T) {
 	assert.Equal(t, []string{"keep", "changed", "new"}, serverNames(ts))
 	assert.Equal(t, []string{"keep_k", "changed_c", "new_n"}, toolNames(ts))
 
-	bad := append(now, config.Server{Name: "down", URL: closedURL(t)})
+	bad := append(now, config.Server{Name: "down", URL: mcptest.ClosedURL(t)})
 	err := ts.Reload(context.Background(), now, bad)
 	require.ErrorIs(t, err, mcp.ErrUnreachable)
 	assert.Equal(t, []string{"keep", "changed", "new"}, serverNames(ts), "a server that cannot be used is not added")
 }
 
 func TestToolsetAddAfterClose(t *testing.T) {
-	ts, err := mcp.Discover(context.Background(), nil, nil)
+	ts, err := toolset.Discover(context.Background(), nil, nil)
 	require.NoError(t, err)
 	require.NoError(t, ts.Close(context.Background()))
 	require.ErrorIs(t, ts.Add(context.Background(), config.Server{Name: "x", URL: "http://127.0.0.1:1/mcp"}), mcp.ErrClosed)
@@ -145,7 +146,7 @@ func ExampleToolset_Reload() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	tools, err := mcp.Discover(ctx, cfg.Servers, nil)
+	tools, err := toolset.Discover(ctx, cfg.Servers, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mcp_test
+package toolset_test
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
-func skillNames(ts *mcp.Toolset) []string {
+func skillNames(ts *toolset.Toolset) []string {
 	var names []string
 	for _, s := range ts.Skills() {
 		names = append(names, s.Name)
@@ -25,11 +26,11 @@ func skillNames(ts *mcp.Toolset) []string {
 }
 
 func TestToolsetSkillsNoPrefetch(t *testing.T) {
-	eras(t, func(t *testing.T, v string) {
-		k := &mcptest.Skills{List: testSkills(), PageSize: 1}
+	mcptest.Eras(t, func(t *testing.T, v string) {
+		k := &mcptest.Skills{List: mcptest.SampleSkills(), PageSize: 1}
 		s := &mcptest.Server{Versions: []string{v}, Skills: k}
-		url := start(t, s)
-		ts := discover(t, []config.Server{{Name: "docs", URL: url}}, &mcp.ToolsetOptions{Client: mcp.Options{Skills: true}})
+		url := mcptest.Start(t, s)
+		ts := discover(t, []config.Server{{Name: "docs", URL: url}}, &toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
 		assert.Equal(t, []string{"docs_pdf-processing", "docs_notes"}, skillNames(ts))
 		assert.Equal(t, 2, ts.Servers()[0].Skills)
 		assert.Empty(t, k.Reads(), "no skill file is read on connect or listing")
@@ -41,49 +42,49 @@ func TestToolsetSkillsNoPrefetch(t *testing.T) {
 		_, err = ts.ReadSkillFile(context.Background(), "docs_pdf-processing", "references/FORMS.md")
 		require.NoError(t, err)
 		_, err = ts.LoadSkill(context.Background(), "docs_nope")
-		require.ErrorIs(t, err, mcp.ErrUnknownSkill)
+		require.ErrorIs(t, err, toolset.ErrUnknownSkill)
 	})
 }
 
 func TestToolsetSkillsOffByDefault(t *testing.T) {
-	k := &mcptest.Skills{List: testSkills()}
+	k := &mcptest.Skills{List: mcptest.SampleSkills()}
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: k}
-	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}}, nil)
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, nil)
 	assert.Empty(t, ts.Skills())
-	assert.Zero(t, methodCount(s, "skills/list"))
+	assert.Zero(t, s.Count("skills/list"))
 }
 
 func TestToolsetSkillAllowlist(t *testing.T) {
-	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Skills: &mcptest.Skills{List: testSkills()}}
-	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s), Skills: []string{"notes", "gone"}}},
-		&mcp.ToolsetOptions{Client: mcp.Options{Skills: true}})
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Skills: &mcptest.Skills{List: mcptest.SampleSkills()}}
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s), Skills: []string{"notes", "gone"}}},
+		&toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
 	assert.Equal(t, []string{"docs_notes"}, skillNames(ts))
-	var kinds []mcp.WarningKind
+	var kinds []toolset.WarningKind
 	for _, w := range ts.Warnings() {
 		kinds = append(kinds, w.Kind)
 	}
-	assert.Equal(t, []mcp.WarningKind{mcp.WarnSkillNotFound}, kinds)
+	assert.Equal(t, []toolset.WarningKind{toolset.WarnSkillNotFound}, kinds)
 }
 
 func TestToolsetSkillsRefresh(t *testing.T) {
 	// The modern server tells its listeners that its resources changed.
-	k := &mcptest.Skills{List: testSkills()}
+	k := &mcptest.Skills{List: mcptest.SampleSkills()}
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: k}
-	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}}, &mcp.ToolsetOptions{Client: mcp.Options{Skills: true}})
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
 	require.Len(t, ts.Skills(), 2)
-	require.Equal(t, 1, s.SetSkills(testSkills()[1:]))
+	require.Equal(t, 1, s.SetSkills(mcptest.SampleSkills()[1:]))
 	require.Eventually(t, func() bool { return len(ts.Skills()) == 1 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, []string{"docs_notes"}, skillNames(ts))
 	assert.Empty(t, k.Reads())
 }
 
 func TestToolsetVerificationFailureRefreshes(t *testing.T) {
-	k := &mcptest.Skills{List: testSkills(), Serve: func(_, c string) string { return c + "tampered\n" }}
+	k := &mcptest.Skills{List: mcptest.SampleSkills(), Serve: func(_, c string) string { return c + "tampered\n" }}
 	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Skills: k}
-	ts := discover(t, []config.Server{{Name: "docs", URL: start(t, s)}}, &mcp.ToolsetOptions{Client: mcp.Options{Skills: true}})
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
 	_, err := ts.LoadSkill(context.Background(), "docs_notes")
 	require.ErrorIs(t, err, mcp.ErrSkillVerification)
-	require.Eventually(t, func() bool { return methodCount(s, "skills/list") == 2 }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return s.Count("skills/list") == 2 }, 5*time.Second, 5*time.Millisecond,
 		"a verification failure has the skills listed again")
 }
 
@@ -110,11 +111,11 @@ func TestLocalSkills(t *testing.T) {
 	writeSkill(t, dir, "misnamed", map[string]string{"SKILL.md": "---\nname: other\ndescription: x\n---\n"})
 	single := writeSkill(t, t.TempDir(), "solo", map[string]string{"SKILL.md": "---\nname: solo\ndescription: Alone\n---\nBody\n"})
 
-	ts := discover(t, nil, &mcp.ToolsetOptions{SkillFolders: []string{dir, single}})
+	ts := discover(t, nil, &toolset.ToolsetOptions{SkillFolders: []string{dir, single}})
 	assert.Equal(t, []string{"review", "solo"}, skillNames(ts))
 	var msgs []string
 	for _, w := range ts.Warnings() {
-		assert.Equal(t, mcp.WarnInvalidSkill, w.Kind)
+		assert.Equal(t, toolset.WarnInvalidSkill, w.Kind)
 		msgs = append(msgs, w.Message)
 	}
 	require.Len(t, msgs, 2, "the symlink out of its folder and the misnamed skill are left out")
@@ -124,7 +125,7 @@ func TestLocalSkills(t *testing.T) {
 	ctx := context.Background()
 	sk, ok := ts.Skill("review")
 	require.True(t, ok)
-	assert.Equal(t, mcp.LocalServer, sk.Server)
+	assert.Equal(t, toolset.LocalServer, sk.Server)
 	c, err := ts.LoadSkill(ctx, "review")
 	require.NoError(t, err)
 	assert.Equal(t, "Read checklist.md.\n", c.Body())
@@ -151,7 +152,7 @@ func TestLocalSkills(t *testing.T) {
 func TestLocalSkillChangedSinceScan(t *testing.T) {
 	dir := t.TempDir()
 	root := writeSkill(t, dir, "notes", map[string]string{"SKILL.md": "---\nname: notes\ndescription: Notes\n---\nv1\n"})
-	ts := discover(t, nil, &mcp.ToolsetOptions{SkillFolders: []string{dir}})
+	ts := discover(t, nil, &toolset.ToolsetOptions{SkillFolders: []string{dir}})
 	require.NoError(t, os.WriteFile(filepath.Join(root, "SKILL.md"), []byte("---\nname: notes\ndescription: Notes\n---\nv2\n"), 0o644))
 	_, err := ts.LoadSkill(context.Background(), "notes")
 	require.ErrorIs(t, err, mcp.ErrSkillVerification, "a file changed since the scan is not trusted")
