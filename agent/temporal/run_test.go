@@ -31,8 +31,10 @@ var record = flag.Bool("record", false, "write the histories of the tests' runs 
 // idempotent), read (read-only), delete (destructive) and wait (blocks
 // until cancelled). A call with "block": true is held until its request
 // ends (the worker is killed, the call cancelled), unless it is a read
-// retried. entered receives the key of each call as it arrives.
-func filesServer(t *testing.T) (srv *mcptest.Server, url string, cnt *counter, entered chan string, cancelled chan string) {
+// retried. entered receives the key of each call as it arrives,
+// cancelled the key of each held call whose request ended. versions are
+// the protocol revisions it speaks; none means the modern one.
+func filesServer(t *testing.T, versions ...string) (srv *mcptest.Server, url string, cnt *counter, entered chan string, cancelled chan string) {
 	t.Helper()
 	cnt = &counter{}
 	entered = make(chan string, 1000)
@@ -60,7 +62,10 @@ func filesServer(t *testing.T) (srv *mcptest.Server, url string, cnt *counter, e
 			},
 		}
 	}
-	srv = &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{
+	if len(versions) == 0 {
+		versions = []string{mcptest.Modern}
+	}
+	srv = &mcptest.Server{Versions: versions, Tools: []mcptest.Tool{
 		tool("write", ""),
 		tool("read", `,"annotations":{"readOnlyHint":true}`),
 		tool("delete", `,"annotations":{"destructiveHint":true}`),
@@ -109,6 +114,18 @@ func progressUntil(t *testing.T, c client.Client, run client.WorkflowRun, ok fun
 			t.Fatalf("the run's progress never came: last %+v, %v", p, err)
 		}
 		time.Sleep(100 * time.Millisecond) // polling a query: there is no push
+	}
+}
+
+// recv receives from ch, failing the test after a minute.
+func recv(t *testing.T, ch chan string) string {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatal("nothing came in a minute")
+		return ""
 	}
 }
 
@@ -197,7 +214,7 @@ func TestWorkerLost(t *testing.T) {
 			c := dial(t)
 			run := start(t, c, q, script{Turns: [][]scriptCall{{call("files_"+tt.tool, `{"path":"x","block":true}`)}}},
 				temporal.Config{Mode: permission.ModeAuto, Timeouts: temporal.Timeouts{Heartbeat: 2 * time.Second}})
-			require.Equal(t, tt.tool+" x", <-entered)
+			require.Equal(t, tt.tool+" x", recv(t, entered))
 			w1.kill()
 			startWorker(t, q, url)
 			out := result(t, run)
@@ -216,29 +233,32 @@ func TestWorkerLost(t *testing.T) {
 }
 
 // TestCancel: cancelling the workflow cancels the MCP call in flight, on
-// the server.
+// the server: its request ends (all a modern server needs), and a legacy
+// server is sent notifications/cancelled.
 func TestCancel(t *testing.T) {
-	srv, url, _, entered, cancelled := filesServer(t)
-	q := queue(t)
-	startWorker(t, q, url)
-	c := dial(t)
-	run := start(t, c, q, script{Turns: [][]scriptCall{{call("files_wait", `{"path":"w"}`)}}},
-		temporal.Config{Mode: permission.ModeAuto, Timeouts: temporal.Timeouts{Heartbeat: 2 * time.Second}})
-	require.Equal(t, "wait w", <-entered)
-	require.NoError(t, c.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
-	select {
-	case key := <-cancelled:
-		assert.Equal(t, "wait w", key)
-	case <-time.After(time.Minute):
-		t.Fatal("the call was not cancelled on the server")
+	for _, era := range []string{mcptest.Modern, mcptest.Legacy} {
+		t.Run(era, func(t *testing.T) {
+			srv, url, _, entered, cancelled := filesServer(t, era)
+			q := queue(t)
+			startWorker(t, q, url)
+			c := dial(t)
+			run := start(t, c, q, script{Turns: [][]scriptCall{{call("files_wait", `{"path":"w"}`)}}},
+				temporal.Config{Mode: permission.ModeAuto, Timeouts: temporal.Timeouts{Heartbeat: 2 * time.Second}})
+			require.Equal(t, "wait w", recv(t, entered))
+			require.NoError(t, c.CancelWorkflow(context.Background(), run.GetID(), run.GetRunID()))
+			assert.Equal(t, "wait w", recv(t, cancelled), "the call's request ended on the server")
+			out := result(t, run)
+			assert.Equal(t, agent.StopCanceled, out.Result.Stop)
+			if era == mcptest.Legacy {
+				methods := map[string]bool{}
+				for _, r := range srv.Requests() {
+					methods[r.Method] = true
+				}
+				assert.True(t, methods["notifications/cancelled"], "the client told the legacy server the call was cancelled")
+			}
+			history(t, c, run, "cancel-"+era)
+		})
 	}
-	out := result(t, run)
-	assert.Equal(t, agent.StopCanceled, out.Result.Stop)
-	methods := map[string]bool{}
-	for _, r := range srv.Requests() {
-		methods[r.Method] = true
-	}
-	assert.True(t, methods["notifications/cancelled"], "the client told the server the call was cancelled")
 }
 
 // TestManyRuns: 200 runs at once on two worker processes, each with a
