@@ -71,7 +71,7 @@ func TestExample(t *testing.T) {
 	_ = w.Wait()
 	worker()
 	got := command("approve", "pay-1", "yes")
-	assert.Contains(t, got, "pay {\"amount\":12.5,\"to\":\"Ann\"}")
+	assert.Contains(t, got, "pay {\n  \"to\": \"Ann\",\n  \"amount\": 12.5\n}\n", "the pending call is shown")
 	assert.Contains(t, got, "stop: answer\nanswer: I paid Ann 12.50 EUR.\n")
 	require.Len(t, llm.Requests(), 2, "the model was called once per turn, the restart notwithstanding")
 	assert.Contains(t, string(llm.Requests()[1].Body), "paid 12.50 EUR to Ann")
