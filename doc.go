@@ -18,8 +18,14 @@
 //   - [git.rickub.com/bots-garden/mini-me/mcp] is a hand-written MCP client
 //     for Streamable HTTP (and the deprecated HTTP+SSE transport) and
 //     stdio. It speaks both the stateless 2026-07-28 revision and the
-//     initialize-based 2025 revisions, detecting which one a server uses,
-//     and gathers the tools of many servers into one Toolset.
+//     initialize-based 2025 revisions, detecting which one a server uses.
+//   - [git.rickub.com/bots-garden/mini-me/mcp/toolset] is the host's entry
+//     point to MCP: Discover connects to the servers of a configuration and
+//     gathers their tools, prompts, resources and skills into one Toolset.
+//   - [git.rickub.com/bots-garden/mini-me/mcp/apps] is the host side of
+//     MCP Apps: tool visibility, servers' ui:// views checked and served
+//     under a deny-by-default CSP, and the bridge that checks every
+//     message a view sends.
 //   - [git.rickub.com/bots-garden/mini-me/permission] lets the host decide
 //     which tool calls run, through the one-method Approver interface.
 //   - [git.rickub.com/bots-garden/mini-me/agent] runs the tool-calling loop
@@ -29,19 +35,20 @@
 //     [git.rickub.com/bots-garden/mini-me/agent/render] prints discovery and
 //     a run's events on a terminal.
 //
-// A host program in short (the package example has it whole):
+// A host program in short (examples/host/main.go has it whole, as a
+// program that compiles; the package example runs the pipeline):
 //
 //	cfg, err := config.Load("mini-me.yaml")
 //	if err != nil {
 //		return err // every problem of the file, each with its line
 //	}
 //	// A server that fails is skipped, with a warning to the logger.
-//	opts := &toolset.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
+//	opts := &toolset.Options{Client: mcp.Options{Logger: slog.Default()}}
 //	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
 //	if err != nil {
 //		return err
 //	}
-//	defer tools.Close(ctx)
+//	defer tools.Close()
 //	a := &agent.Agent{
 //		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 //		Tools:  tools,

@@ -5,47 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"log/slog"
-	"os"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
-
-// A host program in full: the MCP servers of mini-me.yaml, a model served
-// by Docker Model Runner, and the user approving tool calls at the
-// terminal. The README shows this code; TestReadmeExample keeps the two
-// the same.
-func Example() {
-	ctx := context.Background()
-	cfg, err := config.Load("mini-me.yaml")
-	if err != nil {
-		log.Fatal(err) // every problem of the file, each with its line
-	}
-	// A server that fails is skipped: the logger gets a warning for it.
-	opts := &toolset.ToolsetOptions{Client: mcp.Options{Logger: slog.Default()}}
-	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer tools.Close(ctx)
-
-	a := &agent.Agent{
-		Model:  &agent.OpenAI{BaseURL: "http://localhost:12434/engines/v1", Model: "ai/qwen3"},
-		Tools:  tools,
-		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions apply
-	}
-	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}})
-	if err != nil {
-		log.Fatalf("stopped (%s): %v", res.Stop, err)
-	}
-	fmt.Println(res.Answer)
-}
 
 // The whole pipeline, runnable: a configuration naming an MCP server, its
 // tools discovered, a policy that runs the server's calls without asking
@@ -77,7 +44,7 @@ func Example_pipeline() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer tools.Close(ctx)
+	defer tools.Close()
 
 	a := &agent.Agent{
 		Model:  &agent.OpenAI{BaseURL: modelURL, Model: "qwen3:4b"},
@@ -86,7 +53,7 @@ func Example_pipeline() {
 	}
 	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}},
 		func(e agent.Event) {
-			if r, ok := e.(*agent.ToolResult); ok {
+			if r, ok := e.(*agent.ToolFinished); ok {
 				fmt.Printf("%s: %s\n", r.Call.Name, r.Output)
 			}
 		})

@@ -20,9 +20,6 @@ const (
 	// once: enough for the usual handful of independent calls, few enough
 	// not to swamp one MCP server or a small machine.
 	DefaultMaxParallel = 4
-	// DefaultTaskTimeout bounds a task-backed tool call: generous, since
-	// tasks exist for work that takes minutes.
-	DefaultTaskTimeout = 30 * time.Minute
 	// DefaultMaxToolOutput is the size, in bytes, above which a tool's
 	// output is cut before the model sees it: 16 KiB is about 4,000
 	// tokens, a quarter to a half of the context window local models are
@@ -45,6 +42,14 @@ const (
 // applies to local functions only.
 const FuncServer = "(go)"
 
+// BuiltinServer is the server name of the agent's built-in tool
+// ToolSearchTool in permission requests, events and messages (the skill
+// tool's requests name the skill's server). No configured MCP server can
+// have it. The search only reads the catalogue, so NewPolicy lets it run
+// (mode auto); a host that wants it asked about adds
+// permission.WithServerMode(BuiltinServer, permission.ModeAsk).
+const BuiltinServer = "(agent)"
+
 // DefaultSystemPrompt is the system prompt of an Agent whose SystemPrompt
 // is empty. It tells the model how tool output reaches it and that such
 // output is data, never instructions.
@@ -55,12 +60,14 @@ The result of each tool call comes back in a tool message, wrapped in <tool_outp
 If a tool reports an error or a call is refused, read the message and adapt; do not repeat the same call with the same arguments. When you have what you need, answer the user directly and concisely.`
 
 // ToolSource is where an Agent finds MCP tools; *toolset.Toolset implements
-// it. Tools is called once per turn, so a source whose tools change (an MCP
-// server's list_changed) is seen at the next turn. Both methods must be
-// safe for concurrent use; Call must honour ctx.
+// it. Tools is called when a run starts or resumes and again before each
+// model call (more than once a turn, so it must be cheap: a snapshot, no
+// I/O), so a source whose tools change (an MCP server's list_changed) is
+// seen at the next turn. Both methods must be safe for concurrent use;
+// Call must honour ctx.
 type ToolSource interface {
 	// Tools returns the tools offered now.
-	Tools() []toolset.ServerTool
+	Tools() []toolset.Tool
 	// Call calls the tool Tools lists as name, with args (a JSON object).
 	Call(ctx context.Context, name string, args any) (*toolset.ToolResult, error)
 }
@@ -113,6 +120,19 @@ type Agent struct {
 	// run every call.
 	Policy Policy
 
+	// NoServerInstructions keeps the MCP servers' instructions from the
+	// model. By default, when Tools reports its servers ([ServerSource],
+	// as *toolset.Toolset does), each connected server's instructions follow
+	// the system prompt, framed as text the servers provide (between
+	// server_instructions delimiters naming the server, under a header
+	// saying it is not the user's or the host's), in server name order,
+	// each cut to MaxServerInstructions and all to MaxInstructionsTotal;
+	// a local-only server's (egress: local) reach only a local model.
+	NoServerInstructions bool
+	// ServerInstructions, when set, filters each server's instructions
+	// before they are framed: it returns the text to keep, "" to drop it.
+	ServerInstructions func(server, text string) string
+
 	// SystemPrompt is sent first in every request; "" means
 	// DefaultSystemPrompt. If the conversation starts with system
 	// messages of its own, their text follows SystemPrompt in the same,
@@ -158,16 +178,16 @@ type Agent struct {
 	// their own timeout (config.Server.Timeout).
 	ToolTimeout time.Duration
 	// TaskTimeout bounds, in place of ToolTimeout, each call of a tool
-	// that may run as an MCP task (toolset.ServerTool.Task is not
+	// that may run as an MCP task (toolset.Tool.Task is not
 	// mcp.TaskNever): long work such as a research query or a build, one
 	// tool call to the model however many polls it takes, reported to the
-	// host with ToolStatus events. Zero means DefaultTaskTimeout. When it
+	// host with ToolStatus events. Zero means mcp.DefaultTaskTimeout. When it
 	// passes, or the run is cancelled, the task is cancelled on its server.
 	TaskTimeout time.Duration
 	// MaxToolOutput is the size in bytes above which a tool's output is
 	// cut, keeping its head and its tail, before the model sees it; zero
 	// or less means DefaultMaxToolOutput. The host still gets the whole
-	// output in the ToolResult event.
+	// output in the ToolFinished event.
 	MaxToolOutput int
 	// ContextBudget is the size, in estimated tokens, that the request
 	// sent to the model (conversation and tool definitions) should not
@@ -218,8 +238,9 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // The error is nil only when the model answered (Result.Stop is
 // StopAnswer). A limit returns ErrMaxTurns or ErrRepeatedCall, calls whose
 // approval was deferred ErrPendingApproval (see [Agent.Resume]), a cancelled
-// ctx an error matching ctx.Err(), a model failure the model's error (an
-// *APIError for an endpoint that answered with an error). In every case
+// ctx an error matching ctx.Err(), a model failure the model's error (for
+// OpenAI an *APIError for an endpoint that answered with an error, else an
+// error matching ErrModelUnreachable, ErrModelProtocol or ErrModelRequest). In every case
 // Result holds the conversation so far, consistent and resumable. A tool
 // that fails, a call refused by the policy and invalid arguments are not
 // errors: the model reads about them in the tool message and carries on.

@@ -504,7 +504,7 @@ func TestRunCancel(t *testing.T) {
 		var rec recorder
 		on := func(e agent.Event) {
 			rec.on(e)
-			if r, ok := e.(*agent.ToolResult); ok && r.Call.Name == "quick" {
+			if r, ok := e.(*agent.ToolFinished); ok && r.Call.Name == "quick" {
 				close(quickDone)
 			}
 		}
@@ -635,8 +635,41 @@ func TestRunEgressLocal(t *testing.T) {
 		assert.NotContains(t, string(llm.Requests()[0].Body), "diary", "neither the output nor the arguments of the call")
 		assert.Equal(t, "{}", sent[2].ToolCalls[0].Arguments)
 		assert.Equal(t, res.Messages[2].Content, next.Messages[2].Content, "the host's conversation keeps it")
-		assert.Len(t, next.Warnings, 2)
+		assert.Equal(t, "[This message is withheld: it was written after content of local-only servers was read on this machine, and you do not run on this machine.]",
+			sent[4].Content, "the local model's reply after reading the output")
+		assert.Len(t, next.Warnings, 3, "tools, output and reply withheld")
 	})
+}
+
+// The egress label travels with the messages: a conversation carried to
+// an agent whose Toolset no longer lists the local-only server (it failed
+// to connect, or the host hands Result.Messages to another agent) keeps
+// that server's output, and the replies of the local model that read it,
+// away from a hosted model.
+func TestEgressLabelTravelsWithMessages(t *testing.T) {
+	_, private := startMCP(t, "notes", mcpTool(readDef, echoTool(readDef)))
+	private.Egress = config.EgressLocal
+	_, public := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
+	_, local := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"secret.diary"}`}}},
+		llmtest.Turn{Text: "Your note secret.diary says to call Bob."})
+	res, err := (&agent.Agent{Model: local, Tools: discover(t, private, public), Policy: allowAll()}).Run(context.Background(), user("what does my note say?"))
+	require.NoError(t, err)
+	require.Len(t, res.Messages, 4)
+	assert.Equal(t, config.EgressLocal, res.Messages[2].Egress, "the tool message is labelled when made")
+	assert.Equal(t, "notes", res.Messages[2].Server)
+	assert.Equal(t, config.EgressLocal, res.Messages[3].Egress, "the local model's reply after reading it is labelled too")
+	assert.Empty(t, res.Messages[1].Egress, "a reply before any local-only content is not")
+
+	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	next, err := (&agent.Agent{Model: remote{model}, Tools: discover(t, public)}).Run(context.Background(), append(res.Messages, user("and now?")...))
+	require.NoError(t, err)
+	body := string(llm.Requests()[0].Body)
+	assert.NotContains(t, body, "secret.diary", "neither the output, the arguments nor the reply quoting them")
+	assert.NotContains(t, body, "Bob")
+	sent := llm.Requests()[0].Messages
+	assert.Equal(t, `[The output of this call is withheld: server "notes" is local-only and you do not run on this machine.]`, sent[3].Content)
+	assert.Contains(t, sent[4].Content, "withheld")
+	assert.Equal(t, res.Messages[3].Content, next.Messages[3].Content, "the host's conversation keeps it")
 }
 
 func TestRunSystemPrompt(t *testing.T) {
@@ -763,11 +796,11 @@ func TestRunWarnings(t *testing.T) {
 // fakeSource is a ToolSource without MCP: the agent can be tested, and
 // used, with any catalogue of tools.
 type fakeSource struct {
-	tools []toolset.ServerTool
+	tools []toolset.Tool
 	calls atomic.Int32
 }
 
-func (f *fakeSource) Tools() []toolset.ServerTool { return f.tools }
+func (f *fakeSource) Tools() []toolset.Tool { return f.tools }
 
 func (f *fakeSource) Call(_ context.Context, name string, args any) (*toolset.ToolResult, error) {
 	f.calls.Add(1)
@@ -776,7 +809,7 @@ func (f *fakeSource) Call(_ context.Context, name string, args any) (*toolset.To
 }
 
 func TestRunChangedTool(t *testing.T) {
-	src := &fakeSource{tools: []toolset.ServerTool{{
+	src := &fakeSource{tools: []toolset.Tool{{
 		Name: "docs_search", Server: "docs", Changed: true,
 		Tool: mcp.Tool{Name: "search", Description: "Now also deletes things", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 	}}}
@@ -1300,7 +1333,7 @@ func TestRunToolSearch(t *testing.T) {
 		assert.Contains(t, results["1.0"].Sent, `the tool "tracker_create_issue" is not loaded yet: call search_tools`)
 		assert.Equal(t, agent.StatusOK, results["2.0"].Status)
 		found := results["2.0"].Sent
-		assert.Contains(t, found, `<tool_output server="" tool="search_tools">`, "framed as any tool output")
+		assert.Contains(t, found, `<tool_output server="(agent)" tool="search_tools">`, "framed as any tool output")
 		assert.Contains(t, found, "tracker_create_issue (server tracker): Create a new issue in a repository.")
 		assert.Contains(t, found, `parameters: {"type":"object","properties":{"repo":{"type":"string"},"title":{"type":"string"}},"required":["repo","title"]}`)
 		assert.Equal(t, 2, strings.Count(found, "(server tracker)"), "bounded by the limit")

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -27,7 +28,7 @@ type call struct {
 
 	msg    Message
 	kept   *keptOutput   // the output, when the tool ran
-	result ToolResult    // the event
+	result ToolFinished  // the event
 	skill  *skillCall    // for SkillTool
 	all    *catalog      // searched, for ToolSearchTool
 	trace  *ToolCallInfo // for the run's Trace, when there is one
@@ -62,7 +63,7 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool
 		}
 		msg.ToolCalls[i] = c.stored
 	}
-	r.msgs = append(r.msgs, msg)
+	r.add(msg)
 
 	repeated = r.findRepeats(calls)
 	var allowed []*call
@@ -82,7 +83,7 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool
 
 	for _, c := range calls {
 		r.window.keep(len(r.msgs), c.kept)
-		r.msgs = append(r.msgs, c.msg)
+		r.add(c.msg)
 	}
 	return repeated
 }
@@ -218,11 +219,14 @@ func (r *run) callTool(ctx context.Context, c *call) {
 		return
 	}
 	r.ev.emit(&ToolStarted{Turn: c.turn, Index: c.index, Call: c.sent})
+	if c.tool != nil && c.tool.view != "" {
+		r.ev.emit(&ToolView{Turn: c.turn, Index: c.index, Call: c.sent, Server: c.tool.server, Tool: c.tool.original, ResourceURI: c.tool.view})
+	}
 	cctx, limit, ended := ctx, r.a.ToolTimeout, func() {}
 	if c.tool != nil && c.tool.task != mcp.TaskNever {
 		limit = r.a.TaskTimeout
 		if limit <= 0 {
-			limit = DefaultTaskTimeout
+			limit = mcp.DefaultTaskTimeout
 		}
 		cctx, ended = r.taskStatuses(ctx, c)
 	}
@@ -261,7 +265,7 @@ func (r *run) callTool(ctx context.Context, c *call) {
 
 // taskStatuses makes the task steps of c's call ToolStatus events, until
 // the returned func is called: then the call has ended, and a step still
-// on its way is dropped, so that none follows the ToolResult.
+// on its way is dropped, so that none follows the ToolFinished.
 func (r *run) taskStatuses(ctx context.Context, c *call) (context.Context, func()) {
 	var mu sync.Mutex
 	ended := false
@@ -323,8 +327,11 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 	}
 	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
 	c.result.Result = res
-	r.finish(c, status, output, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name,
-		Server: server, Content: c.kept.content()})
+	msg := Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Server: server, Content: c.kept.content()}
+	if r.egress[server] == config.EgressLocal { // a skill's server too (skillWithheld)
+		msg.Egress = config.EgressLocal // the label travels with the output
+	}
+	r.finish(c, status, output, msg)
 }
 
 // refuse makes the agent's explanation c's tool message: the call did not

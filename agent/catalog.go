@@ -8,6 +8,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/apps"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -27,6 +28,7 @@ type tool struct {
 	skill       bool  // SkillTool
 	search      bool  // ToolSearchTool
 	task        mcp.TaskUse
+	view        string // the ui:// URI of its MCP App view, if any
 }
 
 // catalog is the tools of one turn.
@@ -56,6 +58,9 @@ func (r *run) catalog() *catalog {
 		return c
 	}
 	for _, st := range r.a.Tools.Tools() {
+		if !apps.ForModel(st.Tool) {
+			continue // an MCP App's own tool: its views call it, never the model
+		}
 		if st.Egress == config.EgressLocal {
 			r.egress[st.Server] = st.Egress // sticks for the run, even if the tools go
 		}
@@ -83,7 +88,13 @@ func (r *run) catalog() *catalog {
 			r.warnOnce("cut:"+st.Name, WarnSchema, fmt.Sprintf(
 				"tool %q: its input schema is too large or too deeply nested to show in full to the model; parts are shown as the empty schema", st.Name))
 		}
-		c.add(mcpTool(st, ts))
+		t := mcpTool(st, ts)
+		if ui, err := apps.ToolMeta(st.Tool); err != nil {
+			r.warnOnce("view:"+st.Name, WarnAppView, fmt.Sprintf("tool %q: its MCP App view is not shown: %v", st.Name, err))
+		} else {
+			t.view = ui.ResourceURI
+		}
+		c.add(t)
 	}
 	if r.searching(c) {
 		return r.narrow(c)
@@ -91,7 +102,7 @@ func (r *run) catalog() *catalog {
 	return c
 }
 
-func mcpTool(st toolset.ServerTool, ts *toolSchema) *tool {
+func mcpTool(st toolset.Tool, ts *toolSchema) *tool {
 	t := &tool{
 		name:        st.Name,
 		server:      st.Server,

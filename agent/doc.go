@@ -1,7 +1,18 @@
 // Package agent runs a conversation with a model that calls tools: MCP
-// tools gathered by an toolset.Toolset, and local Go functions. The host gives
+// tools gathered by a toolset.Toolset, and local Go functions. The host gives
 // it a model endpoint, the tools and a conversation, and gets back the
 // answer, while it sees and controls every step.
+//
+// An [Agent] holds the model, the tools and the permission policy, and
+// [Agent.Run] runs a conversation to its answer ([Agent.RunStream] reports
+// each step as it happens):
+//
+//	a := &agent.Agent{
+//		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
+//		Tools:  tools, // a *toolset.Toolset, from toolset.Discover
+//		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)),
+//	}
+//	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What changed today?"}})
 //
 // # The pieces
 //
@@ -63,6 +74,18 @@
 // runs (see [ResumeError]); resuming a State twice is the host's to
 // prevent (State.ID).
 //
+// # MCP Apps
+//
+// A tool whose MCP Apps visibility (package mcp/apps) lacks "model" is
+// never offered to the model, nor found by tool search: it is there for
+// its server's views, which call it through an apps.Bridge. A call of a
+// tool that has a view is followed, right after its ToolStarted, by a
+// [ToolView] event naming the view's ui:// resource, so that the host can
+// start the view while the tool runs, and give it the call's result from
+// the ToolFinished. What the view sends back comes into the run through an
+// [Inbox] attached to its context ([WithInbox]): its messages, and its
+// latest context for the model, at the next model call.
+//
 // # Safety limits, on by default
 //
 //   - Agent.MaxTurns bounds the model calls of a run (default 10); the
@@ -75,7 +98,7 @@
 //     for a last answer.
 //   - A tool's output above Agent.MaxToolOutput (default 16 KiB) is cut:
 //     its head and tail are kept, with a marker saying how many bytes were
-//     cut; the host gets the whole output in the ToolResult event.
+//     cut; the host gets the whole output in the ToolFinished event.
 //   - Before each model call, the conversation's estimated size is held
 //     under Agent.ContextBudget (default 16,384 tokens) by cutting the
 //     oldest tool outputs first. When the server still finds the request
@@ -98,7 +121,10 @@
 //	</tool_output>
 //
 // Anything in the output that looks like those delimiters is defused (its
-// '<' becomes '['), so an output cannot close its frame early. The default
+// '<' becomes '['), so an output cannot close its frame early; in the
+// attribute values (a server's tool name, a resource URI) '&', '<' and '>'
+// are written as &amp;, &lt; and &gt;, and quotes, control and bidi
+// characters are escaped, so a name cannot close the frame either. The default
 // system prompt ([DefaultSystemPrompt]) tells the model that such content
 // is data, not instructions; nothing from a tool is ever put in the system
 // prompt.
@@ -138,7 +164,7 @@
 // Before validation, the arguments of a call are repaired when small
 // models commonly get them wrong: an object in a code fence, sent as a
 // JSON string, with single quotes or trailing commas, or with null for an
-// optional field. ToolResult.Repairs says what was repaired; a repair the
+// optional field. ToolFinished.Repairs says what was repaired; a repair the
 // schema then rejects is not made. An invalid call is told every problem
 // of its arguments at once (at most 8), so that one round trip fixes it.
 //
@@ -154,8 +180,15 @@
 // its tools are offered only to a model on this machine (see [LocalModel];
 // [OpenAI.Local] looks at the endpoint's address), and its earlier output
 // in a conversation is withheld from any other model. Each tool of the
-// ToolSource carries its server's setting (toolset.ServerTool.Egress); a
+// ToolSource carries its server's setting (toolset.Tool.Egress); a
 // warning says what was withheld and why.
+//
+// The rule travels with the conversation: every message holding such
+// content is labelled when it is made (Message.Egress), and so is every
+// message a local model's run adds after the conversation holds some (a
+// reply may quote it). A labelled message is withheld from a hosted model
+// by its own label, even in a run whose Toolset no longer lists the
+// server, or in another agent the host handed Result.Messages to.
 //
 // # Tracing
 //

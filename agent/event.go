@@ -9,20 +9,23 @@ import (
 
 // Event is something that happened during a run, for the host to render.
 // It is one of *TextDelta, *ToolCallProposed, *ApprovalRequested,
-// *ApprovalDecided, *ToolStarted, *ToolStatus, *ToolResult, *TurnFinished,
-// *SkillLoaded and *Warning; a host tells them apart with a type switch. Every event of
-// a run carries the number of its turn, counting from 1 (a Warning about
-// the tools offered, sent before the first model call, and the events of a
-// pre-loaded skill, carry 0).
+// *ApprovalDecided, *ToolStarted, *ToolView, *ToolStatus, *ToolFinished,
+// *TurnFinished, *SkillLoaded and *Warning; a host tells them apart with a
+// type switch. Every event of a run carries Turn, the number of its turn,
+// counting from 1 (a Warning about the tools offered, sent before the
+// first model call, and the events of a pre-loaded skill, carry 0); the
+// events of one tool call also carry Index, the call's position in its
+// turn, counting from 0.
 //
 // For each tool call the model proposes, the host sees, in order:
 // ToolCallProposed; then, if the call is valid, ApprovalRequested and
-// ApprovalDecided; then, if it was allowed, ToolStarted, and ToolStatus
-// events while it runs as an MCP task; and always, last, one ToolResult.
+// ApprovalDecided; then, if it was allowed, ToolStarted, a ToolView when
+// the tool has an MCP App view, and ToolStatus events while it runs as an
+// MCP task; and always, last, one ToolFinished.
 // Events of different calls of a turn may interleave once the calls run. A
-// call whose approval was deferred ends its run with a ToolResult of
+// call whose approval was deferred ends its run with a ToolFinished of
 // StatusPending; the run that resumes it (Agent.Resume) reports its
-// ApprovalDecided, ToolStarted and ToolResult, with the call's turn and
+// ApprovalDecided, ToolStarted and ToolFinished, with the call's turn and
 // index.
 //
 // Events are plain data; the host may keep them, but must not modify the
@@ -33,16 +36,13 @@ type Event interface {
 
 // TextDelta is a piece of the model's answer or reasoning, as it streams.
 type TextDelta struct {
-	// Turn is the number of the turn, counting from 1.
 	Turn int
 	Delta
 }
 
 // ToolCallProposed reports a tool call the model asked for, before
-// anything is done with it. Index is the call's position in the turn.
+// anything is done with it.
 type ToolCallProposed struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
@@ -56,8 +56,6 @@ type ToolCallProposed struct {
 // whether a call may run. The policy may answer by itself (auto mode, an
 // earlier "allow always") or ask the host's Approver.
 type ApprovalRequested struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Request is the call, as the policy is asked about it.
 	Request permission.Request
@@ -66,8 +64,6 @@ type ApprovalRequested struct {
 // ApprovalDecided reports the policy's decision about a call. Err is set
 // when no answer could be obtained; the call is then denied.
 type ApprovalDecided struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Decision is the policy's answer; it denies when Err is set.
 	Decision permission.Decision
@@ -77,22 +73,36 @@ type ApprovalDecided struct {
 
 // ToolStarted reports that a call is being run.
 type ToolStarted struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
 }
 
+// ToolView reports that a call being run has an MCP App view to show
+// (package mcp/apps): the tool's _meta.ui names a ui:// resource of its
+// server. It comes right after the call's ToolStarted, so that the host
+// can fetch the view and start it while the tool runs; the call's
+// ToolFinished follows, whose Result the host gives the view (or, for a
+// call that did not end with a result, its cancellation). The model
+// never sees the view.
+type ToolView struct {
+	Turn, Index int
+	// Call is the call as the model sent it: its Arguments are the view's
+	// tool input.
+	Call ToolCall
+	// Server and Tool locate the tool: its server, and its name there.
+	Server, Tool string
+	// ResourceURI is the view's ui:// resource, on Server.
+	ResourceURI string
+}
+
 // ToolStatus reports a step of a call that runs as an MCP task: the task
 // was created, or its status or message changed. A host that keeps TaskID
 // and Server can pick the task up after a restart (toolset.Toolset.AwaitTask).
-// Statuses come between ToolStarted and ToolResult; one that arrives
+// Statuses come between ToolStarted and ToolFinished; one that arrives
 // after the call ended is dropped, and a host slower than the task sees
 // the newest in place of some (see mcp.WithTaskObserver).
 type ToolStatus struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
@@ -100,14 +110,12 @@ type ToolStatus struct {
 	Task mcp.TaskStatus
 }
 
-// ToolResult reports how a proposed call ended, whether it ran or not.
+// ToolFinished reports how a proposed call ended, whether it ran or not.
 // Output is the whole output, before it was cut to fit
 // Agent.MaxToolOutput: this is where the host gets the full text. Sent is
 // what the model was shown. It is an event of the run; what an MCP server
 // answered is in Result, as the server sent it.
-type ToolResult struct {
-	// Turn is the number of the turn, counting from 1; Index is the call's
-	// position in it, counting from 0.
+type ToolFinished struct {
 	Turn, Index int
 	// Call is the call as the model sent it.
 	Call ToolCall
@@ -184,7 +192,7 @@ type TurnFinished struct {
 
 // Warning reports something the agent worked around during a run. What
 // the Toolset worked around while gathering the tools (a server skipped, a
-// tool left out) is an toolset.Warning, listed by Toolset.Warnings, not an
+// tool left out) is a toolset.Warning, listed by Toolset.Warnings, not an
 // event of any run.
 type Warning struct {
 	// Turn is the number of the last turn started: a warning about the tools
@@ -209,6 +217,10 @@ const (
 	// (its arguments are only checked to be a JSON object), or is too
 	// large to show to the model in full.
 	WarnSchema WarningKind = "schema"
+	// WarnAppView: a tool's MCP App metadata (_meta.ui) is unusable, so
+	// its view is not shown; the tool is still offered if the model may
+	// see it.
+	WarnAppView WarningKind = "app-view"
 	// WarnToolConflict: a tool was left out because another has the same
 	// name.
 	WarnToolConflict WarningKind = "tool-conflict"
@@ -228,6 +240,9 @@ const (
 	// was accepted, or the server refused the response format and the
 	// answer was asked for through AnswerTool.
 	WarnTypedAnswer WarningKind = "typed-answer"
+	// WarnPinnedTool: a name in Agent.PinnedTools matches no tool of the
+	// catalogue (a ToolChoice that names none fails the run instead).
+	WarnPinnedTool WarningKind = "pinned-tool"
 )
 
 func (*TextDelta) isEvent()         {}
@@ -235,7 +250,8 @@ func (*ToolCallProposed) isEvent()  {}
 func (*ApprovalRequested) isEvent() {}
 func (*ApprovalDecided) isEvent()   {}
 func (*ToolStarted) isEvent()       {}
+func (*ToolView) isEvent()          {}
 func (*ToolStatus) isEvent()        {}
-func (*ToolResult) isEvent()        {}
+func (*ToolFinished) isEvent()      {}
 func (*TurnFinished) isEvent()      {}
 func (*Warning) isEvent()           {}

@@ -32,7 +32,7 @@ func ExampleAgent_AttachResource() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ts.Close(ctx)
+	defer ts.Shutdown(ctx)
 
 	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"}, Tools: ts}
 	r, err := ts.ReadResource(ctx, ts.Resources()[0].Resource.URI)

@@ -60,7 +60,7 @@ func ExampleAgent_Resume() {
 	}
 	decisions := map[string]permission.Decision{st.Pending[0].ID: {Verdict: permission.AllowOnce}}
 	res, err = newAgent().ResumeStream(context.Background(), &st, decisions, func(e agent.Event) {
-		if e, ok := e.(*agent.ToolResult); ok {
+		if e, ok := e.(*agent.ToolFinished); ok {
 			fmt.Printf("tool result (%s): %s\n", e.Status, e.Output)
 		}
 	})

@@ -18,7 +18,7 @@ import (
 // name and description, in the description of the load_skill tool; it
 // loads the one it needs, and its instructions come back as tool output.
 // The skill here is a local folder; a server's skills (SEP-2640) come the
-// same way when ToolsetOptions.Client.Skills is set. The model is a
+// same way when toolset.Options.Client.Skills is set. The model is a
 // scripted server on 127.0.0.1.
 func ExampleAgent_skills() {
 	dir, err := os.MkdirTemp("", "skills")
@@ -42,11 +42,11 @@ func ExampleAgent_skills() {
 	baseURL := llm.Start()
 	defer llm.Close()
 
-	skills, err := toolset.Discover(context.Background(), nil, &toolset.ToolsetOptions{SkillFolders: []string{dir}})
+	skills, err := toolset.Discover(context.Background(), nil, &toolset.Options{SkillFolders: []string{dir}})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer skills.Close(context.Background())
+	defer skills.Close()
 
 	a := &agent.Agent{
 		Model:  &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},

@@ -50,7 +50,7 @@ func Example() {
 			fmt.Printf("model asks for %s %s\n", e.Call.Name, e.Call.Arguments)
 		case *agent.ApprovalDecided:
 			fmt.Println("policy says:", e.Decision)
-		case *agent.ToolResult:
+		case *agent.ToolFinished:
 			fmt.Printf("tool result (%s): %s\n", e.Status, e.Output)
 		case *agent.TextDelta:
 			fmt.Print(e.Text)
@@ -131,7 +131,7 @@ func ExampleAgent_RunStream_limits() {
 		FinalAnswer: true,
 	}
 	res, err := a.RunStream(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "What is item 42?"}}, func(e agent.Event) {
-		if r, ok := e.(*agent.ToolResult); ok {
+		if r, ok := e.(*agent.ToolFinished); ok {
 			fmt.Printf("turn %d: %s\n", r.Turn, r.Status)
 		}
 	})
@@ -159,7 +159,7 @@ func ExampleOpenAI() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer tools.Close(context.Background())
+	defer tools.Close()
 
 	a := &agent.Agent{
 		// Ollama; llama-server is "http://localhost:8080/v1", Docker Model

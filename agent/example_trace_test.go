@@ -37,7 +37,7 @@ func ExampleWithTrace() {
 			fmt.Printf("%s: turn %d, %d in, %d out, %s\n", call.SpanName(), call.Turn,
 				res.Reply.Usage.PromptTokens, res.Reply.Usage.CompletionTokens, res.Reply.Finish)
 		},
-		ToolDone: func(_ context.Context, call *agent.ToolCallInfo, res *agent.ToolResult) {
+		ToolDone: func(_ context.Context, call *agent.ToolCallInfo, res *agent.ToolFinished) {
 			fmt.Printf("%s: %s, approval %s\n", call.SpanName(), res.Status, call.Decision.Verdict)
 		},
 	})

@@ -59,9 +59,8 @@ type streamResult struct {
 func readChunks(t *testing.T, body string, size, max int) streamResult {
 	t.Helper()
 	m := &OpenAI{IdleTimeout: -1}
-	resp := &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(&chunkReader{s: body, size: size})}
 	var r streamResult
-	r.reply, r.err = m.readStream(context.Background(), resp, max, func(d Delta) { r.deltas = append(r.deltas, d) })
+	r.reply, r.err = m.readStream(context.Background(), &chunkReader{s: body, size: size}, http.StatusOK, max, func(d Delta) { r.deltas = append(r.deltas, d) })
 	if (r.reply == nil) == (r.err == nil) {
 		t.Fatalf("reply %+v with error %v", r.reply, r.err)
 	}

@@ -41,7 +41,7 @@ func startMCP(t testing.TB, name string, tools ...mcptest.Tool) (*mcptest.Server
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: tools}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	return s, config.Server{Name: name, URL: url, Permissions: config.ModeAsk}
+	return s, config.Server{Name: name, URL: url, Permissions: permission.ModeAsk}
 }
 
 // discover connects a Toolset to the servers, closed when the test ends.
@@ -49,7 +49,7 @@ func discover(t testing.TB, servers ...config.Server) *toolset.Toolset {
 	t.Helper()
 	ts, err := toolset.Discover(context.Background(), servers, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ts.Close(context.Background())) })
+	t.Cleanup(func() { assert.NoError(t, ts.Close()) })
 	require.Empty(t, ts.Warnings())
 	return ts
 }
@@ -122,14 +122,14 @@ func (r *recorder) on(e agent.Event) {
 	r.events = append(r.events, e)
 }
 
-// results returns the ToolResult events, by turn and index; a missing one
-// is the zero ToolResult, which fails the test's checks without a panic.
-func (r *recorder) results() map[string]agent.ToolResult {
+// results returns the ToolFinished events, by turn and index; a missing one
+// is the zero ToolFinished, which fails the test's checks without a panic.
+func (r *recorder) results() map[string]agent.ToolFinished {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[string]agent.ToolResult{}
+	out := map[string]agent.ToolFinished{}
 	for _, e := range r.events {
-		if tr, ok := e.(*agent.ToolResult); ok {
+		if tr, ok := e.(*agent.ToolFinished); ok {
 			out[fmt.Sprintf("%d.%d", tr.Turn, tr.Index)] = *tr
 		}
 	}
@@ -159,7 +159,7 @@ func (r *recorder) trace(turn, index int) []string {
 			if e.Turn == turn && e.Index == index {
 				out = append(out, "started")
 			}
-		case *agent.ToolResult:
+		case *agent.ToolFinished:
 			if e.Turn == turn && e.Index == index {
 				out = append(out, "result "+string(e.Status))
 			}

@@ -14,7 +14,7 @@ import (
 // it is safe for concurrent use; offered, the skills of this turn's
 // catalogue, is set and read by the run's goroutine alone.
 type loadout struct {
-	offered []toolset.ServerSkill
+	offered []toolset.Skill
 
 	mu         sync.Mutex
 	skills     map[string]bool

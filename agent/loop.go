@@ -21,7 +21,14 @@ type run struct {
 	turn   int
 	local  bool // the model is on this machine
 	egress map[string]config.Egress
-	warned map[string]bool
+	// holdsLocal says the conversation holds content of a local-only
+	// server: what a local model adds from then on is labelled local too
+	// (see add).
+	holdsLocal bool
+	// instructions are the servers' framed instructions, fixed for the
+	// run (see Agent.NoServerInstructions).
+	instructions string
+	warned       map[string]bool
 	// repeats detects repeated calls and cycles, window keeps the request
 	// within the context budget, loaded is what the run loaded.
 	repeats repeats
@@ -63,7 +70,31 @@ func newRun(a *Agent, msgs []Message, st *State, onEvent func(Event)) *run {
 	if lm, ok := a.Model.(LocalModel); ok {
 		r.local = lm.Local()
 	}
+	for _, m := range r.msgs {
+		r.holdsLocal = r.holdsLocal || r.localOnly(m)
+	}
+	r.instructions = a.serverInstructions(r.local)
 	return r
+}
+
+// localOnly reports whether m holds local-only content: its own label, or
+// (a conversation from before the labels) a tool message of a server this
+// run's Toolset lists as local-only.
+func (r *run) localOnly(m Message) bool {
+	return m.Egress == config.EgressLocal || m.Role == RoleTool && m.Server != "" && r.egress[m.Server] == config.EgressLocal
+}
+
+// add appends m to the conversation, labelled with its egress: once the
+// conversation holds local-only content, everything a local model's run
+// adds (its replies, the tool messages of its calls, the agent's notes)
+// may quote it, and is labelled config.EgressLocal, so that a hosted
+// model never sees it when the conversation is carried on.
+func (r *run) add(m Message) {
+	if r.local && r.holdsLocal {
+		m.Egress = config.EgressLocal
+	}
+	r.holdsLocal = r.holdsLocal || r.localOnly(m)
+	r.msgs = append(r.msgs, m)
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -96,9 +127,13 @@ func (r *run) loop(ctx context.Context) error {
 		if r.turn >= maxTurns {
 			return r.limit(ctx, StopMaxTurns, fmt.Errorf("%w (%d)", ErrMaxTurns, maxTurns))
 		}
+		if in := inboxOf(ctx); in != nil {
+			r.msgs = append(r.msgs, in.Take()...)
+		}
 		cat := r.catalog()
 		var choice ToolChoice
 		if r.turn == 0 {
+			r.checkPinned(cat)
 			choice = r.a.ToolChoice
 			if err := cat.checkChoice(choice); err != nil {
 				r.result.Stop = StopError
@@ -117,7 +152,7 @@ func (r *run) loop(ctx context.Context) error {
 		if len(reply.Message.ToolCalls) == 0 {
 			r.appendReply(reply)
 			if cut {
-				r.msgs = append(r.msgs, Message{Role: RoleUser, Content: cutCallNote})
+				r.add(Message{Role: RoleUser, Content: cutCallNote})
 				continue
 			}
 			r.result.Answer = reply.Message.Content
@@ -133,6 +168,20 @@ func (r *run) loop(ctx context.Context) error {
 		}
 		if len(r.held) > 0 {
 			return r.pause()
+		}
+	}
+}
+
+// checkPinned warns about the names of PinnedTools that match no tool of
+// the whole catalogue.
+func (r *run) checkPinned(cat *catalog) {
+	all := cat
+	if cat.all != nil {
+		all = cat.all
+	}
+	for _, name := range r.a.PinnedTools {
+		if _, ok := all.byName[name]; !ok {
+			r.warnOnce("pinned "+name, WarnPinnedTool, fmt.Sprintf("Agent.PinnedTools names %q, which matches no tool", name))
 		}
 	}
 }
@@ -167,7 +216,7 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 	if !r.a.FinalAnswer {
 		return err
 	}
-	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: fmt.Sprintf(
+	r.add(Message{Role: RoleUser, Content: fmt.Sprintf(
 		"The run has reached a limit (%s) and tools are no longer available. Answer now, as well as you can, from what you already have.", stop)})
 	reply, cerr := r.chat(ctx, &catalog{}, "")
 	if cerr == nil && len(reply.Message.ToolCalls) > 0 {
@@ -187,7 +236,7 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 		r.warn(WarnEmptyAnswer, "the final answer could not be obtained: "+cerr.Error())
 		return err
 	}
-	r.msgs = append(r.msgs, Message{Role: RoleAssistant, Content: reply.Message.Content})
+	r.add(Message{Role: RoleAssistant, Content: reply.Message.Content})
 	r.result.Answer = reply.Message.Content
 	return err
 }
@@ -306,6 +355,9 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
 		system += "\n\n" + r.msgs[from].Content
 	}
+	if r.instructions != "" {
+		system += "\n\n" + r.instructions
+	}
 	if r.note != "" {
 		system += "\n\n" + r.note
 	}
@@ -319,39 +371,54 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	withheld := r.withheldCalls(r.msgs[from:])
 	for _, m := range r.msgs[from:] {
 		switch {
+		case m.Role != RoleTool && m.Egress == config.EgressLocal && !r.local && m.Server == "":
+			m.Content = "[This message is withheld: it was written after content of local-only servers was read on this machine, and you do not run on this machine.]"
+			m.ToolCalls = blankArguments(m.ToolCalls, nil)
+			r.warnOnce("content:", WarnToolsWithheld,
+				"messages written after content of local-only servers was read by a local model are not sent to the model, which is not on this machine")
 		case m.Role != RoleTool && m.Egress == config.EgressLocal && !r.local:
 			m.Content = fmt.Sprintf("[This message is withheld: it holds content of server %q, which is local-only, and you do not run on this machine.]", m.Server)
 			r.warnOnce("content:"+m.Server, WarnToolsWithheld, fmt.Sprintf(
 				"messages holding prompts or resources of local-only server %q are not sent to the model, which is not on this machine", m.Server))
+		case m.Role == RoleTool && withheld[m.ToolCallID] && m.Server == "":
+			m.Content = "[The output of this call is withheld: it was made after content of local-only servers was read on this machine, and you do not run on this machine.]"
+			r.warnOnce("content:", WarnToolsWithheld,
+				"messages written after content of local-only servers was read by a local model are not sent to the model, which is not on this machine")
 		case m.Role == RoleTool && withheld[m.ToolCallID]:
 			m.Content = fmt.Sprintf("[The output of this call is withheld: server %q is local-only and you do not run on this machine.]", m.Server)
 			r.warnOnce("output:"+m.Server, WarnToolsWithheld, fmt.Sprintf(
 				"earlier calls of local-only server %q and their output are not sent to the model, which is not on this machine", m.Server))
 		case m.Role == RoleAssistant && len(withheld) > 0:
-			calls := make([]ToolCall, len(m.ToolCalls))
-			for i, c := range m.ToolCalls {
-				if withheld[c.ID] {
-					c.Arguments = "{}"
-				}
-				calls[i] = c
-			}
-			m.ToolCalls = calls
+			m.ToolCalls = blankArguments(m.ToolCalls, withheld)
 		}
 		out = append(out, m)
 	}
 	return out, shortened
 }
 
-// withheldCalls returns the IDs of the calls, in msgs, of local-only
-// servers, whose arguments and output must not reach a model that is not
-// local.
+// blankArguments returns a copy of calls with the arguments of those in
+// ids (of all, for nil ids) replaced by "{}".
+func blankArguments(calls []ToolCall, ids map[string]bool) []ToolCall {
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		if ids == nil || ids[c.ID] {
+			c.Arguments = "{}"
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// withheldCalls returns the IDs of the calls, in msgs, whose tool
+// message holds local-only content (see localOnly), whose arguments and
+// output must not reach a model that is not local.
 func (r *run) withheldCalls(msgs []Message) map[string]bool {
 	if r.local {
 		return nil
 	}
 	var ids map[string]bool
 	for _, m := range msgs {
-		if m.Role == RoleTool && m.Server != "" && r.egress[m.Server] == config.EgressLocal {
+		if m.Role == RoleTool && r.localOnly(m) {
 			if ids == nil {
 				ids = map[string]bool{}
 			}
@@ -368,7 +435,7 @@ func (r *run) appendReply(reply *Reply) {
 	for _, c := range reply.Message.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, storedCall(c))
 	}
-	r.msgs = append(r.msgs, msg)
+	r.add(msg)
 }
 
 // storedCall is c as the conversation holds it before its arguments are

@@ -48,11 +48,18 @@ type Message struct {
 	// agent uses it to keep the output of local-only servers away from
 	// models that are not on this machine.
 	Server string `json:"server,omitempty"`
-	// Egress is set, with Server, on a message made from a server's prompt
-	// or resource (Agent.PromptMessages, Agent.AttachResource): that
-	// server's egress. Never sent to the model; the agent withholds a
-	// message of a config.EgressLocal server from a model that is not on
-	// this machine.
+	// Egress is config.EgressLocal on a message that holds, or may quote,
+	// content of a local-only server; empty otherwise. It is set when the
+	// message is made: on a tool message of a local-only server's tool or
+	// skill, on a message made from its prompt or resource
+	// (Agent.PromptMessages, Agent.AttachResource), and, once a
+	// conversation holds such content, on every message a run with a local
+	// model adds to it (its replies, its calls' tool messages, the agent's
+	// notes), since they may quote it. Never sent to the model: the agent
+	// withholds a labelled message (and the arguments of a labelled
+	// reply's calls) from a model that is not on this machine, whatever
+	// the Toolset of that run lists, so the label travels with a
+	// conversation a host stores or hands to another agent.
 	Egress config.Egress `json:"egress,omitempty"`
 }
 

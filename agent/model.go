@@ -60,6 +60,12 @@ type ChatRequest struct {
 	// of Tools; "" leaves it to the server (which means auto). It is not
 	// sent when Tools is empty.
 	ToolChoice ToolChoice
+	// MaxTokens, when > 0, bounds the tokens of the reply, below any
+	// bound the Model has of its own ([OpenAI] sends the smaller). A
+	// Model that cannot bound a reply should fail the request rather than
+	// ignore it: the agent sets it for MCP sampling, whose limit is a
+	// must (see Sampler).
+	MaxTokens int
 	// Schema, if set, asks for a reply whose text is JSON it accepts (see
 	// SchemaModel); the agent sets it only without Tools, and only for a
 	// SchemaModel that says it sends it.

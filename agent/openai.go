@@ -143,6 +143,8 @@ type OpenAI struct {
 type APIError struct {
 	// StatusCode is the HTTP status; 200 for an error sent mid-stream.
 	StatusCode int
+	// Endpoint is the URL posted to (scheme, host and path: never a key).
+	Endpoint string
 	// Message is the server's message (with the API key, should the server
 	// echo it, replaced by "[redacted]"), or the start of the body when
 	// the server sent no message.
@@ -174,10 +176,15 @@ func (e *APIError) Is(target error) bool {
 		(e.Type == "exceed_context_size_error" || e.Code == "context_length_exceeded")
 }
 
-// Error returns the status and the server's message, as in
-// "agent: model endpoint: status 429: rate limit exceeded".
+// Error returns the endpoint, the status and the server's message, as in
+// "agent: model endpoint https://api.example/v1/chat/completions: status
+// 429: rate limit exceeded".
 func (e *APIError) Error() string {
-	s := fmt.Sprintf("agent: model endpoint: status %d", e.StatusCode)
+	s := "agent: model endpoint"
+	if e.Endpoint != "" {
+		s += " " + e.Endpoint
+	}
+	s += fmt.Sprintf(": status %d", e.StatusCode)
 	if e.Message != "" {
 		s += ": " + e.Message
 	}
@@ -218,7 +225,7 @@ func isLoopbackHost(host string) bool {
 // returns the turn, streamed unless NoStream is set.
 func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error) {
 	if req == nil {
-		return nil, errors.New("agent: nil ChatRequest")
+		return nil, requestError("nil ChatRequest")
 	}
 	endpoint, err := m.endpoint()
 	if err != nil {
@@ -234,7 +241,7 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 	}
 	body, err := m.requestBody(req)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrModelRequest, err)
 	}
 	resp, err := m.send(ctx, client, endpoint, key, body)
 	if err != nil {
@@ -246,10 +253,11 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 		max = DefaultMaxResponseSize
 	}
 	var reply *Reply
+	head := &bodyHead{r: resp.Body, key: key}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
-		reply, err = m.readStream(ctx, resp, max, onDelta)
+		reply, err = m.readStream(ctx, head, resp.StatusCode, max, onDelta)
 	} else {
-		reply, err = readWhole(resp.Body, max, onDelta)
+		reply, err = readWhole(head, max, onDelta)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -258,26 +266,28 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 		var apiErr *APIError
 		if errors.As(err, &apiErr) {
 			apiErr.Message = redact(apiErr.Message, key)
+			apiErr.Endpoint = endpoint
+			return nil, apiErr
 		}
-		return nil, err
+		return nil, &ModelError{Kind: ErrModelProtocol, Endpoint: endpoint, StatusCode: resp.StatusCode, Body: head.text(), Err: err}
 	}
 	return reply, nil
 }
 
 func (m *OpenAI) endpoint() (string, error) {
 	if m.BaseURL == "" {
-		return "", errors.New("agent: OpenAI.BaseURL is empty")
+		return "", requestError("OpenAI.BaseURL is empty")
 	}
 	u, err := url.Parse(m.BaseURL)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("agent: OpenAI.BaseURL: %w", err)
+		return "", requestError("OpenAI.BaseURL: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", fmt.Errorf("agent: OpenAI.BaseURL %q: scheme is not http or https", m.BaseURL)
+		return "", requestError("OpenAI.BaseURL %q: scheme is not http or https", m.BaseURL)
 	case u.Host == "":
-		return "", fmt.Errorf("agent: OpenAI.BaseURL %q has no host", m.BaseURL)
+		return "", requestError("OpenAI.BaseURL %q has no host", m.BaseURL)
 	case u.User != nil:
-		return "", errors.New("agent: OpenAI.BaseURL holds credentials; put the API key in the variable named by APIKeyEnv")
+		return "", requestError("OpenAI.BaseURL holds credentials; put the API key in the variable named by APIKeyEnv")
 	}
 	return strings.TrimSuffix(m.BaseURL, "/") + "/chat/completions", nil
 }
@@ -286,7 +296,7 @@ func (m *OpenAI) httpClient() (*http.Client, error) {
 	m.once.Do(func() {
 		switch {
 		case m.UnixSocket != "" && m.HTTPClient != nil:
-			m.clientErr = errors.New("agent: OpenAI.UnixSocket and OpenAI.HTTPClient are both set")
+			m.clientErr = requestError("OpenAI.UnixSocket and OpenAI.HTTPClient are both set")
 		case m.UnixSocket != "":
 			path := m.UnixSocket
 			m.client = &http.Client{Transport: &http.Transport{
@@ -308,9 +318,12 @@ func (m *OpenAI) apiKey() (string, error) {
 	if m.APIKeyEnv == "" {
 		return "", nil
 	}
-	key := os.Getenv(m.APIKeyEnv)
-	if key == "" {
-		return "", fmt.Errorf("agent: environment variable %s, which should hold the API key, is empty or not set", m.APIKeyEnv)
+	key, set := os.LookupEnv(m.APIKeyEnv)
+	switch {
+	case !set:
+		return "", requestError("environment variable %s, which should hold the API key, is not set", m.APIKeyEnv)
+	case key == "":
+		return "", requestError("environment variable %s, which should hold the API key, is set but empty", m.APIKeyEnv)
 	}
 	return key, nil
 }
@@ -324,7 +337,7 @@ func (m *OpenAI) send(ctx context.Context, client *http.Client, endpoint, key st
 		trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused }}
 		hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, endpoint, bytes.NewReader(body))
 		if err != nil {
-			return nil, fmt.Errorf("agent: model request: %w", err)
+			return nil, requestError("%w", err)
 		}
 		for k, v := range m.Header {
 			hreq.Header[k] = v
@@ -353,12 +366,13 @@ func (m *OpenAI) send(ctx context.Context, client *http.Client, endpoint, key st
 				}
 				continue
 			}
-			return nil, fmt.Errorf("agent: model request: %w", err)
+			return nil, unreachable(endpoint, err)
 		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return resp, nil
 		}
 		apiErr := readAPIError(resp, key)
+		apiErr.Endpoint = endpoint
 		if ctx.Err() != nil { // the body was cut short with it
 			return nil, fmt.Errorf("agent: model request: %w", ctx.Err())
 		}

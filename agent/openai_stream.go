@@ -15,11 +15,11 @@ import (
 
 // errIncompleteStream ends a stream that stops before saying the turn is
 // over.
-var errIncompleteStream = errors.New("agent: model stream ended before the turn was finished")
+var errIncompleteStream = errors.New("stream ended before the turn was finished")
 
 // readStream reads a streamed turn: chat.completion.chunk events up to
 // "[DONE]".
-func (m *OpenAI) readStream(ctx context.Context, resp *http.Response, max int, onDelta func(Delta)) (*Reply, error) {
+func (m *OpenAI) readStream(ctx context.Context, body io.Reader, status, max int, onDelta func(Delta)) (*Reply, error) {
 	idle := m.IdleTimeout
 	switch {
 	case idle == 0:
@@ -27,7 +27,7 @@ func (m *OpenAI) readStream(ctx context.Context, resp *http.Response, max int, o
 	case idle < 0:
 		idle = 0
 	}
-	dec := sse.NewDecoder(resp.Body, &sse.Options{MaxEventSize: max, IdleTimeout: idle})
+	dec := sse.NewDecoder(body, &sse.Options{MaxEventSize: max, IdleTimeout: idle})
 	a := assembler{max: max, onDelta: onDelta}
 	for ev, err := range dec.Events(ctx) {
 		if errors.Is(err, io.ErrUnexpectedEOF) && a.finish != "" {
@@ -36,7 +36,7 @@ func (m *OpenAI) readStream(ctx context.Context, resp *http.Response, max int, o
 			return a.reply()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("agent: model stream: %w", err)
+			return nil, fmt.Errorf("stream: %w", err)
 		}
 		data := strings.TrimSpace(ev.Data)
 		if data == "[DONE]" {
@@ -47,10 +47,10 @@ func (m *OpenAI) readStream(ctx context.Context, resp *http.Response, max int, o
 		}
 		var chunk wireResponse
 		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
-			return nil, fmt.Errorf("agent: model stream: malformed chunk: %w", err)
+			return nil, fmt.Errorf("stream: malformed chunk: %w", err)
 		}
 		if hasError(chunk.Error) || ev.Type == "error" {
-			e := &APIError{StatusCode: resp.StatusCode}
+			e := &APIError{StatusCode: status}
 			fillAPIError(e, []byte(data))
 			return nil, e
 		}
@@ -68,14 +68,14 @@ func (m *OpenAI) readStream(ctx context.Context, resp *http.Response, max int, o
 func readWhole(body io.Reader, max int, onDelta func(Delta)) (*Reply, error) {
 	raw, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
 	if err != nil {
-		return nil, fmt.Errorf("agent: model response: %w", err)
+		return nil, err
 	}
 	if len(raw) > max {
-		return nil, fmt.Errorf("agent: model response larger than %d bytes", max)
+		return nil, tooLarge(max)
 	}
 	var resp wireResponse
 	if err := json.Unmarshal(raw, &resp); err != nil {
-		return nil, fmt.Errorf("agent: model response: malformed body: %w", err)
+		return nil, fmt.Errorf("malformed body: %w", err)
 	}
 	if hasError(resp.Error) {
 		e := &APIError{StatusCode: http.StatusOK}
@@ -83,7 +83,7 @@ func readWhole(body io.Reader, max int, onDelta func(Delta)) (*Reply, error) {
 		return nil, e
 	}
 	if len(resp.Choices) == 0 {
-		return nil, errors.New("agent: model response has no choices")
+		return nil, errors.New("no choices in the response")
 	}
 	a := assembler{max: max, onDelta: onDelta}
 	if err := a.add(&resp, true); err != nil {
@@ -196,7 +196,7 @@ func (a *assembler) addCall(f *wireToolCall) error {
 func (a *assembler) grow(n int) error {
 	a.size += n
 	if a.size > a.max {
-		return fmt.Errorf("agent: model response larger than %d bytes", a.max)
+		return tooLarge(a.max)
 	}
 	return nil
 }
@@ -213,7 +213,7 @@ func (a *assembler) reply() (*Reply, error) {
 	seen := map[string]bool{}
 	for i, p := range a.calls {
 		if p.name == "" {
-			return nil, fmt.Errorf("agent: model response: tool call %d has no name", i)
+			return nil, fmt.Errorf("tool call %d has no name", i)
 		}
 		id := p.id
 		if id == "" || seen[id] {
@@ -231,4 +231,9 @@ func (a *assembler) reply() (*Reply, error) {
 // hasError reports whether a response's "error" member is set.
 func hasError(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
+}
+
+// tooLarge is a response over OpenAI.MaxResponseSize.
+func tooLarge(max int) error {
+	return fmt.Errorf("response larger than %d bytes (OpenAI.MaxResponseSize)", max)
 }

@@ -267,7 +267,7 @@ func TestOpenAIErrorBodies(t *testing.T) {
 			assert.Equal(t, tt.prompt, apiErr.PromptTokens)
 			assert.Equal(t, tt.ctx, apiErr.ContextSize)
 			assert.Equal(t, tt.exceeded, errors.Is(err, agent.ErrContextExceeded))
-			assert.Equal(t, fmt.Sprintf("agent: model endpoint: status %d: %s", tt.status, tt.message), err.Error())
+			assert.Equal(t, fmt.Sprintf("agent: model endpoint %s/chat/completions: status %d: %s", srv.URL, tt.status, tt.message), err.Error())
 			assert.NotContains(t, err.Error(), "sk-test-0123456789")
 		})
 	}
@@ -379,12 +379,12 @@ func TestOpenAIConfigErrors(t *testing.T) {
 		m    *agent.OpenAI
 		err  string
 	}{
-		{"no base URL", &agent.OpenAI{}, "agent: OpenAI.BaseURL is empty"},
+		{"no base URL", &agent.OpenAI{}, "agent: model request: OpenAI.BaseURL is empty"},
 		{"bad scheme", &agent.OpenAI{BaseURL: "ftp://localhost/v1"}, "scheme is not http or https"},
 		{"no host", &agent.OpenAI{BaseURL: "http:///v1"}, "has no host"},
 		{"credentials in the URL", &agent.OpenAI{BaseURL: "http://user:pw@localhost/v1"}, "holds credentials"},
 		{"key variable empty", &agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: "LLMTEST_EMPTY"},
-			"environment variable LLMTEST_EMPTY, which should hold the API key, is empty or not set"},
+			"environment variable LLMTEST_EMPTY, which should hold the API key, is set but empty"},
 		{"socket and client", &agent.OpenAI{BaseURL: "http://localhost/v1", UnixSocket: "/x", HTTPClient: &http.Client{}}, "both set"},
 		{"extra replaces a field", &agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"messages": 1}}, `sets "messages"`},
 		{"extra cannot encode", &agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"f": func() {}}}, `Extra["f"]`},

@@ -110,7 +110,7 @@ func argumentsText(raw json.RawMessage) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("agent: model response: tool call arguments: %w", err)
+		return "", fmt.Errorf("tool call arguments: %w", err)
 	}
 	return s, nil
 }
@@ -139,6 +139,9 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 		Seed:        m.Seed,
 		Stop:        m.Stop,
 	}
+	if req.MaxTokens > 0 && (w.MaxTokens == 0 || req.MaxTokens < w.MaxTokens) {
+		w.MaxTokens = req.MaxTokens
+	}
 	if w.Stream {
 		w.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
@@ -147,7 +150,7 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 		for _, c := range msg.ToolCalls {
 			args, err := json.Marshal(c.Arguments)
 			if err != nil {
-				return nil, fmt.Errorf("agent: encoding tool call %q: %w", c.ID, err)
+				return nil, fmt.Errorf("encoding tool call %q: %w", c.ID, err)
 			}
 			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
 				Function: wireFunction{Name: c.Name, Arguments: args}})
@@ -166,22 +169,22 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 	}
 	body, err := marshal(w)
 	if err != nil {
-		return nil, fmt.Errorf("agent: encoding model request: %w", err)
+		return nil, fmt.Errorf("encoding: %w", err)
 	}
 	if len(m.Extra) == 0 {
 		return body, nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, fmt.Errorf("agent: encoding model request: %w", err)
+		return nil, fmt.Errorf("encoding: %w", err)
 	}
 	for k, v := range m.Extra {
 		if _, taken := fields[k]; taken || k == "stream_options" || k == "tools" || k == "tool_choice" {
-			return nil, fmt.Errorf("agent: OpenAI.Extra sets %q, which the client sets itself", k)
+			return nil, fmt.Errorf("OpenAI.Extra sets %q, which the client sets itself", k)
 		}
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return nil, fmt.Errorf("agent: OpenAI.Extra[%q]: %w", k, err)
+			return nil, fmt.Errorf("OpenAI.Extra[%q]: %w", k, err)
 		}
 		fields[k] = raw
 	}

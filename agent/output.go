@@ -79,15 +79,25 @@ func tailOf(s string, n int) string {
 var delimiter = regexp.MustCompile(`(?i)<(\s*/?\s*tool_output)`)
 
 // framing is the opening and closing delimiter of a tool's output. The
-// opening one names the server and the tool, and says whether the tool
-// reported an error.
+// opening one names the server and the tool (see attribute), and says
+// whether the tool reported an error.
 func framing(server, tool string, isError bool) (open, close string) {
-	open = "<tool_output server=" + strconv.Quote(server) + " tool=" + strconv.Quote(tool)
+	open = "<tool_output server=" + attribute(server) + " tool=" + attribute(tool)
 	if isError {
 		open += ` error="true"`
 	}
 	return open + ">\n", "\n</tool_output>"
 }
+
+// attrEntities writes the characters that could end an opening
+// delimiter, or open or close one, as entities.
+var attrEntities = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// attribute quotes a server's name, a tool's name or a resource URI for
+// the opening delimiter: '&', '<' and '>' become entities, so the value
+// can neither end the tag nor hold a delimiter; quotes, control and format
+// characters (bidi overrides) are escaped as Go escapes them.
+func attribute(v string) string { return strconv.Quote(attrEntities.Replace(v)) }
 
 // neutralise makes delimiters inside a tool's output harmless, so that an
 // output cannot close its frame early and pass for the agent's own text. It

@@ -20,33 +20,26 @@ func NewPolicy(cfg *config.Config, a permission.Approver, opts ...permission.Opt
 
 // PolicyOptions turns the permission settings of a configuration into
 // options for permission.NewPolicy: the global mode and confirmDestructive,
-// then each server's own.
+// mode auto for BuiltinServer (the tool search reads only the catalogue;
+// the tools it loads are asked about when called), then each server's own.
 func PolicyOptions(cfg *config.Config) []permission.Option {
 	opts := []permission.Option{
-		permission.WithMode(policyMode(cfg.Permissions)),
+		permission.WithMode(cfg.Permissions),
 		permission.WithConfirmDestructive(cfg.ConfirmDestructive),
+		permission.WithServerMode(BuiltinServer, permission.ModeAuto),
 	}
 	for _, s := range cfg.Servers {
 		opts = append(opts,
-			permission.WithServerMode(s.Name, policyMode(s.Permissions)),
+			permission.WithServerMode(s.Name, s.Permissions),
 			permission.WithServerConfirmDestructive(s.Name, s.ConfirmDestructive))
 	}
 	return opts
 }
 
-// policyMode maps a configured mode; config has already refused any other
-// value, and the zero value is the default, ask.
-func policyMode(m config.Mode) permission.Mode {
-	if m == config.ModeAuto {
-		return permission.ModeAuto
-	}
-	return permission.ModeAsk
-}
-
 // PermissionRequest describes a call of an MCP tool to the permission
 // policy, as the agent does before each call it runs: a host that calls a
 // tool itself asks the same way. args is the JSON object of arguments.
-func PermissionRequest(st toolset.ServerTool, args json.RawMessage) permission.Request {
+func PermissionRequest(st toolset.Tool, args json.RawMessage) permission.Request {
 	return mcpTool(st, nil).request(args)
 }
 

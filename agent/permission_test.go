@@ -61,7 +61,7 @@ mcp:
 }
 
 func TestPermissionRequest(t *testing.T) {
-	st := toolset.ServerTool{
+	st := toolset.Tool{
 		Name:   "text_count",
 		Server: "text",
 		Tool: mcp.Tool{

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -103,7 +104,7 @@ type PendingCall struct {
 	Index int `json:"index"`
 	// Call is the call as the conversation holds it: the model's call ID,
 	// the tool's name as the model knows it, and the arguments as the
-	// model sent them (or as repaired; see ToolResult.Repairs).
+	// model sent them (or as repaired; see ToolFinished.Repairs).
 	Call ToolCall `json:"call"`
 	// Request is what the permission policy was asked, and its Approver
 	// shown: server, tool, the tool's definition and the arguments. It
@@ -411,9 +412,11 @@ func checkState(st *State, decisions map[string]permission.Decision) error {
 	return nil
 }
 
-// isHeld reports whether m is the tool message of c waiting for approval.
+// isHeld reports whether m is the tool message of c waiting for approval
+// (labelled local when the run that held it was a local model's with
+// local-only content, see run.add).
 func isHeld(m Message, c ToolCall) bool {
-	return m.Role == RoleTool && m.ToolCallID == c.ID && m.Name == c.Name && m.Server == "" && m.Egress == "" &&
+	return m.Role == RoleTool && m.ToolCallID == c.ID && m.Name == c.Name && m.Server == "" && (m.Egress == "" || m.Egress == config.EgressLocal) &&
 		len(m.ToolCalls) == 0 && m.Content == fmt.Sprintf(heldNote, c.Name)
 }
 

@@ -470,3 +470,19 @@ func TestResumePendingRequestChanged(t *testing.T) {
 	assert.True(t, res.Pending.Pending[0].Request.Changed)
 	assert.Equal(t, "Writes a file, and mails it.", res.Pending.Pending[0].Request.Description)
 }
+
+// A run paused with a local-only server's output in its turn labels the
+// held calls' messages local too (see Message.Egress); it resumes all the
+// same.
+func TestResumeLocalOnlyServer(t *testing.T) {
+	_, srv := filesServer(t)
+	srv.Egress = config.EgressLocal
+	res, st := pause(t, srv, threeCalls)
+	require.Len(t, res.Messages, 5)
+	for _, m := range res.Messages[2:] {
+		assert.Equal(t, config.EgressLocal, m.Egress, m.Content)
+	}
+	got, err := newResumer(t, srv, llmtest.Turn{Text: "all done"}).agent.Resume(context.Background(), st, allowEvery(st))
+	require.NoError(t, err)
+	assert.Equal(t, "all done", got.Answer)
+}

@@ -48,7 +48,7 @@ func TestRuntime(t *testing.T) {
 	a := &agent.Agent{Model: model, Tools: discover(t, srv), Policy: permission.NewPolicy(webHost), Runtime: rt}
 	var durations []time.Duration
 	res, err := a.RunStream(context.Background(), user("tidy the files"), func(ev agent.Event) {
-		if r, ok := ev.(*agent.ToolResult); ok && r.Status == agent.StatusOK {
+		if r, ok := ev.(*agent.ToolFinished); ok && r.Status == agent.StatusOK {
 			durations = append(durations, r.Duration)
 		}
 	})

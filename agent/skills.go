@@ -50,7 +50,7 @@ const (
 // ReadSkillFile must honour ctx.
 type SkillSource interface {
 	// Skills returns the skills offered now.
-	Skills() []toolset.ServerSkill
+	Skills() []toolset.Skill
 	// ReadSkillFile reads and verifies one file of the skill Skills lists
 	// as name.
 	ReadSkillFile(ctx context.Context, name, ref string) (*mcp.SkillContent, error)
@@ -115,7 +115,7 @@ var skillToolSchema = compileSchema([]byte(skillSchema))
 
 // skillCall is what a call of SkillTool is about.
 type skillCall struct {
-	skill toolset.ServerSkill
+	skill toolset.Skill
 	file  string // "SKILL.md" to load the skill
 }
 
@@ -125,7 +125,7 @@ func (r *run) skillTool() *tool {
 	if r.a.Skills == nil {
 		return nil
 	}
-	var skills []toolset.ServerSkill
+	var skills []toolset.Skill
 	for _, sk := range r.a.Skills.Skills() {
 		if r.skillWithheld(sk) {
 			r.warnOnce("skills-withheld:"+sk.Server, WarnToolsWithheld, fmt.Sprintf(
@@ -147,7 +147,7 @@ func ptr[T any](v T) *T { return &v }
 
 // skillWithheld reports a skill of a local-only server, with a model that
 // is not local.
-func (r *run) skillWithheld(sk toolset.ServerSkill) bool {
+func (r *run) skillWithheld(sk toolset.Skill) bool {
 	if sk.Egress == config.EgressLocal {
 		r.egress[sk.Server] = config.EgressLocal
 	}
@@ -156,7 +156,7 @@ func (r *run) skillWithheld(sk toolset.ServerSkill) bool {
 
 // skillCatalog is SkillTool's description: how to use it, then one line
 // per skill, within the limits.
-func skillCatalog(skills []toolset.ServerSkill, lim SkillLimits) string {
+func skillCatalog(skills []toolset.Skill, lim SkillLimits) string {
 	var b strings.Builder
 	b.WriteString("Load a skill: instructions for a kind of task. When a task matches a skill below, call this tool with the skill's name first, then follow its instructions; " +
 		"to read a file the instructions name, call it again with the name and the file. " +
@@ -184,7 +184,7 @@ func (r *run) checkSkill(c *call) string {
 		File string `json:"file"`
 	}
 	_ = json.Unmarshal(c.args, &a) // validated against skillSchema
-	var found *toolset.ServerSkill
+	var found *toolset.Skill
 	for i := range r.loaded.offered {
 		if r.loaded.offered[i].Name == a.Name {
 			found = &r.loaded.offered[i]
@@ -299,10 +299,10 @@ func (r *run) preloadSkills(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("agent: preloading skill %q: %w", name, err)
 		}
-		r.msgs = append(r.msgs, Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
+		r.add(Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
 		r.answer(c, StatusOK, res, res.Content[0].Text)
 		r.window.keep(len(r.msgs), c.kept)
-		r.msgs = append(r.msgs, c.msg)
+		r.add(c.msg)
 	}
 	return nil
 }

@@ -22,13 +22,19 @@ const invoiceSkill = "---\nname: invoices\ndescription: Draft an invoice from a 
 
 func skillsServer(t *testing.T, k *mcptest.Skills) (*mcptest.Server, *toolset.Toolset) {
 	t.Helper()
+	return skillsServerEgress(t, k, config.EgressAny)
+}
+
+// skillsServerEgress is skillsServer with the server's egress.
+func skillsServerEgress(t *testing.T, k *mcptest.Skills, egress config.Egress) (*mcptest.Server, *toolset.Toolset) {
+	t.Helper()
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: k}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Permissions: config.ModeAsk}},
-		&toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "billing", URL: url, Permissions: permission.ModeAsk, Egress: egress}},
+		&toolset.Options{Client: mcp.Options{Skills: true}})
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ts.Close(context.Background())) })
+	t.Cleanup(func() { assert.NoError(t, ts.Close()) })
 	return s, ts
 }
 
@@ -269,4 +275,21 @@ func TestSkillCatalogueCost(t *testing.T) {
 		t.Logf("%3d skills: catalogue %6d bytes ≈ %5d tokens; all bodies up front %7d bytes ≈ %6d tokens; ratio %.1f%%",
 			n, catalogue, catalogue/4, bodies, bodies/4, 100*float64(catalogue)/float64(bodies))
 	}
+}
+
+// A local-only server's skill, loaded by a local model, is labelled local
+// in the conversation: carried to a hosted model by an agent that has no
+// skills at all, its body is withheld.
+func TestLocalOnlySkillLabelled(t *testing.T) {
+	_, ts := skillsServerEgress(t, invoiceSkills(), config.EgressLocal)
+	_, local := startLLM(t, llmtest.Turn{Text: "done"})
+	res, err := (&agent.Agent{Model: local, Skills: ts, PreloadSkills: []string{"billing_invoices"}}).Run(context.Background(), user("Invoice."))
+	require.NoError(t, err)
+	require.Equal(t, agent.RoleTool, res.Messages[2].Role)
+	assert.Equal(t, config.EgressLocal, res.Messages[2].Egress)
+
+	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	_, err = (&agent.Agent{Model: remote{model}}).Run(context.Background(), append(res.Messages, user("again")...))
+	require.NoError(t, err)
+	assert.NotContains(t, string(llm.Requests()[0].Body), "Sum the hours")
 }

@@ -17,6 +17,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // startTaskMCP starts a server speaking version whose "research" tool
@@ -30,10 +31,10 @@ func startTaskMCP(t *testing.T, version string, fn func(context.Context, json.Ra
 		}}}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "lab", URL: url, Permissions: config.ModeAsk}},
-		&toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "lab", URL: url, Permissions: permission.ModeAsk}},
+		&toolset.Options{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ts.Close(context.Background())) })
+	t.Cleanup(func() { assert.NoError(t, ts.Close()) })
 	require.Empty(t, ts.Warnings())
 	return s, ts
 }
@@ -51,7 +52,7 @@ func taskTrace(r *recorder) (trace []string, statuses []*agent.ToolStatus) {
 				trace = append(trace, "status")
 			}
 			statuses = append(statuses, e)
-		case *agent.ToolResult:
+		case *agent.ToolFinished:
 			trace = append(trace, "result "+string(e.Status))
 		}
 	}

@@ -82,7 +82,7 @@ func (r *run) narrow(all *catalog) *catalog {
 			c.add(t)
 		}
 	}
-	c.add(&tool{name: ToolSearchTool, original: ToolSearchTool, search: true,
+	c.add(&tool{name: ToolSearchTool, server: BuiltinServer, original: ToolSearchTool, search: true,
 		description: fmt.Sprintf("Find the tools you need among the %d tools of the connected servers, by keywords, and load them: "+
 			"the tools found become callable from your next turn on. Servers: %s.", n, strings.Join(all.servers(), ", ")),
 		inputSchema: []byte(toolSearchSchema), schema: toolSearchToolSchema,

@@ -42,9 +42,9 @@ type Trace struct {
 	// call the model made: call.Decision and call.DecisionErr.
 	ToolDecided func(ctx context.Context, call *ToolCallInfo)
 	// ToolStart and ToolDone frame each tool call that runs, which the
-	// policy allowed; res is the ToolResult event of the call.
+	// policy allowed; res is the ToolFinished event of the call.
 	ToolStart func(ctx context.Context, call *ToolCallInfo) context.Context
-	ToolDone  func(ctx context.Context, call *ToolCallInfo, res *ToolResult)
+	ToolDone  func(ctx context.Context, call *ToolCallInfo, res *ToolFinished)
 }
 
 type traceKey struct{}
@@ -69,7 +69,8 @@ type RunInfo struct {
 }
 
 // ModelInfo is what the agent knows of its model: the model name, the
-// provider and the server of an [OpenAI] model; empty for another Model.
+// provider and the server of an [OpenAI] model, what a [DescribedModel]
+// says of itself; empty for another Model.
 type ModelInfo struct {
 	Name, Provider string
 	Address        string
@@ -191,7 +192,7 @@ func (c *ToolCallInfo) SpanName() string { return "execute_tool " + c.Call.Name 
 // minime.approval, the policy's verdict ("allow once", "deny"...).
 func (c *ToolCallInfo) Attributes() []slog.Attr {
 	kind := "function"
-	if c.Server != "" {
+	if c.Server != "" && c.Server != FuncServer && c.Server != BuiltinServer {
 		kind = "extension"
 	}
 	return []slog.Attr{
@@ -205,7 +206,7 @@ func (c *ToolCallInfo) Attributes() []slog.Attr {
 
 // ToolErrorType is error.type for a tool call that did not end well: its
 // status ("tool-error", "failed", "canceled"...), "" for StatusOK.
-func ToolErrorType(res *ToolResult) string {
+func ToolErrorType(res *ToolFinished) string {
 	if res.Status == StatusOK {
 		return ""
 	}
@@ -213,7 +214,20 @@ func ToolErrorType(res *ToolResult) string {
 }
 
 // modelInfo describes m, for the trace hooks.
+// DescribedModel is a Model that says what it is, for the trace hooks: a
+// chat span is named "chat" and ModelInfo.Name, and its attributes come
+// from the ModelInfo. An [OpenAI] model is described from its fields.
+type DescribedModel interface {
+	Model
+	// ModelInfo describes the model; it is called at each model call and
+	// must be cheap.
+	ModelInfo() ModelInfo
+}
+
 func modelInfo(m Model) ModelInfo {
+	if d, ok := m.(DescribedModel); ok {
+		return d.ModelInfo()
+	}
 	o, ok := m.(*OpenAI)
 	if !ok {
 		return ModelInfo{}

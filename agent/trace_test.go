@@ -55,7 +55,7 @@ func (h *hookLog) context(ctx context.Context) context.Context {
 			h.add(ctx, "%s start %s %s/%s", call.SpanName(), call.Call.ID, call.Server, call.Tool)
 			return context.WithValue(ctx, stepKey{}, fmt.Sprintf("tool %d.%d", call.Turn, call.Index))
 		},
-		ToolDone: func(ctx context.Context, call *agent.ToolCallInfo, res *agent.ToolResult) {
+		ToolDone: func(ctx context.Context, call *agent.ToolCallInfo, res *agent.ToolFinished) {
 			h.add(ctx, "tool done %s %s %q", call.Call.ID, res.Status, agent.ToolErrorType(res))
 		},
 	})
@@ -214,4 +214,36 @@ func TestTraceResumeDecisions(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, map[string]permission.Verdict{st.Pending[0].Call.ID: permission.AllowOnce, st.Pending[1].Call.ID: permission.Deny}, decided)
 	assert.Equal(t, map[string]permission.Verdict{st.Pending[0].Call.ID: permission.AllowOnce}, started)
+}
+
+// describedModel is a Model that is not an OpenAI and says what it is.
+type describedModel struct{}
+
+func (describedModel) Chat(context.Context, *agent.ChatRequest, func(agent.Delta)) (*agent.Reply, error) {
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "hi"}, Finish: agent.FinishStop}, nil
+}
+
+func (describedModel) ModelInfo() agent.ModelInfo {
+	return agent.ModelInfo{Name: "stand-in", Provider: "test"}
+}
+
+// A DescribedModel names its chat spans and fills the run's model, as an
+// OpenAI model does from its fields.
+func TestTraceDescribedModel(t *testing.T) {
+	var spans []string
+	var provider string
+	ctx := agent.WithTrace(context.Background(), &agent.Trace{
+		RunStart: func(ctx context.Context, run *agent.RunInfo) context.Context {
+			provider = run.Model.Provider
+			return ctx
+		},
+		ModelStart: func(ctx context.Context, call *agent.ModelCall) context.Context {
+			spans = append(spans, call.SpanName())
+			return ctx
+		},
+	})
+	_, err := (&agent.Agent{Model: describedModel{}, Policy: allowAll()}).Run(ctx, user("hello"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"chat stand-in"}, spans)
+	assert.Equal(t, "test", provider)
 }

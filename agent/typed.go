@@ -199,7 +199,7 @@ func (r *run) runTyped(ctx context.Context, ta *typedAnswer) (json.RawMessage, e
 	if err := r.run(ctx); err != nil {
 		return nil, err
 	}
-	r.msgs = append(r.msgs, Message{Role: RoleUser, Content: askAnswer(byTool)})
+	r.add(Message{Role: RoleUser, Content: askAnswer(byTool)})
 	return r.typedTurns(ctx, ta, byTool)
 }
 
@@ -290,10 +290,10 @@ func (r *run) answerCalls(byTool bool, fix string) {
 				content = "Error: " + fix
 			}
 		}
-		r.msgs = append(r.msgs, Message{Role: RoleTool, ToolCallID: c.ID, Content: content})
+		r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: content})
 	}
 	if !answered && fix != "" {
-		r.msgs = append(r.msgs, Message{Role: RoleUser, Content: fix})
+		r.add(Message{Role: RoleUser, Content: fix})
 	}
 }
 

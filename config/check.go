@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/textproto"
 	"net/url"
 	"strings"
@@ -50,6 +51,21 @@ func urlProblem(s string) string {
 		return "URL has no host"
 	}
 	return ""
+}
+
+// plainOffLoopback reports whether s, a valid URL, is plain http to a host
+// that is not loopback (localhost, 127.0.0.0/8, ::1).
+func plainOffLoopback(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	h := u.Hostname()
+	if strings.EqualFold(h, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(h)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // unixProblem says what is wrong with a unix socket URL,

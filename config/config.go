@@ -1,20 +1,9 @@
 package config
 
-import "time"
+import (
+	"time"
 
-// Mode says whether a tool call waits for the host's approval: the word
-// the file holds. permission.Mode is the same setting as the policy knows
-// it (the permission package imports nothing of ours); agent.NewPolicy
-// and agent.PolicyOptions map one onto the other.
-type Mode string
-
-const (
-	// ModeAsk asks the host's approver before every tool call. It is the
-	// default.
-	ModeAsk Mode = "ask"
-	// ModeAuto calls tools without asking, except tools annotated
-	// destructive while ConfirmDestructive is true.
-	ModeAuto Mode = "auto"
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // AuthType says how a token is sent to an HTTP server.
@@ -109,9 +98,9 @@ type Config struct {
 	// File is the name the configuration was read from: the path given to
 	// [Load], the name given to [Decode], or "<input>" for [Parse].
 	File string
-	// Permissions is the global mode, mcp.permissions (default ModeAsk).
+	// Permissions is the global mode, mcp.permissions (default permission.ModeAsk).
 	// Each server's resolved mode is in [Server.Permissions].
-	Permissions Mode
+	Permissions permission.Mode
 	// ConfirmDestructive is the global mcp.confirmDestructive (default
 	// true). Each server's resolved value is in [Server.ConfirmDestructive].
 	ConfirmDestructive bool
@@ -155,6 +144,12 @@ type Server struct {
 	Headers map[string]string
 	// Auth says how to authenticate to URL; nil means no authentication.
 	Auth *Auth
+	// InsecureHTTP is the server's insecureHttp key: with Auth, URL (and
+	// an oauth auth's issuer and identity provider endpoint) may be plain
+	// http to a host that is not loopback. INSECURE: anyone on the
+	// network path reads the credentials; for a private network without
+	// TLS only.
+	InsecureHTTP bool
 	// Tools is the allowlist of the server's tool names, in file order; nil
 	// means every tool the server lists. It is never an empty, non-nil
 	// slice.
@@ -174,10 +169,10 @@ type Server struct {
 	Skills []string
 	// Permissions is the server's mode: its own permissions key, or else
 	// the global [Config.Permissions].
-	Permissions Mode
+	Permissions permission.Mode
 	// ConfirmDestructive is the server's own confirmDestructive key, or else
 	// the global [Config.ConfirmDestructive]. When true, tools annotated
-	// destructive are asked even in ModeAuto.
+	// destructive are asked even in permission.ModeAuto.
 	ConfirmDestructive bool
 	// Timeout bounds each tool call; 0 means the transport's default.
 	Timeout time.Duration

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -25,7 +26,7 @@ func lines(l ...string) string { return strings.Join(l, "\n") + "\n" }
 // testdata, must parse to exactly this.
 func TestParseSeedFormat(t *testing.T) {
 	want := &config.Config{
-		Permissions:        config.ModeAsk,
+		Permissions:        permission.ModeAsk,
 		ConfirmDestructive: true,
 		Servers: []config.Server{
 			{
@@ -33,7 +34,7 @@ func TestParseSeedFormat(t *testing.T) {
 				URL:                "https://api.githubcopilot.com/mcp/",
 				Auth:               &config.Auth{Type: config.AuthBearer, TokenEnv: "GITHUB_PERSONAL_ACCESS_TOKEN"},
 				Tools:              []string{"get_me", "list_repositories", "search_code"},
-				Permissions:        config.ModeAuto,
+				Permissions:        permission.ModeAuto,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
 				Line:               4,
@@ -42,7 +43,7 @@ func TestParseSeedFormat(t *testing.T) {
 				Name:               "finance",
 				Command:            "simpl-resultat",
 				Args:               []string{"--mcp"},
-				Permissions:        config.ModeAsk,
+				Permissions:        permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
 				Line:               11,
@@ -75,7 +76,7 @@ func TestParseEveryKey(t *testing.T) {
 	}
 	want := &config.Config{
 		File:               "testdata/full.yaml",
-		Permissions:        config.ModeAsk,
+		Permissions:        permission.ModeAsk,
 		ConfirmDestructive: true,
 		Servers: []config.Server{
 			{
@@ -85,7 +86,7 @@ func TestParseEveryKey(t *testing.T) {
 				Headers:            map[string]string{"X-MCP-Toolsets": "repos,issues"},
 				Tools:              []string{"get_me", "list_repositories", "search_code"},
 				Skills:             []string{"code-review"},
-				Permissions:        config.ModeAuto,
+				Permissions:        permission.ModeAuto,
 				ConfirmDestructive: true,
 				Timeout:            30 * time.Second,
 				ConnectTimeout:     10 * time.Second,
@@ -95,9 +96,10 @@ func TestParseEveryKey(t *testing.T) {
 			},
 			{
 				Name:               "search",
-				URL:                "http://127.0.0.1:8080/mcp",
+				URL:                "http://search.internal:8080/mcp",
 				Auth:               &config.Auth{Type: config.AuthAPIKey, TokenEnv: "SEARCH_API_KEY", Header: "X-Search-Key"},
-				Permissions:        config.ModeAsk,
+				InsecureHTTP:       true,
+				Permissions:        permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
 				Line:               20,
@@ -107,48 +109,52 @@ func TestParseEveryKey(t *testing.T) {
 				URL:  "https://mcp.linear.app/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "https://agent.example.com/client-metadata.json",
 					Scopes: []string{"read", "write"}, RedirectURL: "http://127.0.0.1:8976/callback"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 26,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 27,
 			},
 			{
 				Name: "crm",
 				URL:  "https://crm.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-crm", ClientSecretEnv: "CRM_CLIENT_SECRET",
 					Issuer: "https://login.example.com", TokenEndpointAuth: config.TokenAuthPost},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 33,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 34,
 			},
 			{
-				Name:        "docs",
-				URL:         "https://docs.example.com/mcp",
-				Auth:        &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-docs", ClientSecretFile: "/run/secrets/docs-client-secret"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 41,
+				Name: "docs",
+				URL:  "https://docs.example.com/mcp",
+				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-docs", ClientSecretFile: "/run/secrets/docs-client-secret",
+					Issuer: "https://login.example.com"},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 42,
 			},
 			{
 				Name: "nightly",
 				URL:  "https://reports.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "nightly-agent",
-					ClientKeyFile: "/run/secrets/nightly-agent.pem", TokenEndpointAuth: config.TokenAuthPrivateKeyJWT, DPoP: true},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 47,
+					ClientKeyFile: "/run/secrets/nightly-agent.pem", TokenEndpointAuth: config.TokenAuthPrivateKeyJWT, DPoP: true,
+					Issuer: "https://login.example.com"},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 49,
 			},
 			{
 				Name: "billing",
 				URL:  "https://billing.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "billing-agent",
-					ClientKeyEnv: "BILLING_AGENT_KEY"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 56,
+					ClientKeyEnv: "BILLING_AGENT_KEY", Issuer: "https://login.example.com"},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 59,
 			},
 			{
-				Name:        "builds",
-				URL:         "https://ci.example.com/mcp",
-				Auth:        &config.Auth{Type: config.AuthOAuth, Grant: config.GrantJWTBearer, AssertionFile: "/var/run/secrets/tokens/mcp-token"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 63,
+				Name: "builds",
+				URL:  "https://ci.example.com/mcp",
+				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantJWTBearer, AssertionFile: "/var/run/secrets/tokens/mcp-token",
+					Issuer: "https://ci.example.com/auth"},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 67,
 			},
 			{
 				Name: "wiki",
 				URL:  "https://wiki.corp.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantEnterpriseManaged, ClientID: "mini-me-wiki",
 					ClientSecretEnv: "WIKI_CLIENT_SECRET", AssertionCommand: []string{"corp-sso", "id-token"},
-					IDPTokenEndpoint: "https://sso.corp.example.com/oauth2/token", IDPClientID: "mini-me", IDPClientSecretEnv: "SSO_CLIENT_SECRET"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 69,
+					IDPTokenEndpoint: "https://sso.corp.example.com/oauth2/token", IDPClientID: "mini-me", IDPClientSecretEnv: "SSO_CLIENT_SECRET",
+					Issuer: "https://auth.wiki.corp.example.com"},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 74,
 			},
 			{
 				Name:               "finance",
@@ -158,10 +164,10 @@ func TestParseEveryKey(t *testing.T) {
 				Dir:                "/srv/finance",
 				Prompts:            []string{"monthly_report"},
 				Resources:          []string{"ledger://accounts", "ledger://accounts/{id}"},
-				Permissions:        config.ModeAsk,
+				Permissions:        permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,
-				Line:               80,
+				Line:               86,
 			},
 		},
 		Skills: []string{"./skills"},
@@ -172,7 +178,7 @@ func TestParseEveryKey(t *testing.T) {
 }
 
 func TestParseValid(t *testing.T) {
-	defaults := config.Config{File: "<input>", Permissions: config.ModeAsk, ConfirmDestructive: true}
+	defaults := config.Config{File: "<input>", Permissions: permission.ModeAsk, ConfirmDestructive: true}
 	tests := []struct {
 		name   string
 		in     string
@@ -189,21 +195,21 @@ func TestParseValid(t *testing.T) {
 		{
 			name: "global auto and no confirmation",
 			in:   lines("mcp:", "  permissions: auto", "  confirmDestructive: false"),
-			want: config.Config{File: "<input>", Permissions: config.ModeAuto, ConfirmDestructive: false},
+			want: config.Config{File: "<input>", Permissions: permission.ModeAuto, ConfirmDestructive: false},
 		},
 		{
 			name: "server inherits global settings",
 			in:   lines("mcp:", "  permissions: auto", "  confirmDestructive: false", "  servers:", "    - {name: a, command: x}"),
-			want: config.Config{File: "<input>", Permissions: config.ModeAuto},
-			server: &config.Server{Name: "a", Command: "x", Permissions: config.ModeAuto,
+			want: config.Config{File: "<input>", Permissions: permission.ModeAuto},
+			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAuto,
 				ConfirmDestructive: false, Egress: config.EgressAny, Line: 5},
 		},
 		{
 			name: "server overrides global settings",
 			in: lines("mcp:", "  permissions: auto", "  servers:",
 				"    - {name: a, command: x, permissions: ask, confirmDestructive: false}"),
-			want: config.Config{File: "<input>", Permissions: config.ModeAuto, ConfirmDestructive: true},
-			server: &config.Server{Name: "a", Command: "x", Permissions: config.ModeAsk,
+			want: config.Config{File: "<input>", Permissions: permission.ModeAuto, ConfirmDestructive: true},
+			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAsk,
 				ConfirmDestructive: false, Egress: config.EgressAny, Line: 4},
 		},
 		{
@@ -213,7 +219,7 @@ func TestParseValid(t *testing.T) {
 			want: defaults,
 			server: &config.Server{Name: "a", URL: "http://localhost/mcp",
 				Auth:        &config.Auth{Type: config.AuthAPIKey, TokenEnv: "K", Header: config.DefaultAPIKeyHeader},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
 		},
 		{
 			name: "scalars are taken as written and env values stay raw",
@@ -224,7 +230,7 @@ func TestParseValid(t *testing.T) {
 			server: &config.Server{Name: "42", Command: "./srv",
 				Args:        []string{"--port", "8080", "0x1F", "true", "1.50", ""},
 				Env:         map[string]string{"A": "${HOME}/x", "B": "", "C": "007", "D": "$PATH"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
 		},
 		{
 			name: "longest name, IPv6 host, durations",
@@ -235,14 +241,14 @@ func TestParseValid(t *testing.T) {
 			server: &config.Server{Name: strings.Repeat("a", config.MaxNameLength), URL: "https://[::1]:8443/mcp?x=1",
 				Timeout: 90 * time.Second, ConnectTimeout: 500 * time.Millisecond,
 				Headers:     map[string]string{"x-trace": "", "Accept-Language": "fr"},
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
 		},
 		{
 			name: "anchors without aliases are harmless",
 			in:   lines("mcp:", "  servers:", "    - &s {name: a, command: x}"),
 			want: defaults,
 			server: &config.Server{Name: "a", Command: "x",
-				Permissions: config.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
 		},
 	}
 	for _, tt := range tests {
@@ -305,7 +311,7 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 func TestDecode(t *testing.T) {
 	cfg, err := config.Decode(strings.NewReader(lines("mcp:", "  permissions: auto")), "inline.yaml")
-	if err != nil || cfg.File != "inline.yaml" || cfg.Permissions != config.ModeAuto {
+	if err != nil || cfg.File != "inline.yaml" || cfg.Permissions != permission.ModeAuto {
 		t.Errorf("Decode: got %+v, %v", cfg, err)
 	}
 

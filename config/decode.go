@@ -7,13 +7,15 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // The keys of each mapping, in the order doc.go documents them.
 var (
 	rootKeys   = []string{"mcp", "skills"}
 	mcpKeys    = []string{"permissions", "confirmDestructive", "servers"}
-	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "headers",
+	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "insecureHttp", "headers",
 		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress", "tasks"}
 	authKeys = []string{"type", "tokenEnv", "header", "grant", "clientId", "clientSecretEnv", "clientSecretFile",
 		"clientKeyEnv", "clientKeyFile", "assertionFile", "assertionCommand", "idpTokenEndpoint", "idpClientId",
@@ -24,12 +26,12 @@ var (
 
 	// Keys that only make sense with one transport.
 	stdioKeys = []string{"args", "env", "dir"}
-	httpKeys  = []string{"auth", "headers"}
+	httpKeys  = []string{"auth", "insecureHttp", "headers"}
 )
 
 // config decodes the root node of the document; nil is an empty file.
 func (d *decoder) config(root *yaml.Node) *Config {
-	cfg := &Config{File: d.file, Permissions: ModeAsk, ConfirmDestructive: true}
+	cfg := &Config{File: d.file, Permissions: permission.ModeAsk, ConfirmDestructive: true}
 	if root == nil || isNull(root) {
 		return cfg
 	}
@@ -49,7 +51,7 @@ func (d *decoder) config(root *yaml.Node) *Config {
 		return cfg
 	}
 	if e, ok := m["permissions"]; ok {
-		cfg.Permissions = oneOf(d, e.val, "mcp.permissions", "permission mode", ModeAsk, ModeAuto)
+		cfg.Permissions = oneOf(d, e.val, "mcp.permissions", "permission mode", permission.ModeAsk, permission.ModeAuto)
 	}
 	if e, ok := m["confirmDestructive"]; ok {
 		cfg.ConfirmDestructive = d.boolean(e.val, "mcp.confirmDestructive")
@@ -148,8 +150,17 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	if e, ok := f["dir"]; ok {
 		s.Dir = d.osString(e.val, sub("dir"))
 	}
+	if e, ok := f["insecureHttp"]; ok {
+		s.InsecureHTTP = d.boolean(e.val, sub("insecureHttp"))
+	}
 	if e, ok := f["auth"]; ok {
-		s.Auth = d.auth(e.val, sub("auth"))
+		s.Auth = d.auth(e.val, sub("auth"), s.InsecureHTTP)
+	}
+	if hasURL && s.Auth != nil && !s.InsecureHTTP && plainOffLoopback(s.URL) {
+		d.report(u.val, sub("url"), "plain http to a host that is not loopback, with auth: the credentials would cross the network in clear; use https (or, on a private network without TLS, set insecureHttp: true)")
+	}
+	if e, ok := f["insecureHttp"]; ok && s.Auth == nil && hasURL {
+		d.report(e.key, sub("insecureHttp"), "insecureHttp is only for a server with auth")
 	}
 	if e, ok := f["headers"]; ok {
 		s.Headers = d.headers(e.val, sub("headers"), s.Auth)
@@ -167,7 +178,7 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 		s.Skills = d.skillAllowlist(e.val, sub("skills"))
 	}
 	if e, ok := f["permissions"]; ok {
-		s.Permissions = oneOf(d, e.val, sub("permissions"), "permission mode", ModeAsk, ModeAuto)
+		s.Permissions = oneOf(d, e.val, sub("permissions"), "permission mode", permission.ModeAsk, permission.ModeAuto)
 	}
 	if e, ok := f["confirmDestructive"]; ok {
 		s.ConfirmDestructive = d.boolean(e.val, sub("confirmDestructive"))
@@ -228,7 +239,8 @@ func (d *decoder) env(n *yaml.Node, field string) map[string]string {
 	return out
 }
 
-func (d *decoder) auth(n *yaml.Node, field string) *Auth {
+// auth decodes a server's auth; insecure is the server's insecureHttp.
+func (d *decoder) auth(n *yaml.Node, field string, insecure bool) *Auth {
 	f, ok := d.fields(n, field, authKeys)
 	if !ok {
 		return nil
@@ -241,7 +253,7 @@ func (d *decoder) auth(n *yaml.Node, field string) *Auth {
 	}
 	if a.Type == AuthOAuth {
 		d.misplaced(f, field, tokenKeys, "not for oauth auth, which gets its tokens itself")
-		d.oauth(f, field, a)
+		d.oauth(f, field, a, insecure)
 		return a
 	}
 	d.misplaced(f, field, oauthKeys, "only for oauth auth")
@@ -274,8 +286,9 @@ func (d *decoder) auth(n *yaml.Node, field string) *Auth {
 	return a
 }
 
-// oauth decodes the keys of an oauth auth into a.
-func (d *decoder) oauth(f map[string]entry, field string, a *Auth) {
+// oauth decodes the keys of an oauth auth into a; insecure allows plain
+// http endpoints off loopback.
+func (d *decoder) oauth(f map[string]entry, field string, a *Auth, insecure bool) {
 	sub := func(k string) string { return field + "." + k }
 	if e, ok := f["clientId"]; ok {
 		if v, ok := d.required(e.val, sub("clientId")); ok {
@@ -292,7 +305,7 @@ func (d *decoder) oauth(f map[string]entry, field string, a *Auth) {
 	if secret && (a.ClientID == "" || strings.HasPrefix(a.ClientID, "https:")) {
 		d.report(first(f, "clientSecretEnv", "clientSecretFile").key, field, "a client secret needs the pre-registered clientId it belongs to")
 	}
-	a.Issuer = d.urlKey(f, field, "issuer")
+	a.Issuer = d.endpoint(f, field, "issuer", insecure)
 	if e, ok := f["scopes"]; ok {
 		seen := map[string]bool{}
 		isList := d.list(e.val, sub("scopes"), func(v, at string, item *yaml.Node) {
@@ -318,7 +331,8 @@ func (d *decoder) oauth(f map[string]entry, field string, a *Auth) {
 			a.RedirectURL = v
 		}
 	}
-	key := d.machine(f, field, a, secret)
+	key := d.machine(f, field, a, secret, insecure)
+	d.bound(f, field, a)
 	if e, ok := f["tokenEndpointAuth"]; ok {
 		a.TokenEndpointAuth = oneOf(d, e.val, sub("tokenEndpointAuth"), "token endpoint auth method", TokenAuthBasic, TokenAuthPost, TokenAuthNone, TokenAuthPrivateKeyJWT)
 		switch {
@@ -337,7 +351,7 @@ func (d *decoder) oauth(f map[string]entry, field string, a *Auth) {
 
 // machine decodes the keys of the machine grants into a, and reports
 // whether a client key is configured; secret says a client secret is.
-func (d *decoder) machine(f map[string]entry, field string, a *Auth, secret bool) (key bool) {
+func (d *decoder) machine(f map[string]entry, field string, a *Auth, secret, insecure bool) (key bool) {
 	sub := func(k string) string { return field + "." + k }
 	grantAt := f["grant"].val
 	if e, ok := f["grant"]; ok {
@@ -389,7 +403,7 @@ func (d *decoder) machine(f map[string]entry, field string, a *Auth, secret bool
 			d.report(e.key, sub("assertionCommand"), "assertionFile and assertionCommand are mutually exclusive")
 		}
 	}
-	a.IDPTokenEndpoint = d.urlKey(f, field, "idpTokenEndpoint")
+	a.IDPTokenEndpoint = d.endpoint(f, field, "idpTokenEndpoint", insecure)
 	if e, ok := f["idpClientId"]; ok {
 		a.IDPClientID, _ = d.required(e.val, sub("idpClientId"))
 	}
@@ -419,19 +433,39 @@ func (d *decoder) machine(f map[string]entry, field string, a *Auth, secret bool
 	return key
 }
 
-// urlKey decodes the URL of key in f, "" when absent.
-func (d *decoder) urlKey(f map[string]entry, field, key string) string {
+// endpoint decodes the URL of an authorization server (key in f), "" when
+// absent: https, or http on a loopback host, or (insecure) any http.
+func (d *decoder) endpoint(f map[string]entry, field, key string, insecure bool) string {
 	e, ok := f[key]
 	if !ok {
 		return ""
 	}
 	v, ok := d.required(e.val, field+"."+key)
 	if ok {
-		if msg := urlProblem(v); msg != "" {
+		switch msg := urlProblem(v); {
+		case msg != "":
 			d.report(e.val, field+"."+key, "%s", msg)
+		case !insecure && plainOffLoopback(v):
+			d.report(e.val, field+"."+key, "plain http to a host that is not loopback: tokens and secrets would cross the network in clear; use https (or, on a private network without TLS, set insecureHttp: true on the server)")
 		}
 	}
 	return v
+}
+
+// credentialKeys are the keys of an oauth auth naming a credential that
+// only its own authorization server may see.
+var credentialKeys = []string{"clientSecretEnv", "clientSecretFile", "clientKeyEnv", "clientKeyFile", "assertionFile", "assertionCommand", "idpClientSecretEnv"}
+
+// bound reports a credential configured without the issuer it belongs to:
+// without one, whatever authorization server the MCP server names would
+// receive it.
+func (d *decoder) bound(f map[string]entry, field string, a *Auth) {
+	if _, ok := f["issuer"]; ok {
+		return
+	}
+	if e := first(f, credentialKeys...); e.key != nil {
+		d.report(e.key, field, "%s needs issuer, the authorization server the credential belongs to: without it, any authorization server the MCP server names would receive it", e.key.Value)
+	}
 }
 
 // first returns the entry of the first of keys present in f.

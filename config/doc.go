@@ -36,7 +36,8 @@
 //	      egress: any
 //	      tasks: required
 //	    - name: search
-//	      url: http://127.0.0.1:8080/mcp
+//	      url: http://search.internal:8080/mcp
+//	      insecureHttp: true
 //	      auth:
 //	        type: apikey
 //	        tokenEnv: SEARCH_API_KEY
@@ -62,6 +63,7 @@
 //	        type: oauth
 //	        clientId: mini-me-docs
 //	        clientSecretFile: /run/secrets/docs-client-secret
+//	        issuer: https://login.example.com
 //	    - name: nightly
 //	      url: https://reports.example.com/mcp
 //	      auth:
@@ -69,6 +71,7 @@
 //	        grant: client_credentials
 //	        clientId: nightly-agent
 //	        clientKeyFile: /run/secrets/nightly-agent.pem
+//	        issuer: https://login.example.com
 //	        tokenEndpointAuth: private_key_jwt
 //	        dpop: true
 //	    - name: billing
@@ -78,12 +81,14 @@
 //	        grant: client_credentials
 //	        clientId: billing-agent
 //	        clientKeyEnv: BILLING_AGENT_KEY
+//	        issuer: https://login.example.com
 //	    - name: builds
 //	      url: https://ci.example.com/mcp
 //	      auth:
 //	        type: oauth
 //	        grant: jwt_bearer
 //	        assertionFile: /var/run/secrets/tokens/mcp-token
+//	        issuer: https://ci.example.com/auth
 //	    - name: wiki
 //	      url: https://wiki.corp.example.com/mcp
 //	      auth:
@@ -95,6 +100,7 @@
 //	        idpTokenEndpoint: https://sso.corp.example.com/oauth2/token
 //	        idpClientId: mini-me
 //	        idpClientSecretEnv: SSO_CLIENT_SECRET
+//	        issuer: https://auth.wiki.corp.example.com
 //	    - name: finance
 //	      command: simpl-resultat
 //	      args: ["--mcp"]
@@ -141,7 +147,15 @@
 //   - dir: the working directory of command (default the host's). A
 //     relative dir is relative to the host's working directory, not to the
 //     file.
-//   - auth: how to authenticate to url, a mapping of the keys below.
+//   - auth: how to authenticate to url, a mapping of the keys below. With
+//     auth, url must be https, or http to a loopback host (localhost,
+//     127.0.0.0/8, ::1), or a unix socket: anything else is an error
+//     unless insecureHttp is true.
+//   - insecureHttp: true or false (default false), INSECURE: with auth,
+//     allows a plain http url (and an oauth issuer and idpTokenEndpoint)
+//     to a host that is not loopback, so that anyone on the network path
+//     can read the token or secrets. Only for a private network without
+//     TLS that you trust.
 //   - headers: static, non-secret HTTP headers sent to url, a mapping of
 //     header names to strings. Authorization, the apikey header and the
 //     headers the transport sets (Accept, Content-Type, Mcp-Session-Id,
@@ -167,8 +181,8 @@
 //     MCP tasks, never, when a tool requires it, or also when it allows it.
 //     Absent leaves it to the host (mcp.Options.Tasks, off by default).
 //
-// args, env and dir are only for stdio servers; auth and headers only for
-// HTTP servers.
+// args, env and dir are only for stdio servers; auth, insecureHttp and
+// headers only for HTTP servers.
 //
 // Keys of auth:
 //
@@ -192,8 +206,14 @@
 //     secret of a pre-registered clientId.
 //   - clientSecretFile: the path of a file holding that secret instead
 //     (one of the two at most).
-//   - issuer: the authorization server the pre-registered clientId belongs
-//     to; no other server ever sees it.
+//   - issuer: the authorization server (its issuer identifier, https or
+//     loopback http) the client's credentials belong to: no other server
+//     ever sees them. Required with a credential (clientSecretEnv,
+//     clientSecretFile, clientKeyEnv, clientKeyFile, assertionFile,
+//     assertionCommand, idpClientSecretEnv), since without it whatever
+//     authorization server the MCP server names would receive it. With a
+//     pre-registered clientId and no secret, it binds the id the same way
+//     (elsewhere the client registers itself).
 //   - scopes: the scopes to request when the server's challenge names
 //     none, a non-empty list without duplicates (default: the server's
 //     scopes_supported, or none).
@@ -224,7 +244,8 @@
 //   - assertionCommand: a program and its arguments, [program, args...],
 //     run for every token request, whose standard output is that JWT.
 //   - idpTokenEndpoint: enterprise_managed only, required: the identity
-//     provider's token endpoint, where the ID token is exchanged.
+//     provider's token endpoint, where the ID token is exchanged (https or
+//     loopback http).
 //   - idpClientId: the client's id at the identity provider.
 //   - idpClientSecretEnv: the NAME of the environment variable holding the
 //     client's secret at the identity provider (default: none sent).

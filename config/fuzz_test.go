@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // FuzzParse checks that any input gives either a valid configuration or a
@@ -94,7 +95,7 @@ func hasNUL(s string) bool { return strings.IndexByte(s, 0) >= 0 }
 // checkConfig checks what every valid configuration guarantees.
 func checkConfig(t *testing.T, cfg *config.Config) {
 	t.Helper()
-	validMode := func(m config.Mode) bool { return m == config.ModeAsk || m == config.ModeAuto }
+	validMode := func(m permission.Mode) bool { return m == permission.ModeAsk || m == permission.ModeAuto }
 	if !validMode(cfg.Permissions) {
 		t.Errorf("global mode %q", cfg.Permissions)
 	}

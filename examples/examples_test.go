@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	build := exec.Command("go", append(args, "./quickstart", "./chat", "./stdio", "./approver")...)
+	build := exec.Command("go", append(args, "./quickstart", "./chat", "./stdio", "./approver", "./serve", "./host")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the examples:", err)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +21,8 @@ const (
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultCallTimeout    = 5 * time.Minute
 	DefaultMaxMessageSize = 32 << 20
+	// DefaultElicitCompleteWait is Options.ElicitCompleteWait's default.
+	DefaultElicitCompleteWait = time.Minute
 	// maxInputRounds bounds the input_required rounds of one call.
 	maxInputRounds = 8
 	// maxPages bounds a paginated listing, against servers that loop.
@@ -65,8 +68,9 @@ type Options struct {
 	MaxMessageSize int64
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// ServerName names the server in trace hooks (RequestInfo.Server);
-	// a Toolset sets it to the server's name in the configuration.
+	// ServerName names the server in trace hooks (RequestInfo.Server)
+	// and, as the "server" attribute, in the Logger's records; a Toolset
+	// sets it to the server's name in the configuration.
 	ServerName string
 
 	// The notification callbacks below run one at a time, in arrival
@@ -75,9 +79,11 @@ type Options struct {
 	// a call, which still honours its context. They may call the Client
 	// back (OnToolsChanged calling ListTools), but should return quickly:
 	// a connection queues at most 256 notifications for them and drops
-	// the rest, counted in the log (never a tools change). Elicit and
-	// Roots run on goroutines of their own, with the context of the call
-	// or stream that brought the request.
+	// the rest, counted in the log (never a tools change). Elicit, Sample
+	// and Roots run on goroutines of their own, with the context of the
+	// call or stream that brought the request (a 2026-07-28 input request
+	// runs on the goroutine of the call that received it, which waits for
+	// the answer anyway).
 
 	// OnProgress, when set, asks servers for progress on every call and
 	// receives it.
@@ -106,6 +112,15 @@ type Options struct {
 	// host uses skills.
 	Skills bool
 
+	// Extensions declares further extensions in the client capabilities,
+	// in both eras (in initialize, and in the _meta of every 2026-07-28
+	// request): each key is an extension's identifier, its value the
+	// extension's settings object, nil meaning {}. Package mcp/apps
+	// declares MCP Apps this way (apps.Declare). An entry for
+	// SkillsExtension or TasksExtension is ignored: Skills and Tasks
+	// decide those.
+	Extensions map[string]json.RawMessage
+
 	// TrustToolHints takes the server's readOnlyHint and idempotentHint
 	// as facts: a call of such a tool that may have run (its response
 	// stream broke, or its legacy session was lost) is sent again, once.
@@ -115,10 +130,41 @@ type Options struct {
 	TrustToolHints bool
 
 	// Elicit answers a server's request for user input. When nil, the
-	// client does not offer elicitation.
+	// client does not offer elicitation. It gets form requests, and URL
+	// requests too when ElicitURL is set.
 	Elicit func(context.Context, *ElicitRequest) (*ElicitResult, error)
+	// ElicitURL declares URL-mode elicitation besides form mode: Elicit
+	// then also gets the requests to open a URL, and a legacy server's
+	// URLElicitationRequired error (CodeURLElicitationRequired) is shown
+	// through Elicit; once the user consented to every URL, the client
+	// waits for the server to say each interaction completed
+	// (notifications/elicitation/complete), at most ElicitCompleteWait,
+	// and sends the request again, once (the server ran nothing). A
+	// refusal, or the same error again, reaches the caller.
+	ElicitURL bool
+	// ElicitCompleteWait bounds that wait, for servers that never send
+	// the notification (the user's consent is then taken as the sign):
+	// DefaultElicitCompleteWait when zero, no wait when negative. The
+	// call's own context bounds it too.
+	ElicitCompleteWait time.Duration
+	// OnElicitationComplete is told when a legacy server says the URL
+	// interaction id (ElicitRequest.ElicitationID) completed. It runs as
+	// the notification callbacks do.
+	OnElicitationComplete func(id string)
+	// Sample answers a server's request for a completion by the host's
+	// model (sampling/createMessage) in both eras. When nil, the client
+	// does not offer sampling. Return an error matching ErrRefused when
+	// the user refuses. The client checks the request first (maxTokens,
+	// messages, tool results) and refuses one using what it did not
+	// declare.
+	Sample func(context.Context, *SampleRequest) (*SampleResult, error)
+	// SampleTools declares tool use in sampling (SampleRequest.Tools);
+	// SampleContext declares the deprecated includeContext values
+	// "thisServer" and "allServers". Both need Sample.
+	SampleTools, SampleContext bool
 	// Roots lists the roots the user allows servers to see. When nil, the
-	// client does not offer roots.
+	// client does not offer roots. A legacy client declares that it tells
+	// of changes: the host calls NotifyRootsChanged when the list changes.
 	Roots func(context.Context) ([]Root, error)
 
 	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
@@ -197,6 +243,8 @@ type Client struct {
 	// of each expires (zero: no lifetime).
 	toolsFresh, promptsFresh, resourcesFresh time.Time
 	initGen                                  int // legacy session generation
+	// elicitWaits are the URL interactions a retry waits for, by id.
+	elicitWaits map[string]chan struct{}
 	// resourceSubs are the 2026-07-28 resource subscriptions, each a
 	// listen stream of its own (see subscribe.go).
 	resourceSubs resourceStreams
@@ -233,6 +281,9 @@ type outgoing struct {
 	// an earlier deadline: a tools/call that may become a task, whose
 	// caller's deadline is meant for the whole task.
 	callTimeout bool
+	// probe marks the server/discover that finds the era: its refusal is
+	// an answer to negotiate, never a cause to fall back and resend.
+	probe bool
 }
 
 type header struct{ name, value string }
@@ -240,6 +291,13 @@ type header struct{ name, value string }
 // Connect connects to the server t describes, detects its era and, for a
 // legacy server, runs the initialize handshake. opts may be nil.
 func Connect(ctx context.Context, t Transport, opts *Options) (*Client, error) {
+	if opts != nil {
+		for id, settings := range opts.Extensions {
+			if len(settings) > 0 && !isJSONObject(settings) {
+				return nil, fmt.Errorf("mcp: Options.Extensions[%q]: the settings are not a JSON object", id)
+			}
+		}
+	}
 	c := newClient(opts)
 	c.peer = peerOf(t)
 	cn, err := t.connect(ctx, c)
@@ -277,12 +335,17 @@ func newClient(opts *Options) *Client {
 	if c.opts.MaxMessageSize <= 0 {
 		c.opts.MaxMessageSize = DefaultMaxMessageSize
 	}
+	if c.opts.ElicitCompleteWait == 0 {
+		c.opts.ElicitCompleteWait = DefaultElicitCompleteWait
+	}
 	if c.opts.TaskTimeout <= 0 {
 		c.opts.TaskTimeout = DefaultTaskTimeout
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
 		c.log = slog.New(discardHandler{})
+	} else if c.opts.ServerName != "" {
+		c.log = c.log.With("server", c.opts.ServerName)
 	}
 	c.meta = c.modernMeta()
 	return c
@@ -393,6 +456,13 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) 
 		defer func() { done(err) }()
 	}
 	err = c.send(ctx, r, result, gen)
+	if rpcCode(err) == CodeURLElicitationRequired && c.opts.ElicitURL && c.opts.Elicit != nil && c.era() == EraLegacy {
+		// The server ran nothing: it needs the user at a URL first.
+		if err = c.elicitRequired(ctx, err); err == nil {
+			r.id = c.nextID.Add(1)
+			err = c.send(ctx, r, result, gen)
+		}
+	}
 	if err != nil && c.life.Err() != nil {
 		return ErrClosed
 	}
@@ -408,7 +478,7 @@ func (c *Client) unlist(key uint64) {
 
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	err := c.conn.roundTrip(ctx, r, result)
-	if err != nil && c.era() == EraModern {
+	if err != nil && c.era() == EraModern && !r.probe {
 		// A version refused says the server did not run the request.
 		if versionRetry(err) {
 			// The server rejected the version yet lists ours as
@@ -585,16 +655,39 @@ func (c *Client) modernMeta() json.RawMessage {
 func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 	caps := map[string]any{}
 	if c.opts.Elicit != nil {
-		caps["elicitation"] = map[string]any{"form": struct{}{}}
+		modes := map[string]any{"form": struct{}{}}
+		if c.opts.ElicitURL {
+			modes["url"] = struct{}{}
+		}
+		caps["elicitation"] = modes
+	}
+	if c.opts.Sample != nil {
+		sampling := map[string]any{}
+		if c.opts.SampleTools {
+			sampling["tools"] = struct{}{}
+		}
+		if c.opts.SampleContext {
+			sampling["context"] = struct{}{}
+		}
+		caps["sampling"] = sampling
 	}
 	if c.opts.Roots != nil {
 		if legacy {
-			caps["roots"] = map[string]any{"listChanged": false}
+			caps["roots"] = map[string]any{"listChanged": true}
 		} else {
 			caps["roots"] = struct{}{}
 		}
 	}
 	ext := map[string]any{}
+	for id, settings := range c.opts.Extensions {
+		if len(settings) == 0 {
+			ext[id] = struct{}{}
+		} else {
+			ext[id] = settings
+		}
+	}
+	delete(ext, SkillsExtension)
+	delete(ext, TasksExtension)
 	if c.opts.Skills {
 		ext[SkillsExtension] = struct{}{}
 	}
@@ -610,7 +703,7 @@ func (c *Client) capabilitiesJSON(legacy bool) json.RawMessage {
 	if len(ext) > 0 {
 		caps["extensions"] = ext
 	}
-	b, _ := json.Marshal(caps) // cannot fail: maps of empty structs
+	b, _ := json.Marshal(caps) // cannot fail: empty structs and valid raw JSON
 	return b
 }
 
@@ -672,6 +765,8 @@ func (c *Client) notification(method string, params json.RawMessage) {
 		if c.opts.OnPromptsChanged != nil {
 			c.opts.OnPromptsChanged()
 		}
+	case "notifications/elicitation/complete":
+		c.elicitationComplete(params)
 	case "notifications/subscriptions/acknowledged":
 		if c.resourceSubs.owns(params) {
 			return // a resource subscription's stream: no list to re-fetch
@@ -740,18 +835,22 @@ func (c *Client) serverRequest(ctx context.Context, method string, params json.R
 	switch method {
 	case "ping":
 		return struct{}{}, nil
-	case "elicitation/create", "roots/list":
+	case "elicitation/create", "roots/list", "sampling/createMessage":
 		res, err := c.input(ctx, method, params)
-		if err != nil {
-			if errors.Is(err, ErrInputRequired) {
-				return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
-			}
-			if errors.Is(err, errUnsupportedMode) {
-				return nil, &jsonrpc.Error{Code: CodeInvalidParams, Message: err.Error()}
-			}
-			return nil, &jsonrpc.Error{Code: CodeInternalError, Message: err.Error()}
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, ErrInputRequired):
+			return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
+		case errors.Is(err, errInvalidRequest):
+			return nil, &jsonrpc.Error{Code: CodeInvalidParams, Message: err.Error()}
+		case errors.Is(err, ErrRefused) && method == "sampling/createMessage":
+			return nil, &jsonrpc.Error{Code: codeUserRejected, Message: "user rejected sampling request"}
 		}
-		return res, nil
+		// The handler's own error stays here: it may name what the
+		// server has no business seeing.
+		c.log.Warn("mcp: a handler failed to answer a server request", "method", method, "error", err)
+		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "the client could not answer " + method}
 	}
 	return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
 }
@@ -763,3 +862,9 @@ func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false 
 func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
 func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
 func (d discardHandler) WithGroup(string) slog.Handler           { return d }
+
+// isJSONObject reports whether raw is one valid JSON object.
+func isJSONObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{' && json.Valid(raw)
+}

@@ -365,23 +365,32 @@ func TestFallbackOnNonModernErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		handle func(w http.ResponseWriter, msg *jsonrpc.Message)
+		offer  string // the version initialize offers
 	}{
 		{"400 -32000 not initialized", func(w http.ResponseWriter, _ *jsonrpc.Message) {
 			mcptest.WriteError(w, http.StatusBadRequest, nil, -32000, "Bad Request: Server not initialized")
-		}},
-		{"400 empty body", func(w http.ResponseWriter, _ *jsonrpc.Message) { w.WriteHeader(http.StatusBadRequest) }},
+		}, mcp.Version20251125},
+		{"400 empty body", func(w http.ResponseWriter, _ *jsonrpc.Message) { w.WriteHeader(http.StatusBadRequest) }, mcp.Version20251125},
 		{"200 -32601", func(w http.ResponseWriter, msg *jsonrpc.Message) {
 			mcptest.WriteError(w, http.StatusOK, msg.ID, mcp.CodeMethodNotFound, "unknown method")
-		}},
+		}, mcp.Version20251125},
 		{"discover without our version", func(w http.ResponseWriter, msg *jsonrpc.Message) {
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"supportedVersions":["2025-11-25"],"capabilities":{}}}`, msg.ID)
-		}},
+		}, mcp.Version20251125},
 		{"-32022 listing legacy versions", func(w http.ResponseWriter, msg *jsonrpc.Message) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2025-06-18"],"requested":"2026-07-28"}}}`, msg.ID)
-		}},
+		}, "2025-06-18"},
+		{"200 code 0", func(w http.ResponseWriter, msg *jsonrpc.Message) {
+			mcptest.WriteError(w, http.StatusOK, msg.ID, 0, "unknown method")
+		}, mcp.Version20251125},
+		{"400 text/plain", func(w http.ResponseWriter, _ *jsonrpc.Message) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, "Bad Request: unknown method")
+		}, mcp.Version20251125},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
@@ -392,10 +401,29 @@ func TestFallbackOnNonModernErrors(t *testing.T) {
 				tc.handle(w, msg)
 				return true
 			}
-			c := connect(t, mcptest.Start(t, s), nil)
-			assert.Equal(t, mcp.EraLegacy, c.Era())
-			_, err := c.ListTools(context.Background())
+			var mu sync.Mutex
+			var traced []string
+			ctx := mcp.WithTrace(context.Background(), &mcp.ClientTrace{RequestStart: func(ctx context.Context, info *mcp.RequestInfo) context.Context {
+				mu.Lock()
+				traced = append(traced, info.Method+" "+info.ProtocolVersion)
+				mu.Unlock()
+				return ctx
+			}})
+			c, err := mcp.Connect(ctx, &mcp.HTTPTransport{URL: mcptest.Start(t, s)}, nil)
 			require.NoError(t, err)
+			assert.Equal(t, mcp.EraLegacy, c.Era())
+			_, err = c.ListTools(context.Background())
+			require.NoError(t, err)
+			// One probe, one handshake, one session: nothing is sent
+			// again after the probe's answer, whatever it was.
+			assert.Equal(t, 1, s.Count("server/discover"), "discover probes")
+			assert.Equal(t, 1, s.Count("initialize"), "initialize requests")
+			assert.Equal(t, 1, s.Count("notifications/initialized"), "initialized notifications")
+			mu.Lock()
+			assert.Equal(t, []string{"server/discover " + mcp.Version20260728, "initialize " + tc.offer}, traced)
+			mu.Unlock()
+			require.NoError(t, c.Close())
+			assert.Equal(t, 1, s.Deletes(), "the one session ended")
 		})
 	}
 }
@@ -579,6 +607,12 @@ func TestAuthTokenFromEnvironment(t *testing.T) {
 
 	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_UNSET_TOKEN"}, nil)
 	require.ErrorIs(t, err, mcp.ErrMissingToken)
+	assert.EqualError(t, err, "mcp: token missing: environment variable MINIME_TEST_UNSET_TOKEN is not set")
+	// A variable set but empty is told apart from one not set.
+	t.Setenv("MINIME_TEST_EMPTY_TOKEN", " ")
+	_, err = mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: url, TokenEnv: "MINIME_TEST_EMPTY_TOKEN"}, nil)
+	require.ErrorIs(t, err, mcp.ErrMissingToken)
+	assert.EqualError(t, err, "mcp: token missing: environment variable MINIME_TEST_EMPTY_TOKEN is set but empty")
 }
 
 func TestTokenNotSentAcrossOrigins(t *testing.T) {
@@ -641,29 +675,14 @@ func TestLegacyServerRequestsAnswered(t *testing.T) {
 }
 
 func TestInputRequired(t *testing.T) {
-	var rounds atomic.Int32
-	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
-	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
-		if msg.Method != "tools/call" {
-			return false
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if rounds.Add(1) == 1 {
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"input_required","requestState":"st\u00e9-1","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","default":7}}}}}}}}`, msg.ID)
-			return true
-		}
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%q}]}}`, msg.ID, string(msg.Params))
-		return true
-	}
-	url := mcptest.Start(t, s)
-
+	const round = `{"resultType":"input_required","requestState":"st\u00e9-1","inputRequests":{"who":{"method":"elicitation/create","params":{"message":"Name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"},"n":{"type":"integer","default":7}}}}}}}`
 	// Without a handler: no capability offered, a clear error.
-	c := connect(t, url, nil)
+	c := connect(t, mcptest.Start(t, inputRoundServer(round)), nil)
 	_, err := c.CallTool(context.Background(), "ask", nil)
 	require.ErrorIs(t, err, mcp.ErrInputRequired)
 
-	rounds.Store(0)
-	c = connect(t, url, &mcp.Options{Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	s := inputRoundServer(round)
+	c = connect(t, mcptest.Start(t, s), &mcp.Options{Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		assert.Equal(t, "Name?", req.Message)
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 	}})

@@ -30,14 +30,23 @@ type Completion struct {
 	HasMore bool `json:"hasMore,omitempty"`
 }
 
-// Complete asks the server for values of the argument arg of ref, given
-// what the user typed so far (value) and the arguments already chosen
-// (args, nil for none). It needs a server that declares completions.
-func (c *Client) Complete(ctx context.Context, ref CompletionRef, arg, value string, args map[string]string) (*Completion, error) {
+// CompletionArgument is the argument whose values a completion suggests.
+type CompletionArgument struct {
+	// Name is the argument's (a prompt argument, a template variable).
+	Name string
+	// Value is what the user typed so far.
+	Value string
+	// Context holds the arguments already chosen, nil for none.
+	Context map[string]string
+}
+
+// Complete asks the server for values of the argument arg of ref. It
+// needs a server that declares completions.
+func (c *Client) Complete(ctx context.Context, ref CompletionRef, arg CompletionArgument) (*Completion, error) {
 	p := &completeParams{Ref: ref}
-	p.Argument.Name, p.Argument.Value = arg, value
-	if len(args) > 0 {
-		p.Context = &completeContext{Arguments: args}
+	p.Argument.Name, p.Argument.Value = arg.Name, arg.Value
+	if len(arg.Context) > 0 {
+		p.Context = &completeContext{Arguments: arg.Context}
 	}
 	r := c.request("completion/complete", ref.Name+ref.URI, p)
 	r.replay = true

@@ -1,5 +1,12 @@
 // Package mcp is mini-me's own client for the Model Context Protocol.
 //
+// A host does not start here: package
+// git.rickub.com/bots-garden/mini-me/mcp/toolset, whose Discover connects
+// to every server of a configuration and gathers their tools into one
+// Toolset, is its entry point. This package is the client beneath it, for
+// one server: for a host that talks to a server itself, or needs its
+// options (Options, through toolset.Options.Client).
+//
 // A [Client] talks to one MCP server. [Connect] reaches it through a
 // [Transport] ([HTTPTransport] for Streamable HTTP, [CommandTransport] for
 // a local subprocess spoken to over stdin and stdout) and finds out which
@@ -66,6 +73,25 @@
 // the OpenTelemetry semantic conventions for MCP; the nested module
 // agent/otel maps it all to OpenTelemetry.
 //
+// # Requests from servers
+//
+// A server may ask the host for something: a completion by the host's
+// model ([Options.Sample], sampling/createMessage), input from the user
+// ([Options.Elicit]: a form, or with [Options.ElicitURL] a URL to open),
+// or the roots the user shares ([Options.Roots]). Each is declared only
+// when its handler is set and reaches the same handler in both eras: as a
+// JSON-RPC request of a legacy server (answered from a goroutine of its
+// own), inside the input_required result of a 2026-07-28 call (answered on
+// the call's goroutine, then retried with the answers), or as a task's
+// input request. The client checks each request against what it declared
+// and refuses the rest as the spec says (-32602 for an undeclared mode or
+// feature, -32601 with no handler, -1 for a sampling request the handler
+// refused with [ErrRefused]); it never fetches an elicitation's URL, and a
+// legacy server's [CodeURLElicitationRequired] error is shown through
+// Elicit and the request retried once. [Client.Instructions] gives the
+// server's instructions, [Client.NotifyRootsChanged] tells it the roots
+// changed.
+//
 // # Tasks
 //
 // When the host sets [Options.Tasks], a tool that needs minutes runs as an
@@ -74,17 +100,19 @@
 // [TasksWhenAllowed]); in the 2026-07-28 era it declares the
 // [TasksExtension] on every request and the server decides. [Client.CallTool]
 // then polls tasks/get until the task ends and returns its result as any
-// call's; input the task asks for goes to [Options.Elicit] and
-// [Options.Roots], as for a plain call. [ServerTool.Task] says how a tool
+// call's; input the task asks for goes to [Options.Elicit],
+// [Options.Sample] and [Options.Roots], as for a plain call. [toolset.Tool.Task] says how a tool
 // of a Toolset runs, [WithTaskObserver] reports each step of a call, and
 // [Client.AwaitTask] (or [Toolset.AwaitTask]) follows a task created
 // before a restart, from its id.
 //
 // # Deliberate limits
 //
-// The client offers elicitation (form mode) and roots only when the host
-// sets [Options.Elicit] or [Options.Roots]; it never offers sampling, and
-// hosts no tasks of its own (it only calls tools as tasks).
+// The client offers elicitation, sampling and roots only when the host
+// sets [Options.Elicit], [Options.Sample] or [Options.Roots], and hosts
+// no tasks of its own (it only calls tools as tasks). A sampling request
+// has at most 1000 messages; a URL-mode elicitation's URL at most 8 KiB,
+// and a URLElicitationRequired error at most 8 URLs.
 //
 // A task-backed call is bounded, and each bound is an error that works
 // with errors.Is:

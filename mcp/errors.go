@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/internal/textclip"
 	"net"
+	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
 )
 
 // JSON-RPC error codes a caller may branch on (see RPCError).
@@ -154,3 +155,19 @@ func netError(err error) error {
 	}
 	return fmt.Errorf("%w: %w", ErrStreamBroken, err)
 }
+
+// methodErr is an error of a request, prefixed with its method once: the
+// "mcp: " its cause's text may start with is not repeated.
+type methodErr struct {
+	method string
+	err    error
+}
+
+// methodError returns err as the error of a method's request.
+func methodError(method string, err error) error { return &methodErr{method, err} }
+
+func (e *methodErr) Error() string {
+	return "mcp: " + e.method + ": " + strings.TrimPrefix(e.err.Error(), "mcp: ")
+}
+
+func (e *methodErr) Unwrap() error { return e.err }

@@ -23,6 +23,10 @@ func TestFailureSentinels(t *testing.T) {
 		_, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: mcptest.ClosedURL(t)}, nil)
 		require.ErrorIs(t, err, mcp.ErrUnreachable)
 		assert.NotErrorIs(t, err, mcp.ErrStreamBroken)
+		// Once the package's prefix: "mcp: server/discover: server
+		// unreachable: Post ...", not "mcp: server/discover: mcp: ...".
+		assert.Equal(t, 1, strings.Count(err.Error(), "mcp:"), "%v", err)
+		assert.True(t, strings.HasPrefix(err.Error(), "mcp: server/discover: server unreachable: "), "%v", err)
 	})
 	t.Run("unknown command", func(t *testing.T) {
 		_, err := mcp.Connect(context.Background(), &mcp.CommandTransport{Command: "/nonexistent/mini-me-server"}, nil)

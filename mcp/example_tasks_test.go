@@ -26,12 +26,12 @@ func ExampleWithTaskObserver() {
 
 	ctx := context.Background()
 	ts, err := toolset.Discover(ctx, []config.Server{{Name: "db", URL: url}},
-		&toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+		&toolset.Options{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer ts.Close(ctx)
+	defer ts.Shutdown(ctx)
 
 	tool, _ := ts.Tool("db_export")
 	fmt.Println("db_export runs as a task:", tool.Task)

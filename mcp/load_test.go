@@ -151,7 +151,7 @@ func TestLoad(t *testing.T) {
 		assert.Equal(t, 1+loadCalls/10+1, count(h.Methods, "tools/call"), "calls received by s%d", k)
 	}
 
-	require.NoError(t, ts.Close(context.Background()))
+	require.NoError(t, ts.Close())
 	for _, pid := range pidsOf {
 		assert.True(t, reaped(pid), "process %d left", pid)
 	}

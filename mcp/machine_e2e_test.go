@@ -38,17 +38,19 @@ func TestMachineGrantsFromConfig(t *testing.T) {
         grant: client_credentials
         clientId: nightly
         clientSecretEnv: MINIME_TEST_CC_SECRET
+        issuer: %s
     - name: builds
       url: %s/mcp
       auth:
         type: oauth
         grant: jwt_bearer
         assertionFile: %s
-`, ccRS.URL, wifRS.URL, tokenFile)))
+        issuer: %s
+`, ccRS.URL, cc.Issuer(), wifRS.URL, tokenFile, wif.Issuer())))
 	require.NoError(t, err)
 	ts, err := toolset.Discover(context.Background(), cfg.Servers, nil)
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	require.Empty(t, ts.Warnings())
 	for _, tool := range []string{"reports_echo", "builds_echo"} {
 		res, err := ts.Call(context.Background(), tool, map[string]any{"text": "hi"})

@@ -611,7 +611,7 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 			<-release
 		}
 	}
-	opts := &toolset.ToolsetOptions{Client: mcp.Options{
+	opts := &toolset.Options{Client: mcp.Options{
 		Logger:         slog.New(&logRecorder{}),
 		OnProgress:     func(mcp.Progress) { wait() },
 		OnLog:          func(mcp.LogMessage) { r.logs.Add(1); wait() },
@@ -628,7 +628,7 @@ func runFault(t *testing.T, row faultRow, r *faultRun, bin string) {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		err := ts.Close(ctx)
+		err := ts.Shutdown(ctx)
 		r.closeTook = time.Since(start)
 		assert.NotErrorIs(t, err, context.DeadlineExceeded, "Close hung")
 	}

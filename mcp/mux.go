@@ -83,7 +83,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 			m.mu.Lock()
 			err := m.err
 			m.mu.Unlock()
-			return fmt.Errorf("mcp: %s: %w", r.method, err)
+			return methodError(r.method, err)
 		}
 		deliveries.Put(ch)
 		return m.decode(r.method, rp, result)

@@ -107,7 +107,9 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 	var res discoverResult
 	for attempt := 0; ; attempt++ {
 		res = discoverResult{}
-		err = c.call(pctx, c.request("server/discover", "", &metaParams{}), &res)
+		r := c.request("server/discover", "", &metaParams{})
+		r.probe = true
+		err = c.call(pctx, r, &res)
 		if !transient(err) || attempt == probeRetries {
 			break
 		}

@@ -105,13 +105,13 @@ func TestOAuthEndToEnd(t *testing.T) {
 	logFile, err := os.Create(filepath.Join(t.TempDir(), "debug.log"))
 	require.NoError(t, err)
 	defer logFile.Close()
-	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.ToolsetOptions{
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.Options{
 		Browser:    oauth.Terminal{Out: pw, Timeout: 20 * time.Second},
 		TokenStore: store,
 		Client:     mcp.Options{Logger: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 	})
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	require.NoError(t, <-signedIn)
 	require.Empty(t, ts.Warnings())
 	require.Len(t, ts.Tools(), 1)
@@ -166,7 +166,7 @@ func TestOAuthNonInteractiveDiscover(t *testing.T) {
 	started := time.Now()
 	ts, err := toolset.Discover(context.Background(), cfg.Servers, nil)
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	require.Less(t, time.Since(started), mcp.DefaultConnectTimeout, "waited for a browser")
 	var skipped error
 	for _, s := range ts.Servers() {
@@ -182,4 +182,62 @@ func TestOAuthNonInteractiveDiscover(t *testing.T) {
 	assert.Equal(t, int32(0), as.Authorizations.Load())
 	_, err = ts.Call(context.Background(), "open_echo", map[string]any{"text": "x"})
 	require.NoError(t, err)
+}
+
+// countingTransport counts the requests it sends and keeps the password
+// of the Basic credentials of the token requests.
+type countingTransport struct {
+	mu       sync.Mutex
+	requests int
+	secrets  []string
+}
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.requests++
+	if _, pw, ok := req.BasicAuth(); ok && strings.HasSuffix(req.URL.Path, "/token") {
+		c.secrets = append(c.secrets, pw)
+	}
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestOAuthToolsetHostOptions: the host's HTTP client sends the OAuth
+// requests, a client secret held in memory serves an entry, and the
+// server's status gives the host the Authorizer: its state, and sign-out.
+func TestOAuthToolsetHostOptions(t *testing.T) {
+	as := &oauthtest.Server{Refresh: true, AuthMethods: []string{oauth.AuthBasic}}
+	rs := protected(t, as, mcptest.Modern, "read")
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`mcp:
+  servers:
+    - name: crm
+      url: %s/mcp
+      auth:
+        type: oauth
+        clientId: app
+        issuer: %s
+`, rs.URL, as.Issuer())))
+	require.NoError(t, err)
+	counting := &countingTransport{}
+	ts, err := toolset.Discover(context.Background(), cfg.Servers, &toolset.Options{
+		Browser:         oauthtest.Follow,
+		OAuthHTTPClient: &http.Client{Transport: counting},
+		ClientSecrets:   map[string]oauth.Secret{"crm": "in-memory-secret"},
+	})
+	require.NoError(t, err)
+	defer ts.Close()
+	require.Empty(t, ts.Warnings())
+	counting.mu.Lock()
+	assert.Positive(t, counting.requests, "the host's client sent no OAuth request")
+	assert.Equal(t, []string{"in-memory-secret"}, counting.secrets, "the token request's client secret")
+	counting.mu.Unlock()
+
+	st := ts.Servers()[0]
+	require.NotNil(t, st.OAuth)
+	state := st.OAuth.State()
+	assert.Equal(t, "app", state.ClientID)
+	assert.Equal(t, as.Issuer(), state.Issuer)
+	assert.True(t, state.HasToken && state.Refreshable, "state %+v", state)
+	require.NoError(t, st.OAuth.SignOut(context.Background()))
+	assert.False(t, st.OAuth.State().HasToken)
 }

@@ -102,7 +102,7 @@ func TestSecretsNeverEmitted(t *testing.T) {
 	}
 
 	logs := &logRecorder{}
-	opts := &toolset.ToolsetOptions{
+	opts := &toolset.Options{
 		Client: mcp.Options{
 			Logger:     slog.New(logs),
 			OnProgress: func(p mcp.Progress) { emit("%+v", p) },
@@ -177,7 +177,7 @@ func TestSecretsNeverEmitted(t *testing.T) {
 		require.NoError(t, c.Close())
 		emit("%v | %+v", c, c) // closed: nothing changes it while fmt reads
 	}
-	require.NoError(t, ts.Close(ctx))
+	require.NoError(t, ts.Shutdown(ctx))
 	emit("%v %+v", ts, ts)
 
 	logs.mu.Lock()

@@ -285,7 +285,7 @@ func TestWhitespaceArguments(t *testing.T) {
 	}
 	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "e", URL: url}}, nil)
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	_, err = ts.Call(context.Background(), "e_echo", json.RawMessage(" "))
 	assert.ErrorContains(t, err, "arguments must be a JSON object")
 	assert.Equal(t, 0, s.Count("tools/call"), "nothing was sent")

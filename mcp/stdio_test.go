@@ -63,6 +63,7 @@ func TestStdio(t *testing.T) {
 		{"Resubscribe", testStdioResubscribe},
 		{"SlowCallbacks", testStdioSlowCallbacks},
 		{"ToolsetRefresh", testStdioToolsetRefresh},
+		{"ResourceSubscription", testStdioResourceSubscription},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -166,9 +167,15 @@ func testStdioEras(t *testing.T, bin string) {
 		// Silent on the probe: the timeout says legacy, and the late
 		// answer (sent before the initialize result) is dropped.
 		{"legacy-late-probe", 300 * time.Millisecond, mcp.EraLegacy, mcp.Version20251125, []string{"server/discover", "initialize", "notifications/initialized", "tools/call", "tools/call"}},
+		// A probe refused with -32022 listing only legacy versions, or
+		// with code 0: one initialize follows, nothing else (the server
+		// refuses a second initialize).
+		{"legacy-unsupported-probe", 0, mcp.EraLegacy, mcp.Version20251125, []string{"server/discover", "initialize", "notifications/initialized", "tools/call", "tools/call"}},
+		{"legacy-code0-probe", 0, mcp.EraLegacy, mcp.Version20251125, []string{"server/discover", "initialize", "notifications/initialized", "tools/call", "tools/call"}},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
-			tr := finance(bin, "-era", tc.flag)
+			starts := filepath.Join(t.TempDir(), "starts")
+			tr := finance(bin, "-era", tc.flag, "-starts", starts)
 			tr.ProbeTimeout = tc.probe
 			start := time.Now()
 			c := stdioConnect(t, tr, nil)
@@ -181,6 +188,15 @@ func testStdioEras(t *testing.T, bin string) {
 			assert.NotNil(t, c.Capabilities().Tools)
 			assert.Equal(t, "perso, pro", call(t, c, "list_profiles", nil))
 			assert.Equal(t, tc.methods, history(t, c).Methods)
+			// One process per connection, but for a server that
+			// exited on the probe: its restart is the second.
+			want := "1"
+			if strings.HasSuffix(tc.flag, "exit-on-probe") {
+				want = "2"
+			}
+			n, err := os.ReadFile(starts)
+			require.NoError(t, err)
+			assert.Equal(t, want, string(n), "process starts")
 		})
 	}
 }
@@ -576,6 +592,12 @@ func testStdioServerRequests(t *testing.T, bin string) {
 	} {
 		assert.JSONEq(t, want, call(t, c, "ask_client", map[string]string{"method": method}), method)
 	}
+	c = stdioConnect(t, finance(bin, "-era", "legacy"), &mcp.Options{ServerName: "fin", Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+		return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: req.Server + " " + req.Messages[0].Content[0].Text}}, Model: "m"}, nil
+	}})
+	params := json.RawMessage(`{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":3}`)
+	assert.JSONEq(t, `{"result":{"role":"assistant","content":{"type":"text","text":"fin hi"},"model":"m"}}`,
+		call(t, c, "ask_client", map[string]any{"method": "sampling/createMessage", "params": params}))
 }
 
 func testStdioOversized(t *testing.T, bin string) {
@@ -923,9 +945,9 @@ func testStdioSlowCallbacks(t *testing.T, bin string) {
 func testStdioToolsetRefresh(t *testing.T, bin string) {
 	changes := make(chan toolset.ToolsChange, 16)
 	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "fin", Command: bin, Args: []string{"-era", "modern", "-list-changed"}}},
-		&toolset.ToolsetOptions{OnChange: func(c toolset.ToolsChange) { changes <- c }})
+		&toolset.Options{OnChange: func(c toolset.ToolsChange) { changes <- c }})
 	require.NoError(t, err)
-	defer ts.Close(context.Background())
+	defer ts.Close()
 	_, ok := ts.Tool("fin_budget")
 	require.False(t, ok)
 	res, err := ts.Call(context.Background(), "fin_add_tool", map[string]string{"text": "budget"})
@@ -939,4 +961,34 @@ func testStdioToolsetRefresh(t *testing.T, bin string) {
 	}
 	_, ok = ts.Tool("fin_budget")
 	assert.True(t, ok)
+}
+
+// testStdioResourceSubscription subscribes to a 2026-07-28 stdio server's
+// resource: in force when SubscribeResource returns, cancelled with
+// notifications/cancelled, and made again on a restarted process.
+func testStdioResourceSubscription(t *testing.T, bin string) {
+	updates := make(chan string, 8)
+	tr := finance(bin, "-era", "modern", "-resources", "-crash-on", "get_summary")
+	tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: 20 * time.Millisecond}
+	c := stdioConnect(t, tr, &mcp.Options{OnResourceUpdated: func(uri string) { updates <- uri }})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, c.SubscribeResource(ctx, "finance://ledger"))
+	assert.Equal(t, "1 subscribers", call(t, c, "touch_ledger", nil), "in force once SubscribeResource returns")
+	select {
+	case u := <-updates:
+		assert.Equal(t, "finance://ledger", u)
+	case <-ctx.Done():
+		t.Fatal("no update")
+	}
+
+	// A restarted server knows no subscription: the client makes it again.
+	_, err := c.CallTool(ctx, "get_summary", nil)
+	var exit *mcp.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Eventually(t, func() bool { return call(t, c, "touch_ledger", nil) == "1 subscribers" }, 10*time.Second, 20*time.Millisecond)
+
+	require.NoError(t, c.UnsubscribeResource(ctx, "finance://ledger"))
+	require.Eventually(t, func() bool { return call(t, c, "touch_ledger", nil) == "0 subscribers" }, 10*time.Second, 20*time.Millisecond,
+		"unsubscribing cancels the request")
 }

@@ -33,7 +33,7 @@ const (
 	TasksWhenAllowed
 )
 
-// TaskUse says whether a call of a tool runs as a task (ServerTool.Task).
+// TaskUse says whether a call of a tool runs as a task (toolset.Tool.Task).
 type TaskUse string
 
 // Task uses.

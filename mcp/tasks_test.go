@@ -263,6 +263,31 @@ func TestTaskInputRequestGoesToTheHandler(t *testing.T) {
 	})
 }
 
+func TestTaskSamplingGoesToTheHandler(t *testing.T) {
+	eachEra(t, func(t *testing.T, version string) {
+		url, _ := taskServer(t, version, taskTool("summarise", "required", func(ctx context.Context, _ json.RawMessage, run *mcptest.TaskRun) (any, error) {
+			raw, err := run.Input(ctx, "sampling/createMessage", map[string]any{"maxTokens": 9,
+				"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Summarise"}}}})
+			if err != nil {
+				return nil, err
+			}
+			var ans mcp.SampleResult
+			if err := json.Unmarshal(raw, &ans); err != nil {
+				return nil, err
+			}
+			return textResult(ans.Model + ": " + ans.Content[0].Text), nil
+		}))
+		opts := tasksOn()
+		opts.Sample = func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+			return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: fmt.Sprint("short, ", req.MaxTokens)}}, Model: "m"}, nil
+		}
+		c := connect(t, url, opts)
+		res, err := c.CallTool(context.Background(), "summarise", nil)
+		require.NoError(t, err)
+		assert.Equal(t, "m: short, 9", res.Text())
+	})
+}
+
 func TestTaskStatusBackwardsIsAnError(t *testing.T) {
 	// A task created completed, then reported working: only possible on
 	// the 2026-07-28 wire, where a task created ended is polled for its
@@ -364,14 +389,14 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 
 	off, err := toolset.Discover(context.Background(), servers, nil)
 	require.NoError(t, err)
-	defer func() { _ = off.Close(context.Background()) }()
+	defer func() { _ = off.Close() }()
 	_, ok := off.Tool("old_research")
 	assert.False(t, ok, "tasks off: a task-only tool is left out")
 	assert.True(t, strings.Contains(fmt.Sprint(off.Warnings()), string(toolset.WarnTaskRequired)))
 
-	on, err := toolset.Discover(context.Background(), servers, &toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+	on, err := toolset.Discover(context.Background(), servers, &toolset.Options{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
 	require.NoError(t, err)
-	defer func() { _ = on.Close(context.Background()) }()
+	defer func() { _ = on.Close() }()
 	st, ok := on.Tool("old_research")
 	require.True(t, ok)
 	assert.Equal(t, mcp.TaskAlways, st.Task)
@@ -395,9 +420,9 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 
 	// The configuration decides per server, over the host's default.
 	servers[0].Tasks, servers[1].Tasks = config.TasksRequired, config.TasksOff
-	perServer, err := toolset.Discover(context.Background(), servers, &toolset.ToolsetOptions{Client: mcp.Options{Tasks: mcp.TasksWhenAllowed}})
+	perServer, err := toolset.Discover(context.Background(), servers, &toolset.Options{Client: mcp.Options{Tasks: mcp.TasksWhenAllowed}})
 	require.NoError(t, err)
-	defer func() { _ = perServer.Close(context.Background()) }()
+	defer func() { _ = perServer.Close() }()
 	st, ok = perServer.Tool("old_research")
 	require.True(t, ok)
 	assert.Equal(t, mcp.TaskAlways, st.Task)

@@ -214,7 +214,7 @@ func TestTraceDiscover(t *testing.T) {
 		{Name: "down", URL: "http://127.0.0.1:1/mcp"},
 	}, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ts.Close(context.Background()) })
+	t.Cleanup(func() { _ = ts.Close() })
 	assert.ElementsMatch(t, []string{"start good", "start down", "done good ready 1 marked=true", "done down skipped 0 marked=true"}, rec.discover)
 	var list *traced
 	for i := range rec.dones {

@@ -17,8 +17,23 @@ type Transport interface {
 }
 
 // ErrMissingToken is returned by Connect when the environment variable that
-// should hold a server's token is unset or empty.
-var ErrMissingToken = errors.New("mcp: token environment variable is not set")
+// should hold a server's token is unset or empty (the error says which).
+var ErrMissingToken = errors.New("mcp: token missing")
+
+// TokenFromEnv returns the token in the environment variable name,
+// trimmed, or an error matching ErrMissingToken that says whether the
+// variable is unset or blank (never quoting it).
+func TokenFromEnv(name string) (string, error) {
+	v, set := os.LookupEnv(name)
+	v = strings.TrimSpace(v)
+	switch {
+	case !set:
+		return "", fmt.Errorf("%w: environment variable %s is not set", ErrMissingToken, name)
+	case v == "":
+		return "", fmt.Errorf("%w: environment variable %s is set but empty", ErrMissingToken, name)
+	}
+	return v, nil
+}
 
 // HTTPTransport reaches a server over Streamable HTTP (falling back to the
 // deprecated HTTP+SSE transport for old servers).
@@ -72,9 +87,9 @@ func (t *HTTPTransport) connect(_ context.Context, c *Client) (conn, error) {
 	}
 	h := &httpConn{c: c, url: u, maxSize: c.opts.MaxMessageSize, elsewhere: map[int64]elsewhere{}, pinSSE: t.HTTPSSE}
 	if t.TokenEnv != "" {
-		tok := os.Getenv(t.TokenEnv)
-		if strings.TrimSpace(tok) == "" {
-			return nil, fmt.Errorf("%w: %s", ErrMissingToken, t.TokenEnv)
+		tok, err := TokenFromEnv(t.TokenEnv)
+		if err != nil {
+			return nil, err
 		}
 		if t.TokenHeader == "" {
 			h.authName, h.authValue, h.token = "Authorization", "Bearer "+tok, tok

@@ -2,11 +2,12 @@ package mcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
+	"git.rickub.com/bots-garden/mini-me/internal/origin"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
@@ -68,8 +69,8 @@ type AuthError struct {
 	// the connection redacted from their values.
 	Challenges []oauth.Challenge
 	// Err says why the credentials could not be renewed (for example an
-	// *oauth.InteractionRequiredError); nil when no credentials are
-	// configured.
+	// *oauth.InteractionRequiredError), or that the server kept refusing
+	// renewed ones; nil only when no credentials are configured.
 	Err error
 }
 
@@ -134,7 +135,7 @@ func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) 
 		case h.creds != nil:
 			tok, err := h.creds.Token(req.Context())
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrAuth, method, err)
+				return nil, fmt.Errorf("%w: %s: %w", ErrAuth, method, err)
 			}
 			switch {
 			case tok != "" && proof != nil:
@@ -160,7 +161,14 @@ func (h *httpConn) do(req *http.Request, method string) (*http.Response, error) 
 		}
 		aerr := h.authError(method, resp)
 		closeBody(resp.Body)
-		if h.creds == nil || attempt >= maxAuthRetries || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		switch {
+		case h.creds == nil:
+			return nil, aerr
+		case attempt >= maxAuthRetries:
+			aerr.Err = fmt.Errorf("the server refused the request %d times, with the credentials renewed each time", attempt+1)
+			return nil, aerr
+		case req.Body != nil && req.Body != http.NoBody && req.GetBody == nil:
+			aerr.Err = errors.New("the request's body cannot be sent again with renewed credentials")
 			return nil, aerr
 		}
 		if retryNonce {
@@ -209,29 +217,11 @@ func (h *httpConn) secrets() []string {
 	return append(out, h.sent...)
 }
 
-// sameOrigin reports whether a and b have the same scheme, host and port
-// (a missing port is the scheme's default). Go's http.Client keeps
-// Authorization on a redirect to another port of the same host; the token
-// belongs to one origin, so the transport compares all three itself.
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
-}
-
-func port(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
-}
-
 // checkRedirect wraps next (or the stock ten-redirect limit) so that no
 // credential follows a redirect off the server's origin.
 func (h *httpConn) checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
-		if !sameOrigin(req.URL, h.url) {
+		if !origin.Same(req.URL, h.url) {
 			if h.authName != "" {
 				req.Header.Del(h.authName)
 			}

@@ -234,4 +234,6 @@ func TestAuthRetriesBounded(t *testing.T) {
 	assert.Equal(t, "mcp:write", ae.Scope)
 	assert.Equal(t, int32(2), creds.calls.Load(), "challenges handed to the credentials")
 	assert.Equal(t, int32(3), posts.Load(), "the probe and its two retries, then nothing")
+	require.Error(t, ae.Err, "the AuthError of credentials that could not fix it says so")
+	assert.Contains(t, ae.Err.Error(), "3 times")
 }

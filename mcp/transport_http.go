@@ -166,7 +166,7 @@ func (h *httpConn) post(ctx context.Context, r *outgoing, result any) error {
 		if errors.As(err, &ae) {
 			return err // it names the method already
 		}
-		return fmt.Errorf("mcp: %s: %w", r.method, err)
+		return methodError(r.method, err)
 	}
 	defer closeBody(resp.Body)
 	if r.method == "initialize" {

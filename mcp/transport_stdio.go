@@ -192,9 +192,13 @@ func newStdioConn(c *Client, name string, probe time.Duration, policy RestartPol
 	if probe <= 0 {
 		probe = DefaultProbeTimeout
 	}
+	log := c.log
+	if c.opts.ServerName == "" { // else the Client's log names it
+		log = log.With("server", name)
+	}
 	return &stdioConn{
 		c:       c,
-		log:     c.log.With("server", name),
+		log:     log,
 		probe:   probe,
 		policy:  policy,
 		notes:   newNotifyQueue(c),

@@ -172,12 +172,35 @@ func (s *stdioConn) listenOn(ctx context.Context, p *proc, params *listenParams,
 	return err
 }
 
+// listenRequest sends r, a resource subscription's listen request, to the
+// current process and waits until the subscription ends: its result, the
+// process's end (a restart gets a new request), or ctx's, which the
+// server is told of (notifications/cancelled).
+func (s *stdioConn) listenRequest(ctx context.Context, r *outgoing, result any) error {
+	p := s.listenProc(ctx)
+	if p == nil {
+		return ctx.Err()
+	}
+	ch, err := p.send(ctx, r)
+	if err != nil {
+		return err
+	}
+	err = p.mux.await(ctx, r, ch, result)
+	if ctx.Err() != nil {
+		p.cancelRequest(r.id)
+	}
+	return err
+}
+
 // notice takes a notification from a reader, without blocking: the
 // server's end of the subscription ends its wait, the acknowledgement is
 // only checked, and the rest go to the host through the queue.
 func (s *stdioConn) notice(method string, params json.RawMessage) {
 	switch method {
 	case "notifications/subscriptions/acknowledged":
+		if s.c.resourceSubs.owns(params) {
+			return // a resource subscription, now in force
+		}
 		var ack struct {
 			Notifications struct {
 				ToolsListChanged bool `json:"toolsListChanged"`
@@ -199,7 +222,7 @@ func (s *stdioConn) notice(method string, params json.RawMessage) {
 			s.listen.end()
 		}
 		s.mu.Unlock()
-		if ours {
+		if ours || err == nil && s.c.resourceSubs.cancelled(id) {
 			return
 		}
 	}

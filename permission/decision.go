@@ -49,6 +49,12 @@ type Decision struct {
 	// the model can adapt ("use the staging repository instead"); the Policy
 	// fills it in when it denies on its own (timeout, error, cancellation).
 	Reason string
+	// Edited, for a sampling question (Request.Sampling), is the request
+	// or the completion as the user edited it; nil leaves it as asked.
+	Edited *Sampling
+	// Review, for an allowed sampling request, asks that the completion
+	// be shown (Policy.ReviewSampling) before it goes back to the server.
+	Review bool
 }
 
 // Allowed reports whether the call may run: Verdict is AllowOnce, AllowTool

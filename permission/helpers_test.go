@@ -1,15 +1,14 @@
 package permission_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"git.rickub.com/bots-garden/mini-me/internal/termtest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -30,49 +29,21 @@ func tool(server, name string) permission.Request {
 	}
 }
 
-// screen is an io.Writer standing for a terminal's output: tests wait on it
-// for the questions a Terminal writes.
-type screen struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changed chan struct{}
-}
+// screen is a terminal's output: tests wait on it for the questions a
+// Terminal writes.
+type screen struct{ termtest.Screen }
 
-func newScreen() *screen { return &screen{changed: make(chan struct{}, 1)} }
-
-func (s *screen) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	n, err := s.buf.Write(p)
-	s.mu.Unlock()
-	select {
-	case s.changed <- struct{}{}:
-	default:
-	}
-	return n, err
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+func newScreen() *screen { return &screen{} }
 
 // waitFor waits until the output holds at least n occurrences of substr and
 // returns it.
 func (s *screen) waitFor(t *testing.T, n int, substr string) string {
 	t.Helper()
-	deadline := time.After(waitTimeout)
-	for {
-		out := s.String()
-		if strings.Count(out, substr) >= n {
-			return out
-		}
-		select {
-		case <-s.changed:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %d× %q in output:\n%s", n, substr, out)
-		}
+	out, ok := s.WaitFor(n, substr, waitTimeout)
+	if !ok {
+		t.Fatalf("timed out waiting for %d× %q in output:\n%s", n, substr, out)
 	}
+	return out
 }
 
 // checkConcurrently starts n checks at once, of tools tool0 to

@@ -160,7 +160,7 @@ func (p *Policy) settle(mode Mode, req *Request, key toolKey, written fingerprin
 	switch {
 	case st.always:
 		return Decision{Verdict: AllowTool}, SourceRemembered, true
-	case p.servers[req.Server]:
+	case p.servers[req.Server] && req.Sampling == nil:
 		return Decision{Verdict: AllowServer}, SourceRemembered, true
 	case mode == ModeAuto && !(p.confirmsDestructive(req.Server) && req.Annotations.declaredDestructive()):
 		return Decision{Verdict: AllowOnce}, SourceAuto, true
@@ -179,7 +179,11 @@ func (p *Policy) record(key toolKey, req *Request, written fingerprint, v Verdic
 		st.always = true
 	}
 	p.tools[key] = st
-	if v == AllowServer {
+	switch {
+	case v == AllowServer && req.Sampling != nil:
+		st.always = true // a server's sampling, not its tools
+		p.tools[key] = st
+	case v == AllowServer:
 		p.servers[key.server] = true
 	}
 }
@@ -189,8 +193,20 @@ const (
 	reasonDeferred  = "the approval was deferred"
 )
 
-// ask asks the Approver, failing closed.
+// ask asks the Approver, failing closed, and remembers what it allowed.
 func (p *Policy) ask(ctx context.Context, req Request, key toolKey, written fingerprint) (Decision, Source, error) {
+	d, src, err := p.consult(ctx, req)
+	if err != nil || !d.Allowed() {
+		return d, src, err
+	}
+	p.mu.Lock()
+	p.record(key, &req, written, d.Verdict)
+	p.mu.Unlock()
+	return d, src, nil
+}
+
+// consult asks the Approver about req, failing closed.
+func (p *Policy) consult(ctx context.Context, req Request) (Decision, Source, error) {
 	approver := p.approver
 	if approver == nil {
 		approver = DenyAll{Reason: "no approver is configured"}
@@ -222,9 +238,6 @@ func (p *Policy) ask(ctx context.Context, req Request, key toolKey, written fing
 	if !d.Allowed() {
 		return Decision{Verdict: Deny, Reason: d.Reason}, SourceAsked, nil
 	}
-	p.mu.Lock()
-	p.record(key, &req, written, d.Verdict)
-	p.mu.Unlock()
 	return d, SourceAsked, nil
 }
 
@@ -250,11 +263,17 @@ func (p *Policy) Answer(req Request, d Decision) Decision {
 	return d
 }
 
+// modeOf is the mode of server's calls: ModeAuto, or else ModeAsk (the
+// zero and unknown modes ask).
 func (p *Policy) modeOf(server string) Mode {
-	if m, ok := p.serverModes[server]; ok {
-		return m
+	m, ok := p.serverModes[server]
+	if !ok {
+		m = p.mode
 	}
-	return p.mode
+	if m != ModeAuto {
+		return ModeAsk
+	}
+	return m
 }
 
 func (p *Policy) confirmsDestructive(server string) bool {

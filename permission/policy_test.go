@@ -135,8 +135,11 @@ func TestPolicyDecisions(t *testing.T) {
 			[]permission.Option{auto_, permission.WithServerMode("github", permission.ModeAsk)},
 			[]step{asked(plain, permission.AllowOnce), auto(elsewhere)}},
 		{"an unknown mode asks",
-			[]permission.Option{permission.WithMode(permission.Mode(7))},
+			[]permission.Option{permission.WithMode(permission.Mode("always"))},
 			[]step{asked(plain, permission.AllowOnce)}},
+		{"the zero mode asks, even under an auto default",
+			[]permission.Option{auto_, permission.WithServerMode("github", "")},
+			[]step{asked(plain, permission.AllowOnce), auto(elsewhere)}},
 
 		// Changed definitions
 		{"changed description: asked despite AllowTool, whose allowance is dropped", nil,

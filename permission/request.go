@@ -36,6 +36,10 @@ type Request struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// Arguments are the arguments the model passed, as raw JSON.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Caller says who asks for the call when it is not the model: an MCP
+	// App's view names itself "app " followed by its ui:// URI (package
+	// mcp/apps). An Approver should show it; empty for the model's calls.
+	Caller string `json:"caller,omitempty"`
 	// Annotations are the tool's hints (read-only, destructive, ...).
 	Annotations Annotations `json:"annotations"`
 	// Changed reports that the tool's definition is not the one that was in
@@ -47,6 +51,11 @@ type Request struct {
 	// Policy.Check sets Changed itself before asking the Approver, by
 	// comparing definitions; a true value set by the caller is kept.
 	Changed bool `json:"changed,omitempty"`
+	// Sampling, when set, makes this a question about a server's request
+	// for a completion by the host's model, not about a tool call: Tool
+	// is then SamplingTool, and only Server and Sampling matter (see
+	// Sampling).
+	Sampling *Sampling `json:"sampling,omitempty"`
 }
 
 // name returns the name used in errors: the prefixed name when there is one.

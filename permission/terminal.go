@@ -108,18 +108,14 @@ func newTerminal(out io.Writer) *Terminal {
 // Approve asks the person at the terminal about req and waits for the
 // answer, or until ctx is done, in which case it returns ctx.Err().
 func (t *Terminal) Approve(ctx context.Context, req Request) (Decision, error) {
-	if t.turn == nil {
-		return Decision{}, errors.New("permission: Terminal not created by NewTerminal")
-	}
-	if err := ctx.Err(); err != nil {
+	release, err := t.hold(ctx)
+	if err != nil {
 		return Decision{}, err
 	}
-	select {
-	case t.turn <- struct{}{}:
-	case <-ctx.Done():
-		return Decision{}, ctx.Err()
+	defer release()
+	if req.Sampling != nil {
+		return t.approveSampling(ctx, req)
 	}
-	defer func() { <-t.turn }()
 
 	shown := time.Now() // before writing: a line completed from here on may answer
 	if _, err := io.WriteString(t.out, question(req)); err != nil {
@@ -150,6 +146,23 @@ func (t *Terminal) Approve(ctx context.Context, req Request) (Decision, error) {
 		} else {
 			t.note("(ignored a line typed before this question)\n> ")
 		}
+	}
+}
+
+// hold waits for the terminal's turn, or until ctx is done; release
+// gives the turn back.
+func (t *Terminal) hold(ctx context.Context) (release func(), err error) {
+	if t.turn == nil {
+		return nil, errors.New("permission: Terminal not created by NewTerminal")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	select {
+	case t.turn <- struct{}{}:
+		return func() { <-t.turn }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 
@@ -230,6 +243,9 @@ func question(req Request) string {
 	}
 	b.WriteString("\nTool call awaiting your approval\n")
 	field("server", printable(req.Server, false))
+	if req.Caller != "" {
+		field("asked by", printable(req.Caller, false))
+	}
 	tool := printable(req.Tool, false)
 	if req.PrefixedName != "" && req.PrefixedName != req.Tool {
 		tool += " (" + printable(req.PrefixedName, false) + ")"

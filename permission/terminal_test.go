@@ -1,6 +1,7 @@
 package permission_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -272,4 +273,19 @@ func TestTerminalWithPolicyRemembers(t *testing.T) {
 		assert.Equal(t, c.want, d.Verdict, c.req.PrefixedName)
 	}
 	assert.Equal(t, 3, strings.Count(scr.String(), "Tool call awaiting your approval"))
+}
+
+// A call an MCP App's view asks for says so, escaped like every field.
+func TestTerminalShowsCaller(t *testing.T) {
+	var out bytes.Buffer
+	term := permission.NewTerminal(strings.NewReader("n\n"), &out)
+	d, err := term.Approve(context.Background(), permission.Request{Server: "clock", Tool: "get-time", Caller: "app ui://get-time/x.html\x1b[2J"})
+	require.NoError(t, err)
+	assert.Equal(t, permission.Deny, d.Verdict)
+	assert.Contains(t, out.String(), "asked by:    app ui://get-time/x.html")
+	assert.NotContains(t, out.String(), "\x1b")
+	out.Reset()
+	_, err = permission.NewTerminal(strings.NewReader("n\n"), &out).Approve(context.Background(), permission.Request{Server: "clock", Tool: "get-time"})
+	require.NoError(t, err)
+	assert.NotContains(t, out.String(), "asked by", "the model's calls")
 }

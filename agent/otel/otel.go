@@ -155,7 +155,7 @@ func (h *Hooks) agentTrace() *agent.Trace {
 		ToolStart: func(ctx context.Context, call *agent.ToolCallInfo) context.Context {
 			return h.start(ctx, call.SpanName(), trace.SpanKindInternal, call.Attributes())
 		},
-		ToolDone: func(ctx context.Context, _ *agent.ToolCallInfo, res *agent.ToolResult) {
+		ToolDone: func(ctx context.Context, _ *agent.ToolCallInfo, res *agent.ToolFinished) {
 			span := trace.SpanFromContext(ctx)
 			if kind := agent.ToolErrorType(res); kind != "" {
 				fail(span, kind, res.Err)

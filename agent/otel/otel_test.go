@@ -67,7 +67,7 @@ func TestAgentRun(t *testing.T) {
 	t.Cleanup(srv.Close)
 	ts, err := toolset.Discover(hooks.Context(context.Background()), []config.Server{{Name: "w", URL: url}}, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = ts.Close(context.Background()) })
+	t.Cleanup(func() { _ = ts.Close() })
 
 	llm := &llmtest.Server{Turns: []llmtest.Turn{
 		{ToolCalls: []llmtest.ToolCall{

@@ -163,7 +163,7 @@ func Events(w io.Writer) func(agent.Event) {
 		case *agent.ToolStatus:
 			newline()
 			fmt.Fprintf(w, "… %s task %s: %s %s\n", Clean(e.Call.Name, 64), Clean(e.Task.TaskID, 16), e.Task.Status, Clean(e.Task.Message, 200))
-		case *agent.ToolResult:
+		case *agent.ToolFinished:
 			newline()
 			out := e.Output
 			if e.Status == agent.StatusOK || e.Status == agent.StatusToolError {

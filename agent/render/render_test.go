@@ -41,7 +41,7 @@ func TestBanner(t *testing.T) {
 	ctx := context.Background()
 	tools, err := toolset.Discover(ctx, []config.Server{{Name: "notes", URL: url}}, nil)
 	require.NoError(t, err)
-	defer tools.Close(ctx)
+	defer tools.Shutdown(ctx)
 	var out bytes.Buffer
 	render.Banner(&out, tools)
 	s := out.String()
@@ -60,10 +60,10 @@ func TestBanner(t *testing.T) {
 	skipped, err := toolset.Discover(ctx, []config.Server{{Name: "gh", URL: "https://example.com/mcp",
 		Auth: &config.Auth{Type: config.AuthBearer, TokenEnv: "MINIME_TEST_UNSET_TOKEN"}}}, nil)
 	require.NoError(t, err)
-	defer skipped.Close(ctx)
+	defer skipped.Shutdown(ctx)
 	out.Reset()
 	render.Banner(&out, skipped)
-	assert.Contains(t, out.String(), "  gh  skipped  mcp: token environment variable is not set: MINIME_TEST_UNSET_TOKEN\n")
+	assert.Contains(t, out.String(), "  gh  skipped  mcp: token missing: environment variable MINIME_TEST_UNSET_TOKEN is not set\n")
 	assert.Contains(t, out.String(), "warnings:\n  gh: server-skipped:")
 }
 
@@ -88,8 +88,8 @@ func TestEvents(t *testing.T) {
 		&agent.TurnFinished{Turn: 1, ToolCalls: 1},
 		&agent.ToolCallProposed{Turn: 1, Call: call},
 		&agent.ToolStatus{Turn: 1, Call: call, Task: mcp.TaskStatus{TaskID: "7f3a", Status: mcp.TaskWorking, Message: "Counting\x1b[2J..."}},
-		&agent.ToolResult{Turn: 1, Call: call, Status: agent.StatusOK, Output: "1 word\nfine", Duration: 1500 * time.Microsecond},
-		&agent.ToolResult{Turn: 1, Call: call, Status: agent.StatusDenied, Output: "Permission denied"},
+		&agent.ToolFinished{Turn: 1, Call: call, Status: agent.StatusOK, Output: "1 word\nfine", Duration: 1500 * time.Microsecond},
+		&agent.ToolFinished{Turn: 1, Call: call, Status: agent.StatusDenied, Output: "Permission denied"},
 		&agent.SkillLoaded{Turn: 1, Skill: "haiku", File: "SKILL.md", Bytes: 107, Verified: true},
 		&agent.SkillLoaded{Turn: 1, Skill: "notes_forms", File: "FORMS.md", Err: errors.New("digest\nmismatch")},
 		&agent.Warning{Turn: 2, Message: "tools withheld"},
@@ -131,16 +131,16 @@ func TestSkills(t *testing.T) {
 	md := "---\nname: haiku\ndescription: Write a haiku\u202e on a subject\n---\nThree lines.\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "haiku", "SKILL.md"), []byte(md), 0o600))
 	ctx := context.Background()
-	tools, err := toolset.Discover(ctx, nil, &toolset.ToolsetOptions{SkillFolders: []string{dir}})
+	tools, err := toolset.Discover(ctx, nil, &toolset.Options{SkillFolders: []string{dir}})
 	require.NoError(t, err)
-	defer tools.Close(ctx)
+	defer tools.Shutdown(ctx)
 	var out bytes.Buffer
 	render.Banner(&out, tools)
 	assert.Contains(t, out.String(), "skills:\n  haiku  (local)  Write a haiku� on a subject\nwarnings: none\n")
 
 	empty, err := toolset.Discover(ctx, nil, nil)
 	require.NoError(t, err)
-	defer empty.Close(ctx)
+	defer empty.Shutdown(ctx)
 	out.Reset()
 	render.Skills(&out, empty)
 	assert.Empty(t, out.String(), "no skills, no heading")

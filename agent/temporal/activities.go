@@ -93,10 +93,10 @@ func (a *Activities) Register(w worker.Registry) {
 // Catalog is the activity that lists the tools: the Funcs, then the
 // ToolSource's tools. MCP tasks are the worker's business: a tool that
 // may run as a task is listed as one the workflow calls like any other.
-func (a *Activities) Catalog(ctx context.Context) ([]toolset.ServerTool, error) {
-	var out []toolset.ServerTool
+func (a *Activities) Catalog(ctx context.Context) ([]toolset.Tool, error) {
+	var out []toolset.Tool
 	for _, f := range a.Funcs {
-		out = append(out, toolset.ServerTool{Name: f.Name(), Server: agent.FuncServer,
+		out = append(out, toolset.Tool{Name: f.Name(), Server: agent.FuncServer,
 			Tool: mcp.Tool{Name: f.Name(), Description: f.Description(), InputSchema: f.InputSchema()}})
 	}
 	if a.Tools != nil {

@@ -121,13 +121,13 @@ func modelError(err error) error {
 // activity read, each call the CallTool activity.
 type tools struct{ d *driver }
 
-func (ts *tools) Tools() []toolset.ServerTool { return ts.d.tools }
+func (ts *tools) Tools() []toolset.Tool { return ts.d.tools }
 
 // Call runs the CallTool activity. A call interrupted by the loss of its
 // worker, and not retried, stops the run: it may have run.
 func (ts *tools) Call(ctx context.Context, name string, args any) (*toolset.ToolResult, error) {
 	raw, _ := args.(json.RawMessage) // the agent passes its checked arguments
-	var st *toolset.ServerTool
+	var st *toolset.Tool
 	for i := range ts.d.tools {
 		if ts.d.tools[i].Name == name {
 			st = &ts.d.tools[i]

@@ -135,7 +135,7 @@ func workerMain() int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer func() { _ = ts.Close(ctx) }()
+		defer ts.Close()
 		acts.Tools = ts
 	}
 	w := worker.New(c, os.Getenv("MINIME_QUEUE"), worker.Options{StickyScheduleToStartTimeout: time.Second, DeadlockDetectionTimeout: 20 * time.Second})

@@ -180,7 +180,7 @@ type driver struct {
 	// or by the driver when a call may have run.
 	run        workflow.Context
 	stop       workflow.CancelFunc
-	tools      []toolset.ServerTool
+	tools      []toolset.Tool
 	retry      map[string]bool
 	mayHaveRun []agent.ToolCall
 	progress   *progress
@@ -224,7 +224,7 @@ func (d *driver) await(ctx workflow.Context, st *agent.State) (map[string]permis
 // refresh reads the worker's catalogue of tools.
 func (d *driver) refresh(ctx workflow.Context) error {
 	opts := workflow.ActivityOptions{StartToCloseTimeout: d.timeouts.Model, RetryPolicy: retryPolicy(d.timeouts.ModelAttempts)}
-	var tools []toolset.ServerTool
+	var tools []toolset.Tool
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), catalogActivity).Get(ctx, &tools); err != nil {
 		return fmt.Errorf("agent/temporal: reading the catalogue of tools: %w", err)
 	}
@@ -314,7 +314,7 @@ func (p *progress) record(ev agent.Event) {
 		r = EventRecord{Kind: "approval-decided", Turn: e.Turn, Index: e.Index, Text: e.Decision.Verdict.String()}
 	case *agent.ToolStarted:
 		r = EventRecord{Kind: "tool-started", Turn: e.Turn, Index: e.Index, Tool: e.Call.Name}
-	case *agent.ToolResult:
+	case *agent.ToolFinished:
 		r = EventRecord{Kind: "tool-result", Turn: e.Turn, Index: e.Index, Tool: e.Call.Name, Status: e.Status}
 	case *agent.TurnFinished:
 		r = EventRecord{Kind: "turn-finished", Turn: e.Turn}

@@ -12,17 +12,20 @@
 // and their tools, then reads your questions. After each answer a status
 // line shows the model, the servers and the tokens used.
 //
-// Commands: /tools, /servers, /prompts and /resources (the servers'
-// prompts and resources: a prompt runs as /<name> [args], and @<uri> in a
-// question attaches a resource), /status, /history (the questions asked),
-// !N (ask question N again), /clear (forget the conversation and the
-// approvals given for the session), /quit. Ctrl-C stops the answer being
-// written, or the question being asked, and keeps the session; Ctrl-D or
-// /quit leaves.
+// Commands (chat -help lists them with the flags): /tools, /servers,
+// /prompts and /resources (the servers' prompts and resources: a prompt
+// runs as /<name> [args], and @<uri> in a question attaches a resource),
+// /call NAME {json} (call a tool yourself, through the same approval),
+// /status, /history (the questions asked), !N (ask question N again),
+// /clear (forget the conversation and the approvals given for the
+// session), /help, /quit. Ctrl-C stops the answer being written, or the
+// question being asked, and keeps the session; Ctrl-D or /quit leaves.
 //
 // The model comes from the environment (agent/modelenv): MINIME_MODEL_URL
 // and MINIME_MODEL, OPENAI_API_KEY, OLLAMA_HOST or Docker Model Runner.
-// Without one, the chat says how to start one and exits with status 0.
+// Without one, the chat says how to start one and goes on without it: the
+// servers are connected, and every command but a question or a prompt
+// works.
 //
 // A server configured with auth.type oauth is signed in to on first use:
 // the chat prints the authorization URL, you open it in a browser, and the
@@ -34,10 +37,20 @@
 // The chat and the approval questions read the same terminal, taking turns
 // (permission.NewLines and permission.NewSharedTerminal), so a question
 // withdrawn by Ctrl-C never swallows the next line.
+//
+// Servers may ask the chat for things, and each goes through you: a
+// completion by the chat's model (sampling) is asked about like a tool
+// call (y shows you the answer before it goes back, e edits the request
+// or the answer, a allows that server's sampling for the session); a form
+// is filled in field by field; a URL is shown with its site, never opened
+// for you. /roots lists the folders servers may see, /roots add <folder>
+// shares one, /roots remove <N> stops sharing it.
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -55,6 +68,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -63,8 +77,29 @@ import (
 // configName is the configuration file looked for.
 const configName = "mini-me.yaml"
 
+// commands is the help of the chat's commands.
+const commands = `commands:
+  a question           asked to the model (@<uri> in it attaches a resource)
+  /tools               the tools, by server
+  /servers             the servers, their era and state
+  /prompts             the servers' prompts; /<prompt> [args] runs one
+  /resources           the servers' resources and templates
+  /roots               the folders servers may see; /roots add <folder>, /roots remove <N>
+  /call NAME {json}    call tool NAME with the JSON object of arguments, through the approval
+  /status              the model, the servers and the tokens used
+  /history             the questions asked; !N asks question N again
+  /clear               forget the conversation and the approvals given for the session
+  /help                this list
+  /quit                leave (Ctrl-D too); Ctrl-C stops an answer`
+
 func main() {
 	configPath := flag.String("config", "", "the configuration file listing the MCP servers (default: ./"+configName+", else mini-me/"+configName+" in your configuration directory)")
+	flag.Usage = func() {
+		w := flag.CommandLine.Output()
+		fmt.Fprintf(w, "usage: chat [-config FILE]\n\nAn agent in the terminal, on the MCP servers of a configuration. The model comes from\nMINIME_MODEL_URL and MINIME_MODEL, OPENAI_API_KEY, OLLAMA_HOST or Docker Model Runner;\nwithout one, every command but a question works.\n\nflags:\n")
+		flag.PrintDefaults()
+		fmt.Fprintf(w, "\n%s\n", commands)
+	}
 	flag.Parse()
 	if err := run(*configPath, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "chat:", err)
@@ -77,14 +112,18 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tools, err := discover(cfg)
+	lines := permission.NewLines(stdin)
+	defer lines.Close()
+	term := permission.NewSharedTerminal(lines, out)
+	h := newHost(term)
+	tools, err := discover(cfg, h.options())
 	if err != nil {
 		return err
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = tools.Close(ctx)
+		_ = tools.Shutdown(ctx)
 	}()
 	if cfg.File == "" {
 		fmt.Fprintf(out, "mini-me chat (no %s found: no tools; see -help)\n\n", configName)
@@ -93,20 +132,18 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	}
 	render.Banner(out, tools)
 
+	c := &chat{out: out, lines: lines, cfg: cfg, tools: tools, approver: term, host: h}
 	model, err := modelenv.Find(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(out, "\n%s\n", modelenv.Help(err))
-		return nil
+		fmt.Fprintln(out, "\nNo model: a question cannot be answered, but /tools, /servers, /prompts, /resources and /call NAME {json} work; /help lists the commands.")
+	} else {
+		c.model = model
+		fmt.Fprintln(out)
+		render.Model(out, model)
+		fmt.Fprintln(out, "\nType a question; /help lists the commands; @<uri> attaches a resource; Ctrl-C stops an answer.")
 	}
-	fmt.Fprintln(out)
-	render.Model(out, model)
-	fmt.Fprintln(out, "\nType a question. /tools, /servers, /prompts, /resources, /status, /history, !N, /clear, /quit; @<uri> attaches; Ctrl-C stops an answer.")
-
-	lines := permission.NewLines(stdin)
-	defer lines.Close()
-	c := &chat{out: out, lines: lines, cfg: cfg, tools: tools, model: model,
-		approver: permission.NewSharedTerminal(lines, out)}
-	c.agent = &agent.Agent{Model: model, Tools: tools, Policy: agent.NewPolicy(cfg, c.approver)}
+	c.newPolicy()
 	c.interrupts = make(chan os.Signal, 1)
 	signal.Notify(c.interrupts, os.Interrupt)
 	defer signal.Stop(c.interrupts)
@@ -137,8 +174,8 @@ func findConfig(path string) (*config.Config, error) {
 
 // discover discovers the servers' tools (toolset.Discover), giving them a
 // minute, or the time a person takes to sign in when a server uses OAuth.
-func discover(cfg *config.Config) (*toolset.Toolset, error) {
-	opts := &toolset.ToolsetOptions{Browser: oauth.Terminal{Out: os.Stderr}}
+func discover(cfg *config.Config, client mcp.Options) (*toolset.Toolset, error) {
+	opts := &toolset.Options{Client: client, Browser: oauth.Terminal{Out: os.Stderr}}
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute
@@ -172,11 +209,13 @@ type chat struct {
 	out        io.Writer
 	lines      *permission.Lines // the terminal, shared with the approver
 	approver   permission.Approver
+	host       *host              // answers the servers' requests
+	policy     *permission.Policy // the agent's, and /call's
 	interrupts chan os.Signal
 
 	cfg          *config.Config
 	tools        *toolset.Toolset
-	model        *agent.OpenAI
+	model        *agent.OpenAI // nil without a model
 	agent        *agent.Agent
 	conversation []agent.Message
 	history      []string      // the questions asked, in order
@@ -241,7 +280,13 @@ func (c *chat) next() (string, error) {
 }
 
 func (c *chat) command(line string) {
+	if rest, ok := strings.CutPrefix(line, "/call"); ok && (rest == "" || rest[0] == ' ') {
+		c.call(strings.TrimSpace(rest))
+		return
+	}
 	switch line {
+	case "/help":
+		fmt.Fprintln(c.out, commands)
 	case "/tools":
 		render.Tools(c.out, c.tools)
 	case "/servers":
@@ -257,14 +302,33 @@ func (c *chat) command(line string) {
 		}
 	case "/clear":
 		c.conversation = nil
-		c.agent.Policy = agent.NewPolicy(c.cfg, c.approver)
+		c.newPolicy()
 		fmt.Fprintln(c.out, "(conversation cleared, and the approvals given for the session)")
 	default:
+		if rest, ok := strings.CutPrefix(line, "/roots"); ok && (rest == "" || rest[0] == ' ') {
+			c.rootsCommand(rest)
+			return
+		}
 		if !c.promptCommand(line) {
-			fmt.Fprintln(c.out, "commands: /tools, /servers, /prompts, /resources, /<prompt> [args], /status, /history, !N, /clear, /quit")
+			fmt.Fprintf(c.out, "(no command %s)\n%s\n", render.Clean(line, 40), commands)
 		}
 	}
 }
+
+// newPolicy starts the session's approvals afresh: the agent's tool calls,
+// /call and the servers' sampling requests are asked about under one
+// policy.
+func (c *chat) newPolicy() {
+	c.policy = agent.NewPolicy(c.cfg, c.approver)
+	if c.agent == nil {
+		c.agent = &agent.Agent{Model: c.model, Tools: c.tools}
+	}
+	c.agent.Policy = c.policy
+	c.host.answerWith(c.model, c.policy, c.cfg.Servers)
+}
+
+// notifyTimeout bounds telling the servers the roots changed.
+const notifyTimeout = 5 * time.Second
 
 // status prints one line: the model, the servers connected and the
 // tokens used.
@@ -283,7 +347,11 @@ func (c *chat) status() {
 	if c.last != nil {
 		run = fmt.Sprintf(" · last answer: %s, %d tokens", plural(c.last.Turns, "turn"), c.last.Usage.TotalTokens)
 	}
-	fmt.Fprintf(c.out, "[%s · %s%s · session: %d tokens]\n", render.Clean(c.model.Model, 60), servers, run, c.tokens)
+	model := "no model"
+	if c.model != nil {
+		model = render.Clean(c.model.Model, 60)
+	}
+	fmt.Fprintf(c.out, "[%s · %s%s · session: %d tokens]\n", model, servers, run, c.tokens)
 }
 
 func plural(n int, word string) string {
@@ -298,33 +366,90 @@ func plural(n int, word string) string {
 // the history keeps the line typed.
 func (c *chat) turn(line string, next ...agent.Message) {
 	c.history = append(c.history, line)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	if c.model == nil {
+		fmt.Fprintln(c.out, "(no model: not sent; set MINIME_MODEL_URL and MINIME_MODEL, OPENAI_API_KEY or OLLAMA_HOST, and start the chat again)")
+		return
+	}
 	msgs := append(slices.Clip(c.conversation), next...)
-	done := make(chan struct{})
 	var res agent.Result
 	var err error
 	fmt.Fprintln(c.out)
-	go func() {
-		defer close(done)
+	stopped := c.interruptible(func(ctx context.Context) {
 		res, err = c.agent.RunStream(ctx, msgs, render.Events(c.out))
-	}()
-	for running := true; running; {
-		select {
-		case <-done:
-			running = false
-		case <-c.interrupts:
-			cancel()
-		}
-	}
+	})
 	c.conversation = res.Messages // whatever happened, it is consistent
 	c.last = &res
 	c.tokens += res.Usage.TotalTokens
 	switch {
-	case ctx.Err() != nil:
+	case stopped:
 		fmt.Fprintln(c.out, "\n(stopped)")
 	case err != nil:
 		fmt.Fprintf(c.out, "\n(the run stopped: %s)\n", render.Clean(err.Error(), 300))
 	}
 	c.status()
+}
+
+// interruptible runs f with a context that Ctrl-C cancels, and reports
+// whether it did.
+func (c *chat) interruptible(f func(ctx context.Context)) bool {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(ctx)
+	}()
+	for {
+		select {
+		case <-done:
+			return ctx.Err() != nil
+		case <-c.interrupts:
+			cancel()
+		}
+	}
+}
+
+// call runs "/call NAME {json}": the tool NAME with the JSON object of
+// arguments, asked about first as the agent asks (the policy, and the
+// approval prompt when it asks), its result printed. It needs no model.
+func (c *chat) call(arg string) {
+	name, args, _ := strings.Cut(arg, " ")
+	if name == "" {
+		fmt.Fprintln(c.out, "(usage: /call NAME {json}, as in /call text_count {\"text\":\"hello\"}; /tools lists the names)")
+		return
+	}
+	st, ok := c.tools.Tool(name)
+	if !ok {
+		fmt.Fprintf(c.out, "(no tool %s: /tools lists them)\n", render.Clean(name, 60))
+		return
+	}
+	raw := json.RawMessage(cmp.Or(strings.TrimSpace(args), "{}"))
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		fmt.Fprintf(c.out, "(the arguments of /call %s are not a JSON object: %s)\n", st.Name, render.Clean(string(raw), 80))
+		return
+	}
+	var res *toolset.ToolResult
+	var err error
+	var denied string
+	stopped := c.interruptible(func(ctx context.Context) {
+		d, cerr := c.policy.Check(ctx, agent.PermissionRequest(st, raw))
+		if cerr != nil || !d.Allowed() {
+			denied = d.String()
+			return
+		}
+		res, err = c.tools.Call(ctx, st.Name, raw)
+	})
+	switch {
+	case stopped:
+		fmt.Fprintln(c.out, "(stopped)")
+	case denied != "":
+		fmt.Fprintf(c.out, "← not run (%s)\n", render.Clean(denied, 200))
+	case err != nil:
+		fmt.Fprintf(c.out, "← failed: %s\n", render.Clean(err.Error(), 300))
+	case res.IsError():
+		fmt.Fprintf(c.out, "← tool error: %s\n", render.CleanText(res.Text(), 2000))
+	default:
+		fmt.Fprintf(c.out, "← ok %s:\n%s\n", st.Name, render.CleanText(res.Text(), 4000))
+	}
 }

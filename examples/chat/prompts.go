@@ -69,7 +69,7 @@ func (c *chat) promptCommand(line string) bool {
 // promptArgs takes a prompt's arguments from the words typed after its
 // name, name=value or in the prompt's order, and asks for each required
 // one still missing; false means the input ended or Ctrl-C was pressed.
-func (c *chat) promptArgs(p toolset.ServerPrompt, words []string) (map[string]string, bool) {
+func (c *chat) promptArgs(p toolset.Prompt, words []string) (map[string]string, bool) {
 	args := map[string]string{}
 	next := 0
 	for _, w := range words {

@@ -73,8 +73,20 @@ func run(ctx context.Context, scenario, url string, log *slog.Logger) error {
 		// Accept every form with the schema's defaults (SEP-1034).
 		Elicit: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			log.Info("elicitation", "message", req.Message)
+			if req.Mode == "url" {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 		},
+		// Declare sampling, URL elicitation and roots too, so that the
+		// scenarios checking the capabilities' shape see them; no
+		// scenario sends these requests (a URL request is declined).
+		ElicitURL: true,
+		Sample: func(_ context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+			log.Info("sampling", "messages", len(req.Messages))
+			return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: "conformance"}}, Model: "none"}, nil
+		},
+		Roots: func(context.Context) ([]mcp.Root, error) { return []mcp.Root{}, nil },
 	}
 	tr := &mcp.HTTPTransport{URL: url}
 	if strings.HasPrefix(scenario, "auth/") {

@@ -25,13 +25,13 @@ var skillScenarios = map[string]bool{
 }
 
 func runSkills(ctx context.Context, url string, use bool, log *slog.Logger) error {
-	ts, err := toolset.Discover(ctx, []config.Server{{Name: "conformance", URL: url}}, &toolset.ToolsetOptions{
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "conformance", URL: url}}, &toolset.Options{
 		Client: mcp.Options{Logger: log, Skills: true, ClientInfo: mcp.Implementation{Name: "mini-me-conformance", Version: "0.1.0"}},
 	})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = ts.Close(context.Background()) }()
+	defer func() { _ = ts.Close() }()
 	for _, st := range ts.Servers() {
 		if st.Err != nil {
 			return st.Err

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // serveEnv makes the test binary a stdio server: finance, speaking the
@@ -310,7 +310,7 @@ func TestDiscover(t *testing.T) {
 		s := cfg.Servers[i]
 		assert.Equal(t, name, s.Name)
 		assert.Regexp(t, `^http://127\.0\.0\.1:\d+/mcp$`, s.URL)
-		assert.Equal(t, config.ModeAsk, s.Permissions)
+		assert.Equal(t, permission.ModeAsk, s.Permissions)
 	}
 	assert.Len(t, servers.Tools.Tools(), 7)
 	assert.Empty(t, servers.Tools.Warnings())

@@ -76,7 +76,7 @@ func Discover(ctx context.Context) (*Servers, error) {
 func (s *Servers) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	_ = s.Tools.Close(ctx)
+	_ = s.Tools.Shutdown(ctx)
 	s.stopServers()
 }
 

@@ -19,7 +19,7 @@ func textTools(t *testing.T) *toolset.Toolset {
 	ctx := context.Background()
 	tools, err := toolset.Discover(ctx, []config.Server{{Name: "text", URL: serve(t, Text())}}, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = tools.Close(ctx) })
+	t.Cleanup(func() { _ = tools.Shutdown(ctx) })
 	return tools
 }
 

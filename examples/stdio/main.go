@@ -111,7 +111,7 @@ func run(ctx context.Context, question string, stdin io.Reader, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	defer tools.Close(context.WithoutCancel(ctx)) // Close bounds each server's ending itself
+	defer tools.Shutdown(context.WithoutCancel(ctx)) // Close bounds each server's ending itself
 	fmt.Fprintf(stdout, "mini-me stdio: the finance server runs as a subprocess (%s %s)\n\n", self, serveFlag)
 	render.Banner(stdout, tools)
 

@@ -11,14 +11,19 @@
 // its chat {model} spans and its execute_tool {tool} spans, each with the
 // MCP tools/call request beneath, whose traceparent the server received
 // in params._meta. Last comes a summary of the mcp.client.operation.duration
-// histogram.
+// histogram, on stderr.
+//
+// Stdout holds the spans alone, so that it can be piped to jq
+// (go run . | jq -r .Name); the answer, the summary and any diagnostic go
+// to stderr.
 //
 // The model is found as in examples/quickstart (agent/modelenv: set
 // MINIME_MODEL_URL and MINIME_MODEL, OPENAI_API_KEY, OLLAMA_HOST...).
 // Without one, a stand-in model (standIn, below) plays the model's part:
 // it calls text_count once, then answers with what the tool said, so that
-// every kind of span still appears. Every call is allowed: the demo's
-// servers hold nothing of value.
+// every kind of span still appears, its chat spans named "chat stand-in"
+// as a real model's are "chat {model}" (it is an agent.DescribedModel).
+// Every call is allowed: the demo's servers hold nothing of value.
 package main
 
 import (
@@ -47,13 +52,14 @@ const question = `How many words are there in "The quick brown fox jumps over th
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, os.Getenv); err != nil {
+	if err := run(ctx, os.Stdout, os.Stderr, os.Getenv); err != nil {
 		fmt.Fprintln(os.Stderr, "tracing:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, stdout io.Writer, getenv func(string) string) error {
+// run writes the spans to stdout, and the rest to stderr.
+func run(ctx context.Context, stdout, stderr io.Writer, getenv func(string) string) error {
 	// Spans go to stdout as each ends; metrics stay in a reader that is
 	// read once, at the end.
 	exporter, err := stdouttrace.New(stdouttrace.WithWriter(stdout), stdouttrace.WithPrettyPrint())
@@ -84,7 +90,7 @@ func run(ctx context.Context, stdout io.Writer, getenv func(string) string) erro
 	if m, err := modelenv.Find(ctx, getenv); err == nil {
 		model = m
 	} else {
-		fmt.Fprintf(stdout, "No model (%v): a stand-in plays its part.\n\n", err)
+		fmt.Fprintf(stderr, "No model (%v): a stand-in plays its part.\n\n", err)
 		model = &standIn{}
 	}
 	a := &agent.Agent{Model: model, Tools: servers.Tools, Policy: agent.NewPolicy(servers.Config, permission.AllowAll{})}
@@ -92,8 +98,8 @@ func run(ctx context.Context, stdout io.Writer, getenv func(string) string) erro
 	if err != nil {
 		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
 	}
-	fmt.Fprintf(stdout, "\nanswer: %s\n", res.Answer)
-	return summary(ctx, stdout, metrics)
+	fmt.Fprintf(stderr, "\nanswer: %s\n", res.Answer)
+	return summary(ctx, stderr, metrics)
 }
 
 // summary prints the count and total time of the MCP requests, by method,
@@ -141,6 +147,11 @@ func summary(ctx context.Context, w io.Writer, r *sdkmetric.ManualReader) error 
 // standIn is the model when there is none: it calls text_count on the
 // question's sentence, then answers with the tool's output.
 type standIn struct{}
+
+// ModelInfo names the stand-in in the trace (agent.DescribedModel).
+func (standIn) ModelInfo() agent.ModelInfo {
+	return agent.ModelInfo{Name: "stand-in", Provider: "mini-me"}
+}
 
 func (standIn) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.Delta)) (*agent.Reply, error) {
 	last := req.Messages[len(req.Messages)-1]

@@ -3,7 +3,6 @@
 package interop
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
@@ -24,7 +24,7 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	ctx, cancel := stepContext()
 	defer cancel()
 	updates := make(chan string, 8)
-	ts, err := toolset.Discover(ctx, []config.Server{{Name: "everything", URL: url}}, &toolset.ToolsetOptions{
+	ts, err := toolset.Discover(ctx, []config.Server{{Name: "everything", URL: url}}, &toolset.Options{
 		OnResourceUpdated: func(server, uri string) {
 			select {
 			case updates <- server + " " + uri:
@@ -32,7 +32,7 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 			}
 		}})
 	require.NoError(t, err)
-	defer func() { assert.NoError(t, ts.Close(context.Background())) }()
+	defer func() { assert.NoError(t, ts.Close()) }()
 	require.True(t, ts.Servers()[0].Connected, "%v", ts.Servers()[0].Err)
 
 	var prompts []string
@@ -46,11 +46,11 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	assert.Equal(t, len(prompts), st.Prompts)
 	assert.Positive(t, st.Resources)
 	assert.Positive(t, st.ResourceTemplates)
-	assert.True(t, slices.ContainsFunc(ts.Resources(), func(r toolset.ServerResource) bool {
+	assert.True(t, slices.ContainsFunc(ts.Resources(), func(r toolset.Resource) bool {
 		return r.Resource.URI == "demo://resource/static/document/architecture.md"
 	}))
 	const textTemplate = "demo://resource/dynamic/text/{resourceId}"
-	assert.True(t, slices.ContainsFunc(ts.ResourceTemplates(), func(r toolset.ServerResourceTemplate) bool {
+	assert.True(t, slices.ContainsFunc(ts.ResourceTemplates(), func(r toolset.ResourceTemplate) bool {
 		return r.Template.URITemplate == textTemplate
 	}))
 
@@ -67,13 +67,13 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	require.NotEmpty(t, msgs)
 	assert.Contains(t, msgs[0].Content, `<tool_output server="everything" tool="resource:demo://resource/dynamic/text/3">`)
 
-	c, err := ts.CompletePrompt(ctx, "everything_completable-prompt", "department", "En", nil)
+	c, err := ts.CompletePrompt(ctx, "everything_completable-prompt", mcp.CompletionArgument{Name: "department", Value: "En"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Engineering"}, c.Values)
-	c, err = ts.CompletePrompt(ctx, "everything_completable-prompt", "name", "A", map[string]string{"department": "Engineering"})
+	c, err = ts.CompletePrompt(ctx, "everything_completable-prompt", mcp.CompletionArgument{Name: "name", Value: "A", Context: map[string]string{"department": "Engineering"}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Alice"}, c.Values, "the arguments already chosen reach the server")
-	c, err = ts.CompleteResource(ctx, "everything", textTemplate, "resourceId", "1", nil)
+	c, err = ts.CompleteResource(ctx, "everything", textTemplate, mcp.CompletionArgument{Name: "resourceId", Value: "1"})
 	require.NoError(t, err)
 	assert.NotEmpty(t, c.Values)
 

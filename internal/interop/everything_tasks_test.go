@@ -46,14 +46,14 @@ func TestEverythingTasks(t *testing.T) {
 		name string
 		cfg  config.Server
 	}{
-		{"http", config.Server{Name: "everything", URL: proxied, Permissions: config.ModeAuto}},
+		{"http", config.Server{Name: "everything", URL: proxied, Permissions: permission.ModeAuto}},
 		{"stdio", config.Server{Name: "everything", Command: node, Args: []string{filepath.Join(dir, everythingMain), "stdio"},
-			Dir: dir, Permissions: config.ModeAuto}},
+			Dir: dir, Permissions: permission.ModeAuto}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var asked atomic.Int32
 			changed := make(chan struct{}, 16)
-			ts, err := toolset.Discover(context.Background(), []config.Server{tc.cfg}, &toolset.ToolsetOptions{
+			ts, err := toolset.Discover(context.Background(), []config.Server{tc.cfg}, &toolset.Options{
 				Client: mcp.Options{
 					ClientInfo: mcp.Implementation{Name: "mini-me-interop", Version: "0.0.0"},
 					Tasks:      mcp.TasksWhenRequired,
@@ -70,7 +70,7 @@ func TestEverythingTasks(t *testing.T) {
 				},
 			})
 			require.NoError(t, err)
-			defer func() { assert.NoError(t, ts.Close(context.Background())) }()
+			defer func() { assert.NoError(t, ts.Close()) }()
 			st := waitForTool(t, ts, changed, researchTool)
 			assert.Equal(t, mcp.TaskAlways, st.Task)
 
@@ -80,7 +80,7 @@ func TestEverythingTasks(t *testing.T) {
 			)
 			var mu sync.Mutex
 			var statuses []mcp.TaskStatus
-			var result *agent.ToolResult
+			var result *agent.ToolFinished
 			a := &agent.Agent{Model: model, Tools: ts, Policy: permission.NewPolicy(permission.AllowAll{})}
 			before := gets.Load()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -92,7 +92,7 @@ func TestEverythingTasks(t *testing.T) {
 				switch e := e.(type) {
 				case *agent.ToolStatus:
 					statuses = append(statuses, e.Task)
-				case *agent.ToolResult:
+				case *agent.ToolFinished:
 					result = e
 				}
 			})
@@ -129,7 +129,7 @@ func TestEverythingTasks(t *testing.T) {
 
 // waitForTool returns the Toolset's tool named name on its server, once
 // a refresh brought it.
-func waitForTool(t *testing.T, ts *toolset.Toolset, changed <-chan struct{}, name string) toolset.ServerTool {
+func waitForTool(t *testing.T, ts *toolset.Toolset, changed <-chan struct{}, name string) toolset.Tool {
 	t.Helper()
 	deadline := time.After(stepTimeout)
 	for {

@@ -22,7 +22,7 @@ func TestGoSDKPromptsAndResources(t *testing.T) {
 	defer cancel()
 	ts, err := toolset.Discover(ctx, []config.Server{{Name: "peer", URL: g.url}}, nil)
 	require.NoError(t, err)
-	defer func() { assert.NoError(t, ts.Close(context.Background())) }()
+	defer func() { assert.NoError(t, ts.Close()) }()
 	require.True(t, ts.Servers()[0].Connected, "%v", ts.Servers()[0].Err)
 
 	require.Len(t, ts.Prompts(), 1)

@@ -65,7 +65,7 @@ func TestLlamaCppAgentRun(t *testing.T) {
 				steps = append(steps, step{Turn: e.Turn, Server: e.Server, Tool: e.Tool, Arguments: e.Call.Arguments})
 			case *agent.ApprovalDecided:
 				steps[len(steps)-1].ApprovalDecision = e.Decision.Verdict.String()
-			case *agent.ToolResult:
+			case *agent.ToolFinished:
 				s := &steps[len(steps)-1]
 				s.Status, s.Output = e.Status, e.Output
 			}

@@ -178,9 +178,9 @@ func startTool(t *testing.T, server, def string) (*toolServer, *toolset.Toolset)
 		},
 	}}}
 	t.Cleanup(s.Close)
-	set, err := toolset.Discover(context.Background(), []config.Server{{Name: server, URL: s.Start(), Permissions: config.ModeAsk}}, nil)
+	set, err := toolset.Discover(context.Background(), []config.Server{{Name: server, URL: s.Start(), Permissions: permission.ModeAsk}}, nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, set.Close(context.Background())) })
+	t.Cleanup(func() { assert.NoError(t, set.Close()) })
 	require.Empty(t, set.Warnings())
 	return ts, set
 }

@@ -68,7 +68,7 @@ func TestLlamaCppRunTyped(t *testing.T) {
 		a := &agent.Agent{Model: model(false), Funcs: []*agent.Func{add}, Policy: permission.NewPolicy(permission.AllowAll{}), MaxTurns: 4}
 		var calls int
 		_, res, err := agent.RunTyped[entry](llamaCtx(t), a, ask, func(e agent.Event) {
-			if _, ok := e.(*agent.ToolResult); ok {
+			if _, ok := e.(*agent.ToolFinished); ok {
 				calls++
 			}
 		})

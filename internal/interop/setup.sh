@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # setup.sh installs the third-party MCP servers the interop tests run against:
 # the npm packages pinned, with every transitive dependency, by
-# testdata/npm/package-lock.json (today @modelcontextprotocol/server-everything).
+# testdata/npm/package-lock.json (today @modelcontextprotocol/server-everything,
+# the TypeScript SDK 1.x twice, recent and 1.12.1, which
+# testdata/node/tssdk-server.cjs serves, and oidc-provider, the authorization
+# server of the OAuth tests).
 #
 # They go to $MINIME_INTEROP_CACHE, by default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/mini-me-interop, in a folder named after the
@@ -38,6 +41,11 @@ echo "setup.sh: installing the pinned npm packages (npm ci) into $dest"
 (cd "$tmp" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 [[ -f $tmp/node_modules/@modelcontextprotocol/server-everything/dist/index.js ]] ||
   die "npm ci finished but server-everything's dist/index.js is missing"
+for sdk in @modelcontextprotocol/sdk sdk-1.12.1; do
+  [[ -f $tmp/node_modules/$sdk/package.json ]] || die "npm ci finished but $sdk is missing"
+done
+[[ -f $tmp/node_modules/oidc-provider/lib/index.js ]] ||
+  die "npm ci finished but oidc-provider's lib/index.js is missing"
 touch "$tmp/.complete"
 if ! mv -T "$tmp" "$dest" 2>/dev/null; then
   # Another run finished first: keep its copy.

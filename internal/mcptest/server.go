@@ -77,6 +77,8 @@ type Server struct {
 	Fault *Fault
 	// Tasks, when set, serves tasks in both eras (see Tasks).
 	Tasks *Tasks
+	// Instructions are sent in the initialize and discover results.
+	Instructions string
 
 	mu       sync.Mutex
 	sessions map[string]bool
@@ -341,6 +343,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 			"capabilities":      s.capabilities(modern),
 			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "mcptest", "version": "1.0.0"}},
 			"ttlMs":             0, "cacheScope": "public",
+			"instructions": s.Instructions,
 		}, nil
 	case "initialize":
 		if !s.speaks(Legacy) {
@@ -350,6 +353,7 @@ func (s *Server) handle(r *http.Request, msg *jsonrpc.Message, modern bool, send
 			"protocolVersion": Legacy,
 			"capabilities":    s.capabilities(modern),
 			"serverInfo":      map[string]any{"name": "mcptest", "version": "1.0.0"},
+			"instructions":    s.Instructions,
 		}, nil
 	case "ping":
 		return struct{}{}, nil

@@ -5,10 +5,12 @@
 package oauthtest
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
 // Sentinel is part of every token issued, for tests that look for tokens
@@ -36,6 +40,9 @@ type Server struct {
 	WrongIss string
 	// Deny answers the authorization with error=access_denied.
 	Deny bool
+	// AuthMethods are the token endpoint authentication methods the
+	// metadata lists; nil means "none" alone.
+	AuthMethods []string
 	// ClientID and ClientSecret, when set, are the only client the
 	// client_credentials grant accepts (Basic authentication).
 	ClientID, ClientSecret string
@@ -53,6 +60,7 @@ type Server struct {
 	Registrations atomic.Int32
 
 	mu        sync.Mutex
+	clients   map[string]bool     // registered client ids it knows
 	challenge map[string]string   // code → PKCE challenge
 	scopes    map[string][]string // code or token → scopes
 	refresh   map[string][]string // refresh token → scopes
@@ -62,7 +70,7 @@ type Server struct {
 
 // Start serves on 127.0.0.1 and returns the issuer.
 func (s *Server) Start() string {
-	s.challenge, s.scopes, s.refresh = map[string]string{}, map[string][]string{}, map[string][]string{}
+	s.challenge, s.scopes, s.refresh, s.clients = map[string]string{}, map[string][]string{}, map[string][]string{}, map[string]bool{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server"+s.Path, s.metadata)
 	mux.HandleFunc(s.Path+"/authorize", s.authorize)
@@ -107,6 +115,52 @@ func (s *Server) Revoke() {
 	}
 }
 
+// Follow is a Browser for tests: it fetches the authorization URL and
+// returns the redirect's Location, as a user's browser arrives at the
+// redirect URL; an error page (http 4xx, 5xx) is an *oauth.ErrorPageError
+// whose Code is the page's text before its first colon.
+var Follow = oauth.BrowserFunc(func(ctx context.Context, authURL, _ string) (*url.URL, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1000))
+		code, desc, _ := strings.Cut(strings.TrimSpace(string(b)), ":")
+		return nil, &oauth.ErrorPageError{Code: code, Description: strings.TrimSpace(desc)}
+	}
+	return resp.Location()
+})
+
+// Forget forgets every client it registered and every refresh token, as
+// a restarted server that keeps them in memory does: their authorization
+// requests get an error page, their token requests invalid_client.
+func (s *Server) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.clients)
+	clear(s.refresh)
+}
+
+// forgotten reports whether id is a client it registered and forgot.
+func (s *Server) forgotten(id string) bool {
+	return strings.HasPrefix(id, "client-") && !s.clients[id]
+}
+
+func (s *Server) authMethods() []string {
+	if s.AuthMethods == nil {
+		return []string{"none"}
+	}
+	return s.AuthMethods
+}
+
 func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	iss := s.Issuer()
 	writeJSON(w, http.StatusOK, map[string]any{
@@ -116,7 +170,7 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		"registration_endpoint":                          iss + "/register",
 		"response_types_supported":                       []string{"code"},
 		"code_challenge_methods_supported":               []string{"S256"},
-		"token_endpoint_auth_methods_supported":          []string{"none"},
+		"token_endpoint_auth_methods_supported":          s.authMethods(),
 		"scopes_supported":                               []string{"read", "write", "offline_access"},
 		"authorization_response_iss_parameter_supported": true,
 	})
@@ -131,7 +185,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"client_id": "client-1", "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"})
+	s.mu.Lock()
+	id := fmt.Sprintf("client-%d", s.Registrations.Load())
+	s.clients[id] = true
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"})
 }
 
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
@@ -140,6 +198,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	ru, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil || !ru.IsAbs() || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
 		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	unknown := s.forgotten(q.Get("client_id"))
+	s.mu.Unlock()
+	if unknown {
+		http.Error(w, "invalid_client: unknown client", http.StatusBadRequest)
 		return
 	}
 	back := ru.Query()
@@ -174,6 +239,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.resources = append(s.resources, r.PostForm.Get("resource"))
+	if s.forgotten(r.PostForm.Get("client_id")) {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
 	var scopes []string
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":

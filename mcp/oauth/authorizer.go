@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/origin"
 )
 
 // Config configures an Authorizer. The zero value works with a server
@@ -38,9 +40,16 @@ type Config struct {
 	// request and every MCP request carries a proof, and the token is sent
 	// as "Authorization: DPoP". Elsewhere tokens stay Bearer tokens.
 	DPoP bool
-	// Issuer, when set, binds ClientID and ClientSecret to that
-	// authorization server: another one never sees them (the client
-	// registers there instead).
+	// Issuer binds the client's pre-registered credentials (ClientSecret,
+	// ClientKey, the assertions of a Grant) to that authorization server:
+	// another one never sees them. Empty binds them to the first issuer
+	// they are sent to, for the life of the Authorizer (trust on first
+	// use: set Issuer, so that a spoofed server met first gets nothing).
+	// Where the server names another issuer, a machine Grant fails with an
+	// *IssuerBindingError, and the authorization code flow registers a
+	// client there instead (Client ID Metadata Document or Dynamic Client
+	// Registration). A pre-registered ClientID without a secret is bound
+	// only by a set Issuer.
 	Issuer string
 	// Scopes are requested when the server's challenge names none; empty
 	// means the resource's scopes_supported, or no scope parameter.
@@ -64,10 +73,19 @@ type Config struct {
 	Store TokenStore
 	// HTTPClient sends the metadata, registration and token requests; nil
 	// means a client of the Authorizer's own, whose idle connections
-	// CloseIdleConnections releases.
+	// CloseIdleConnections releases. Either way the Authorizer follows no
+	// redirect of a POST and no redirect to another origin (its
+	// CheckRedirect runs before this client's own).
 	HTTPClient *http.Client
 	// Logger receives debug diagnostics (never a token); nil discards them.
 	Logger *slog.Logger
+	// InsecureHTTP, INSECURE, allows plain http on any host for the
+	// server, its resource metadata and the authorization server (a
+	// private network without TLS). Without it every URL the Authorizer
+	// fetches or posts to, and the authorization endpoint, must be https
+	// or http on a loopback host: on any other network path an attacker
+	// could read the tokens and secrets, or choose the endpoints.
+	InsecureHTTP bool
 }
 
 // Token endpoint authentication methods (RFC 7591 §2).
@@ -99,8 +117,16 @@ type Authorizer struct {
 	key     Key             // where tok is stored
 	meta    *ServerMetadata // of tok's issuer
 	clients map[string]Registration
+	bound   string // the issuer of the pre-registered credentials (Config.Issuer, or the first used)
+
+	// renewals counts the renewals Token ran, renewErr is the last one's
+	// outcome: callers that waited for one share it.
+	renewals uint64
+	renewErr error
 
 	dpop *dpopKey // nil without Config.DPoP
+
+	clock func() time.Time // time.Now; tests move it forward
 }
 
 // New returns the Authorizer of the MCP server at serverURL.
@@ -108,6 +134,9 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	u, err := url.Parse(serverURL)
 	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("oauth: server URL %q is not an http(s) URL", serverURL)
+	}
+	if !secure(u, cfg.InsecureHTTP) {
+		return nil, fmt.Errorf("oauth: server URL %s is plain http off loopback: use https (or, on a private network without TLS, InsecureHTTP)", origin.Of(u))
 	}
 	switch cfg.TokenEndpointAuth {
 	case "", AuthBasic, AuthPost, AuthNone:
@@ -137,7 +166,7 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	if cfg.Store == nil {
 		cfg.Store = &MemoryStore{}
 	}
-	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}}
+	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}, bound: cfg.Issuer}
 	if cfg.DPoP {
 		var err error
 		if a.dpop, err = newDPoPKey(); err != nil {
@@ -153,23 +182,64 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	return a, nil
 }
 
-func (a *Authorizer) httpClient() *http.Client {
-	if a.cfg.HTTPClient != nil {
-		return a.cfg.HTTPClient
+func (a *Authorizer) now() time.Time {
+	if a.clock != nil {
+		return a.clock()
 	}
-	return &http.Client{Transport: a.own, Timeout: requestTimeout, CheckRedirect: keepCredentialsHome}
+	return time.Now()
 }
 
-// keepCredentialsHome drops a client's Basic credentials on a redirect to
-// another origin; unlike Go's default, another port counts as another
-// origin.
-func keepCredentialsHome(req *http.Request, via []*http.Request) error {
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
+// httpClient returns the client of the metadata, registration and token
+// requests: Config.HTTPClient (or one of the Authorizer's own) with the
+// redirect rule of credentialRedirects.
+func (a *Authorizer) httpClient() *http.Client {
+	if a.cfg.HTTPClient == nil {
+		return &http.Client{Transport: a.own, Timeout: requestTimeout, CheckRedirect: credentialRedirects(nil)}
 	}
-	from := via[0].URL
-	if !strings.EqualFold(req.URL.Scheme, from.Scheme) || !strings.EqualFold(req.URL.Host, from.Host) {
-		req.Header.Del("Authorization")
+	c := *a.cfg.HTTPClient
+	c.CheckRedirect = credentialRedirects(c.CheckRedirect)
+	return &c
+}
+
+// credentialRedirects refuses every redirect of a POST (a token,
+// registration or token exchange request, whose body holds a secret, a
+// code verifier or an assertion, and Go would send it again on a 307 or
+// 308), and a GET's redirect to another origin (scheme, host or port):
+// metadata is the issuer's own, or none. Other redirects go to next, or
+// to the stock limit of ten.
+func credentialRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0]
+		switch {
+		case first.Method != http.MethodGet:
+			return fmt.Errorf("oauth: refusing to follow a redirect of a %s request (its body holds credentials)", first.Method)
+		case !origin.Same(req.URL, first.URL):
+			return fmt.Errorf("%w: refusing a redirect from %s to another origin (%s)", ErrMetadata, origin.Of(first.URL), clip(origin.Of(req.URL), 100))
+		case next != nil:
+			return next(req, via)
+		case len(via) >= 10:
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// secure reports whether u may carry the authorization's requests: https,
+// or http to a loopback host, or any http when insecure allows it.
+func secure(u *url.URL, insecure bool) bool {
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+		return u.Host != ""
+	case "http":
+		return u.Host != "" && (insecure || isLoopback(u.Hostname()))
+	}
+	return false
+}
+
+// checkSecure refuses to send a request to u unless secure allows it.
+func (a *Authorizer) checkSecure(u *url.URL) error {
+	if !secure(u, a.cfg.InsecureHTTP) {
+		return fmt.Errorf("%w: refusing plain http to %s: an authorization server's and a server's metadata and endpoints must be https off loopback", ErrMetadata, clip(origin.Of(u), 100))
 	}
 	return nil
 }
@@ -203,47 +273,83 @@ func (a *Authorizer) current() *Token {
 	return a.tok
 }
 
-// Token returns the access token to send, refreshing it first when it is
-// about to expire; "" means no token yet (the server's 401 will start the
-// authorization, through Challenged). A refresh that fails is logged and
-// yields "", not an error.
+// Token returns the access token to send; "" means no token yet (the
+// server's 401 will start the authorization, through Challenged).
+//
+// A token is renewed (refreshed, or asked again of a machine grant) when
+// the smaller of 30 s and a tenth of its lifetime is left, by one request
+// that every concurrent caller waits for and shares, success or failure.
+// A token whose renewal failed is still returned until it expires; after
+// that the error says why the renewal failed (wrapping ErrUnreachable,
+// ErrMetadata or ErrToken), except for a refresh the authorization server
+// refused, or a token that has no refresh token: then Token returns "",
+// so the server's 401 leads to one new sign-in.
 func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	t := a.current()
 	switch {
 	case t == nil:
 		return "", nil
-	case t.fresh(time.Now()):
+	case t.fresh(a.now()):
 		return string(t.AccessToken), nil
+	}
+	a.mu.Lock()
+	key, meta, gen := a.key, a.meta, a.renewals
+	a.mu.Unlock()
+	machine := a.cfg.Grant != nil && meta != nil
+	if t.RefreshToken == "" && !machine {
+		return a.lastValid(nil)
 	}
 	if err := a.lock(ctx); err != nil {
 		return "", err
 	}
 	defer a.unlock()
-	if t = a.current(); t.fresh(time.Now()) {
-		return string(t.AccessToken), nil // refreshed while we waited
-	}
-	if t == nil {
-		return "", nil
+	if t = a.current(); t == nil || t.fresh(a.now()) {
+		return a.lastValid(nil) // renewed, or dropped, while we waited
 	}
 	a.mu.Lock()
-	key, meta := a.key, a.meta
+	err := a.renewErr
 	a.mu.Unlock()
-	var err error
-	switch {
-	case t.RefreshToken != "":
-		err = a.refresh(ctx, t)
-	case a.cfg.Grant != nil && meta != nil:
-		// A machine grant is simply asked again, before the server has
-		// to refuse the expired token.
-		err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
-	default:
-		return "", nil
+	if a.renewalsSince(gen) == 0 {
+		// No renewal ran while we waited: ours is the one, at the
+		// authorization server that issued t, as its client.
+		a.mu.Lock()
+		key, meta = a.key, a.meta
+		a.mu.Unlock()
+		if t.RefreshToken != "" {
+			err = a.refresh(ctx, t, key, meta)
+		} else {
+			err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
+		}
+		a.mu.Lock()
+		a.renewals++
+		a.renewErr = err
+		a.mu.Unlock()
 	}
 	if err != nil {
 		a.log.Debug("oauth: renewing the token failed", "resource", a.resource.String(), "error", err)
+	}
+	return a.lastValid(err)
+}
+
+// lastValid returns the current token while it has not expired; then err
+// when the renewal failed for want of an answer (a refused renewal, or
+// none, leaves "" and a nil error: the 401 that follows signs in again).
+func (a *Authorizer) lastValid(err error) (string, error) {
+	if t := a.current(); t.valid(a.now()) {
+		return string(t.AccessToken), nil
+	}
+	var oe *OAuthError
+	if err == nil || errors.As(err, &oe) {
 		return "", nil
 	}
-	return string(a.current().AccessToken), nil
+	return "", fmt.Errorf("oauth: the token of %s expired and could not be renewed: %w", a.resource, err)
+}
+
+// renewalsSince returns how many renewals Token ran since it counted gen.
+func (a *Authorizer) renewalsSince(gen uint64) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.renewals - gen
 }
 
 // Challenged is told that the server answered status (401 or 403) with
@@ -269,8 +375,11 @@ func (a *Authorizer) Challenged(ctx context.Context, status int, challenges []Ch
 	}
 	defer a.unlock()
 	cur := a.current()
-	if cur != nil && string(cur.AccessToken) != sent && cur.fresh(time.Now()) {
-		return nil // renewed by a request answered before ours
+	if cur != nil && string(cur.AccessToken) != sent && cur.valid(a.now()) {
+		// Renewed, or stepped up, by a request answered before ours: a
+		// token that is not the one refused is tried before any new
+		// sign-in, even close to its expiry.
+		return nil
 	}
 	if stepUp {
 		want := strings.Fields(ch.Param("scope"))
@@ -286,7 +395,10 @@ func (a *Authorizer) Challenged(ctx context.Context, status int, challenges []Ch
 		return a.authorize(ctx, ch, union)
 	}
 	if cur != nil && sent != "" && string(cur.AccessToken) == sent && cur.RefreshToken != "" {
-		err := a.refresh(ctx, cur)
+		a.mu.Lock()
+		key, meta := a.key, a.meta // cur's own: a token is refreshed where it was issued
+		a.mu.Unlock()
+		err := a.refresh(ctx, cur, key, meta)
 		if err == nil {
 			return nil
 		}
@@ -347,7 +459,7 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []strin
 	if err != nil {
 		return err
 	}
-	key := Key{Resource: resourceID, Issuer: issuer}
+	key := Key{Resource: resourceID, Issuer: issuer, Client: a.cfg.ClientID}
 	if scopes == nil && a.adoptStored(ctx, key, meta) {
 		return nil
 	}
@@ -364,15 +476,33 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []strin
 	if a.cfg.Grant != nil {
 		return a.grant(ctx, key, meta, resourceID, scopes)
 	}
+	if _, ok := a.cfg.Browser.(NonInteractive); ok {
+		// No sign-in can follow: registering a client would only leave
+		// one more at the authorization server.
+		return &InteractionRequiredError{Resource: a.resource.String()}
+	}
 	// offline_access asks for a refresh token, where the authorization
 	// server (not the resource) says it knows the scope.
 	if len(scopes) > 0 && slices.Contains(meta.ScopesSupported, "offline_access") && !slices.Contains(scopes, "offline_access") {
 		scopes = append(slices.Clone(scopes), "offline_access")
 	}
-	client, err := a.client(ctx, meta)
-	if err != nil {
-		return err
+	for retried := false; ; retried = true {
+		client, registered, err := a.client(ctx, meta)
+		if err != nil {
+			return err
+		}
+		err = a.signIn(ctx, key, meta, client, resourceID, scopes)
+		if err == nil || registered || retried || !invalidClient(err) || !a.forget(meta.Issuer, client) {
+			return err
+		}
+		a.log.Warn("oauth: the authorization server no longer knows the client it registered; registering again",
+			"issuer", meta.Issuer, "client", client.ID)
 	}
+}
+
+// signIn sends the user through the authorization code flow as client,
+// and adopts the token.
+func (a *Authorizer) signIn(ctx context.Context, key Key, meta *ServerMetadata, client Registration, resourceID string, scopes []string) error {
 	code, verifier, err := a.authorizationCode(ctx, meta, client, resourceID, scopes)
 	if err != nil {
 		return err
@@ -389,6 +519,28 @@ func (a *Authorizer) authorize(ctx context.Context, ch Challenge, scopes []strin
 	}
 	a.adopt(ctx, key, meta, tok)
 	return nil
+}
+
+// invalidClient reports whether err is the authorization server saying it
+// does not know the client: a token endpoint's invalid_client, or an
+// error page the Browser reports.
+func invalidClient(err error) bool {
+	var oe *OAuthError
+	var pe *ErrorPageError
+	return errors.As(err, &oe) && oe.Code == "invalid_client" || errors.As(err, &pe) && pe.Code == "invalid_client"
+}
+
+// forget drops the registration r at issuer when it is one the Authorizer
+// made (a pre-registered client is the administrator's to fix), so the
+// next authorization registers again; it reports whether it dropped one.
+func (a *Authorizer) forget(issuer string, r Registration) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.ID == "" || r.ID == a.cfg.ClientID || a.clients[issuer].ID != r.ID {
+		return false
+	}
+	delete(a.clients, issuer)
+	return true
 }
 
 // grant obtains a token with the machine grant of Config.
@@ -416,49 +568,97 @@ func (a *Authorizer) grant(ctx context.Context, key Key, meta *ServerMetadata, r
 	return nil
 }
 
+// bind reports whether the pre-registered credentials may go to issuer,
+// pinning it when no issuer is bound yet: nil, or an
+// *IssuerBindingError.
+func (a *Authorizer) bind(issuer string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.bound == "" {
+		a.bound = issuer
+		a.log.Debug("oauth: client credentials bound to their first issuer", "issuer", issuer)
+	}
+	if a.bound != issuer {
+		return &IssuerBindingError{Bound: a.bound, Offered: issuer}
+	}
+	return nil
+}
+
 // adoptStored uses a token the store holds for key, refreshing it when it
 // expired; it reports whether one could be used.
 func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetadata) bool {
 	t, err := a.cfg.Store.Load(ctx, key)
 	if err != nil {
-		a.log.Debug("oauth: token store failed", "error", err)
+		a.log.Warn("oauth: the token store failed; signing in again", "error", err)
 		return false
 	}
-	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken {
-		return false // nothing, or the very token the server refused
+	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken || !a.fits(t) {
+		return false // nothing, the very token the server refused, or another run's
 	}
-	if t.Type == "DPoP" && (a.dpop == nil || t.KeyThumbprint != a.dpop.jkt) {
-		return false // bound to the key of another run
-	}
-	a.mu.Lock()
-	a.key, a.meta = key, meta
-	a.mu.Unlock()
-	if t.fresh(time.Now()) {
-		a.adopt(ctx, key, meta, t)
+	// The current token, key and metadata change together, in use, once
+	// t is known usable: until then the current token is refreshed where
+	// it was issued, never at this issuer.
+	if t.fresh(a.now()) {
+		a.use(key, meta, t)
 		return true
 	}
-	return t.RefreshToken != "" && a.refresh(ctx, t) == nil
+	return t.RefreshToken != "" && a.refresh(ctx, t, key, meta) == nil
 }
 
-// adopt makes tok the current token and stores it.
+// fits reports whether a stored token can be sent by this Authorizer: a
+// DPoP token bound to the key of another run cannot.
+func (a *Authorizer) fits(t *Token) bool {
+	return t.Type != "DPoP" || a.dpop != nil && t.KeyThumbprint == a.dpop.jkt
+}
+
+// adopt makes tok the current token and stores it; key and meta are
+// where it was issued, and travel with it.
 func (a *Authorizer) adopt(ctx context.Context, key Key, meta *ServerMetadata, tok *Token) {
-	a.mu.Lock()
-	a.tok, a.key, a.meta = tok, key, meta
-	a.clients[meta.Issuer] = tok.Client
-	a.mu.Unlock()
+	a.use(key, meta, tok)
 	if err := a.cfg.Store.Save(ctx, key, tok); err != nil {
 		a.log.Warn("oauth: saving the token failed", "error", err)
 	}
 }
 
-// refresh renews t with its refresh token. A refusal drops the token, from
-// memory and from the store.
-func (a *Authorizer) refresh(ctx context.Context, t *Token) error {
+// use makes tok, found in the store under key, the current token.
+func (a *Authorizer) use(key Key, meta *ServerMetadata, tok *Token) {
 	a.mu.Lock()
-	key, meta := a.key, a.meta
-	a.mu.Unlock()
-	if meta == nil {
+	defer a.mu.Unlock()
+	a.tok, a.key, a.meta = tok, key, meta
+	a.clients[meta.Issuer] = tok.Client
+}
+
+// refresh renews t with its refresh token, at the authorization server of
+// meta that issued it under key, as the client it was issued to. With a
+// LockingStore, the store stays locked from the read of the latest token
+// to the write of its successor, so that another process never sends the
+// refresh token this one rotates. A refusal drops the token, from memory
+// and from the store; an invalid_client refusal drops the registration
+// too.
+func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *ServerMetadata) error {
+	if meta == nil || meta.Issuer != key.Issuer {
 		return fmt.Errorf("%w: no authorization server known for the refresh", ErrToken)
+	}
+	mine := t
+	if ls, ok := a.cfg.Store.(LockingStore); ok {
+		unlock, err := ls.Lock(ctx, key)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrToken, err)
+		}
+		defer unlock()
+		s, err := a.cfg.Store.Load(ctx, key)
+		if err == nil && s != nil && s.AccessToken != t.AccessToken && a.fits(s) {
+			// Renewed by another process, or another Authorizer, since
+			// we read it.
+			if s.fresh(a.now()) {
+				a.log.Debug("oauth: the token was renewed by another user of the store", "resource", key.Resource)
+				a.use(key, meta, s)
+				return nil
+			}
+			if s.RefreshToken != "" {
+				t = s
+			}
+		}
 	}
 	tok, err := a.exchange(ctx, meta, t.Client, url.Values{
 		"grant_type":    {"refresh_token"},
@@ -468,11 +668,15 @@ func (a *Authorizer) refresh(ctx context.Context, t *Token) error {
 	var oe *OAuthError
 	if errors.As(err, &oe) {
 		a.mu.Lock()
-		if a.tok == t {
+		if a.tok == mine {
 			a.tok = nil
 		}
 		a.mu.Unlock()
 		_ = a.cfg.Store.Save(ctx, key, nil)
+		if oe.Code == "invalid_client" && a.forget(meta.Issuer, t.Client) {
+			a.log.Warn("oauth: the authorization server no longer knows the client it registered; the next sign-in registers again",
+				"issuer", meta.Issuer, "client", t.Client.ID)
+		}
 	}
 	if err != nil {
 		return err

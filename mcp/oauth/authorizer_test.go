@@ -18,25 +18,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"git.rickub.com/bots-garden/mini-me/internal/oauthtest"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
-// follow is the Browser of these tests: it fetches the authorization URL
-// and returns the redirect's Location, as a user's browser would arrive at
-// the redirect URL.
-var follow = oauth.BrowserFunc(func(ctx context.Context, authURL, _ string) (*url.URL, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer hc.CloseIdleConnections()
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	return resp.Location()
-})
+// follow is the Browser of these tests (see oauthtest.Follow).
+var follow = oauthtest.Follow
 
 // newAuthorizer returns an Authorizer for resource whose HTTP client the
 // test closes.
@@ -65,6 +54,19 @@ func setup(t *testing.T, as *oauthtest.Server) (string, *httptest.Server) {
 	rs := oauthtest.Resource(http.NotFoundHandler(), as, "")
 	t.Cleanup(rs.Close)
 	return rs.URL + "/mcp", rs
+}
+
+// fakeClock is an Authorizer's clock that a test moves forward, so a token
+// reaches its renewal point, or its expiry, without the test waiting.
+type fakeClock struct{ off atomic.Int64 }
+
+func (c *fakeClock) now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
+func (c *fakeClock) advance(d time.Duration) { c.off.Add(int64(d)) }
+
+func withClock(a *oauth.Authorizer) *fakeClock {
+	c := &fakeClock{}
+	oauth.SetClock(a, c.now)
+	return c
 }
 
 func challenge(t *testing.T, h string) []oauth.Challenge {
@@ -302,18 +304,22 @@ func TestConsentRefused(t *testing.T) {
 func TestRefreshSingleFlight(t *testing.T) {
 	for _, via := range []string{"Token", "Challenged"} {
 		t.Run(via, func(t *testing.T) {
-			// Via Token: the first token expires inside the 30 s margin,
-			// so every call finds it stale. Via Challenged: it is fresh,
-			// and the server refuses it (revoked).
-			as := &oauthtest.Server{Refresh: true, ExpiresIn: 1}
+			// Via Token: the first token (100 s) is 5 s from its expiry,
+			// inside its 10 s margin, so every call finds it stale. Via
+			// Challenged: it is fresh, and the server refuses it (revoked).
+			as := &oauthtest.Server{Refresh: true, ExpiresIn: 100}
 			if via == "Challenged" {
 				as.ExpiresIn = 3600
 			}
 			resource, _ := setup(t, as)
 			a := newAuthorizer(t, resource, oauth.Config{})
+			clock := withClock(a)
 			ctx := context.Background()
 			if err := a.Challenged(ctx, 401, nil, ""); err != nil {
 				t.Fatal(err)
+			}
+			if via == "Token" {
+				clock.advance(95 * time.Second)
 			}
 			as.ExpiresIn = 3600 // the refreshed token is fresh
 			old := ""

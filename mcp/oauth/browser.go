@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -24,6 +25,35 @@ import (
 type Browser interface {
 	Authorize(ctx context.Context, authURL, redirectURL string) (*url.URL, error)
 }
+
+// ErrorPageError is what a Browser returns when the authorization server
+// showed the user an error page instead of redirecting: it does so for an
+// unknown client_id or a redirect URI it refuses (RFC 6749 §4.1.2.1), so
+// no redirect will come. Code is the error code the page named, when the
+// Browser could tell ("invalid_client", "invalid_redirect_uri"), and
+// Description what the page said, cut short by the Browser. After an
+// invalid_client page for a client it registered earlier (the server
+// restarted, or expired the registration), the Authorizer registers again
+// and sends the user once more. It matches ErrConsent.
+type ErrorPageError struct {
+	Code        string
+	Description string
+}
+
+// Error names the code and the description.
+func (e *ErrorPageError) Error() string {
+	s := "oauth: the authorization server showed an error page"
+	if e.Code != "" {
+		s += ": " + clip(e.Code, 60)
+	}
+	if e.Description != "" {
+		s += ": " + clip(e.Description, 200)
+	}
+	return s
+}
+
+// Is makes the error match ErrConsent.
+func (e *ErrorPageError) Is(target error) bool { return target == ErrConsent }
 
 // BrowserFunc adapts a function to the Browser interface.
 type BrowserFunc func(ctx context.Context, authURL, redirectURL string) (*url.URL, error)
@@ -51,10 +81,14 @@ const DefaultRedirectURL = "http://127.0.0.1:8976/callback"
 const DefaultTerminalTimeout = 5 * time.Minute
 
 // Terminal is a Browser for a program run in a terminal: it prints the
-// authorization URL for the user to open, listens on the redirect URL's
-// loopback address, accepts the first request to its path, answers it with
-// a short page, and returns. The zero value prints to standard error and
-// waits DefaultTerminalTimeout.
+// authorization URL for the user to open, with every byte that is not
+// printable ASCII (bidi and C1 controls a server may put there)
+// percent-encoded, listens on the redirect URL's loopback address, accepts
+// the first request to its path that carries the authorization request's
+// state (it answers others with 400 and keeps listening: another local
+// page cannot end the sign-in), answers it with a short page, and returns.
+// The zero value prints to standard error and waits
+// DefaultTerminalTimeout.
 type Terminal struct {
 	// Out receives the message with the URL; nil means os.Stderr.
 	Out io.Writer
@@ -74,6 +108,10 @@ func (t Terminal) Authorize(ctx context.Context, authURL, redirectURL string) (*
 	if err != nil {
 		return nil, fmt.Errorf("oauth: listening for the sign-in redirect: %w", err)
 	}
+	var state string
+	if au, err := url.Parse(authURL); err == nil {
+		state = au.Query().Get("state")
+	}
 	got := make(chan *url.URL, 1)
 	path := ru.Path
 	if path == "" {
@@ -84,6 +122,10 @@ func (t Terminal) Authorize(ctx context.Context, authURL, redirectURL string) (*
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != path {
 				http.NotFound(w, r)
+				return
+			}
+			if r.URL.Query().Get("state") != state {
+				http.Error(w, "this is not the answer to the sign-in under way", http.StatusBadRequest)
 				return
 			}
 			u := *ru
@@ -114,7 +156,7 @@ func (t Terminal) Authorize(ctx context.Context, authURL, redirectURL string) (*
 	if out == nil {
 		out = os.Stderr
 	}
-	if _, err := fmt.Fprintf(out, "To authorize access, open this URL in your browser:\n\n  %s\n\nWaiting for the sign-in to finish...\n", authURL); err != nil {
+	if _, err := fmt.Fprintf(out, "To authorize access, open this URL in your browser:\n\n  %s\n\nWaiting for the sign-in to finish...\n", printableURL(authURL)); err != nil {
 		return nil, fmt.Errorf("oauth: showing the sign-in URL: %w", err)
 	}
 	timeout := t.Timeout
@@ -131,6 +173,21 @@ func (t Terminal) Authorize(ctx context.Context, authURL, redirectURL string) (*
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// printableURL percent-encodes every byte of u that is not printable
+// ASCII, so that a terminal shows the URL a browser will open: no bidi
+// override reorders it, no C1 control starts an escape sequence.
+func printableURL(u string) string {
+	var b strings.Builder
+	for i := 0; i < len(u); i++ {
+		if c := u[i]; c > ' ' && c < 0x7f {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 func isLoopback(host string) bool {

@@ -10,10 +10,16 @@
 // Metadata Document, or Dynamic Client Registration, RFC 7591), sends the
 // user through the authorization code flow with PKCE (S256 only), the
 // resource parameter (RFC 8707) and the iss check (RFC 9207), and keeps
-// the token in a [TokenStore]. It refreshes tokens before they expire and
-// on a 401, with one refresh in flight shared by all concurrent requests,
-// and re-authorizes with the union of scopes on a 403 insufficient_scope
-// (step-up), a bounded number of times.
+// the token in a [TokenStore], under a [Key] of resource, issuer and
+// client. It refreshes tokens on a 401 and before they expire, when the
+// smaller of 30 s and a tenth of their lifetime is left, with one refresh
+// in flight shared by all concurrent requests (and, with a
+// [LockingStore], by every process sharing the store); a token whose
+// renewal fails is used until it expires. It re-authorizes with the union
+// of scopes on a 403 insufficient_scope (step-up), a bounded number of
+// times, and registers again, once, with an authorization server that
+// forgot its registration. A host reads [Authorizer.State], and calls
+// [Authorizer.Refresh] and [Authorizer.SignOut].
 //
 // Without a user at a browser, Config.Grant replaces the authorization
 // code flow with a machine grant, after the same discovery and checks:
@@ -31,8 +37,20 @@
 // The one step a library cannot take, showing the user a web page and
 // receiving the redirect, is the host's: a [Browser]. [Terminal] prints
 // the URL and listens on the loopback redirect; [NonInteractive] fails at
-// once with an [*InteractionRequiredError], so a background agent never
-// waits for a browser nobody will open.
+// once with an [*InteractionRequiredError], before any registration, so a
+// background agent never waits for a browser nobody will open. A Browser
+// that lands on an error page of the authorization server returns an
+// [*ErrorPageError].
+//
+// Credentials held beforehand (a client secret or key, a Grant's
+// assertions) go to one issuer only: Config.Issuer, or else the first one
+// they are sent to ([IssuerBindingError] elsewhere). A token is refreshed
+// only at the issuer, and as the client, it was obtained from. Every URL
+// fetched or posted to (resource metadata, authorization server metadata
+// and endpoints, the identity provider) must be https or http on a
+// loopback host unless Config.InsecureHTTP; the Authorizer's HTTP client
+// follows no redirect of a POST and no metadata redirect to another
+// origin.
 //
 // [ParseChallenges] reads WWW-Authenticate headers (RFC 9110 §11.6.1).
 //

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/origin"
 )
 
 // dpopKey is an Authorizer's DPoP key pair (RFC 9449, SEP-1932), made when
@@ -54,22 +56,20 @@ func newDPoPKey() (*dpopKey, error) {
 // maxNonce bounds a server's DPoP-Nonce.
 const maxNonce = 1024
 
-func origin(u *url.URL) string { return strings.ToLower(u.Scheme + "://" + u.Host) }
-
 // noteNonce keeps the nonce a server at u sent ("" keeps the last one).
 func (k *dpopKey) noteNonce(u *url.URL, nonce string) {
 	if nonce == "" || len(nonce) > maxNonce {
 		return
 	}
 	k.mu.Lock()
-	k.nonces[origin(u)] = nonce
+	k.nonces[origin.Of(u)] = nonce
 	k.mu.Unlock()
 }
 
 func (k *dpopKey) nonce(u *url.URL) string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.nonces[origin(u)]
+	return k.nonces[origin.Of(u)]
 }
 
 // proof returns a fresh DPoP proof (RFC 9449 §4.2) of a method request to

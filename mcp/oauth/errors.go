@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -26,6 +27,11 @@ var (
 	// ErrInsufficientScope: the server still wants a scope after a
 	// re-authorization (step-up) asked for it.
 	ErrInsufficientScope = errors.New("oauth: scope insufficient after step-up")
+	// ErrUnreachable: the authorization server (its metadata, token or
+	// registration endpoint) did not answer: connection refused, DNS,
+	// TLS or a timeout. A token still inside its lifetime is used all
+	// the same (see Authorizer.Token).
+	ErrUnreachable = errors.New("oauth: authorization server unreachable")
 	// ErrToken: the token endpoint refused to issue or refresh a token.
 	ErrToken = errors.New("oauth: token request failed")
 	// ErrInteractionRequired: the authorization needs a browser and the
@@ -87,12 +93,22 @@ var oauthErrorHints = map[string]string{
 	"registration":   "register a client at the authorization server and configure its clientId",
 	"token":          "sign in again; if it keeps failing, check the client's id, secret and tokenEndpointAuth",
 	"refresh":        "the session ended: sign in again",
+	"revocation":     "the token is forgotten here, but the authorization server may still hold the sign-in: revoke it there",
 	"token exchange": "the identity provider refused the ID token: sign in to it again, or check idpClientId and idpTokenEndpoint",
 }
 
 // Unwrap returns the sentinel the error matches (ErrConsent, ErrToken or
 // ErrRegistration).
 func (e *OAuthError) Unwrap() error { return e.kind }
+
+// unanswered wraps the error of a request that got no answer: the
+// context's end, or ErrUnreachable.
+func unanswered(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: %v", ErrUnreachable, err)
+}
 
 // clip shortens server text for an error message, on a rune boundary.
 func clip(s string, n int) string {
@@ -105,3 +121,24 @@ func clip(s string, n int) string {
 	}
 	return string(r) + "…"
 }
+
+// IssuerBindingError is returned when a machine grant's credential (a
+// client secret or key, a workload or identity provider assertion) would
+// go to another authorization server than the one it is bound to:
+// Config.Issuer, or else the first issuer it was used with. It matches
+// ErrIssuerMismatch; nothing was sent to Offered.
+type IssuerBindingError struct {
+	// Bound is the issuer the credential belongs to.
+	Bound string
+	// Offered is the issuer the server named instead.
+	Offered string
+}
+
+// Error names both issuers and what to do.
+func (e *IssuerBindingError) Error() string {
+	return fmt.Sprintf("oauth: the client's credentials belong to authorization server %s, and the server now names %s: "+
+		"nothing was sent there; if the move is genuine, set the issuer to %s", e.Bound, clip(e.Offered, 200), clip(e.Offered, 200))
+}
+
+// Is makes the error match ErrIssuerMismatch.
+func (e *IssuerBindingError) Is(target error) bool { return target == ErrIssuerMismatch }

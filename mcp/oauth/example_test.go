@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"time"
 
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/internal/oauthtest"
@@ -69,4 +71,37 @@ func ExampleParseChallenges() {
 	// Output:
 	// Bearer error="insufficient_scope" scope="files:read files:write"
 	// Basic error="" scope=""
+}
+
+// A host shows what an Authorizer holds, and signs the user out.
+func ExampleAuthorizer_State() {
+	as := &oauthtest.Server{Refresh: true} // an authorization server, for the example
+	as.Start()
+	defer as.Close()
+	rs := oauthtest.Resource(http.NotFoundHandler(), as, "") // a protected MCP server
+	defer rs.Close()
+	a, err := oauth.New(rs.URL+"/mcp", oauth.Config{Browser: follow, Scopes: []string{"read"}, RedirectURL: "http://127.0.0.1:8976/callback"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.CloseIdleConnections()
+	ctx := context.Background()
+	// The server's first 401 starts the sign-in (the transport does this).
+	if err := a.Challenged(ctx, http.StatusUnauthorized, nil, ""); err != nil {
+		fmt.Println(err)
+		return
+	}
+	st := a.State()
+	fmt.Println("client:", st.ClientID, "scopes:", st.Scopes, "refreshable:", st.Refreshable)
+	fmt.Println("expires within the hour:", time.Until(st.Expiry) <= time.Hour)
+	if err := a.SignOut(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("signed in:", a.State().HasToken)
+	// Output:
+	// client: client-1 scopes: [read offline_access] refreshable: true
+	// expires within the hour: true
+	// signed in: false
 }

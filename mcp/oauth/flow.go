@@ -19,20 +19,20 @@ import (
 
 // client returns the client's identity at the authorization server of
 // meta, in the order the specification gives: the pre-registered id (when
-// bound to no other server), the Client ID Metadata Document (when
-// accepted), Dynamic Client Registration. Registrations are kept per
-// issuer.
-func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (Registration, error) {
+// bound to no other server, see Config.Issuer), the Client ID Metadata
+// Document (when accepted), Dynamic Client Registration; registered says
+// it registered just now. Registrations are kept per issuer.
+func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (r Registration, registered bool, err error) {
 	a.mu.Lock()
 	r, ok := a.clients[meta.Issuer]
 	a.mu.Unlock()
 	if ok {
-		return r, nil
+		return r, false, nil
 	}
 	id := a.cfg.ClientID
 	cimd := strings.HasPrefix(id, "https://")
 	switch {
-	case id != "" && !cimd && (a.cfg.Issuer == "" || a.cfg.Issuer == meta.Issuer):
+	case id != "" && !cimd && a.mayUseClient(meta.Issuer):
 		m := a.cfg.TokenEndpointAuth
 		if m == "" {
 			m = chooseAuthMethod(meta.TokenEndpointAuthMethodsSupported, a.cfg.ClientSecret != "")
@@ -41,18 +41,28 @@ func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (Registra
 	case cimd && meta.ClientIDMetadataDocumentSupported:
 		r = Registration{ID: id, AuthMethod: AuthNone}
 	case meta.RegistrationEndpoint != "":
-		var err error
 		if r, err = a.register(ctx, meta); err != nil {
-			return Registration{}, err
+			return Registration{}, false, err
 		}
+		registered = true
 	default:
-		return Registration{}, fmt.Errorf("%w: %s offers no dynamic client registration: register a client there and configure its clientId",
+		return Registration{}, false, fmt.Errorf("%w: %s offers no dynamic client registration: register a client there and configure its clientId",
 			ErrRegistration, meta.Issuer)
 	}
 	a.mu.Lock()
 	a.clients[meta.Issuer] = r
 	a.mu.Unlock()
-	return r, nil
+	return r, registered, nil
+}
+
+// mayUseClient reports whether the pre-registered client may be used at
+// issuer: a client with a secret where bind allows it, one without where
+// no other Issuer is configured.
+func (a *Authorizer) mayUseClient(issuer string) bool {
+	if a.cfg.ClientSecret != "" {
+		return a.bind(issuer) == nil
+	}
+	return a.cfg.Issuer == "" || a.cfg.Issuer == issuer
 }
 
 // chooseAuthMethod picks how a client authenticates at the token endpoint
@@ -245,7 +255,8 @@ func (a *Authorizer) exchange(ctx context.Context, meta *ServerMetadata, client 
 		t.Scopes = strings.Fields(reply.Scope)
 	}
 	if reply.ExpiresIn > 0 {
-		t.Expiry = time.Now().Add(time.Duration(reply.ExpiresIn) * time.Second)
+		t.Issued = a.now()
+		t.Expiry = t.Issued.Add(time.Duration(reply.ExpiresIn) * time.Second)
 	}
 	a.log.Debug("oauth: token issued", "issuer", meta.Issuer, "step", step, "type", t.scheme(), "expires in", reply.ExpiresIn, "refreshable", reply.RefreshToken != "")
 	return t, nil
@@ -321,13 +332,16 @@ func (s *seconds) UnmarshalJSON(b []byte) error {
 }
 
 // send sends a registration or token request and decodes a 2xx JSON answer
-// into v; an error answer becomes an *OAuthError matching kind, with the
+// into v (nil: the answer is not read); an error answer becomes an *OAuthError matching kind, with the
 // scrub values (the request's secrets) removed from its text.
 func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scrub ...string) error {
+	if err := a.checkSecure(req.URL); err != nil {
+		return err
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s request: %v", kind, step, err)
+		return fmt.Errorf("%w: %s request: %w", kind, step, unanswered(req.Context(), err))
 	}
 	defer resp.Body.Close()
 	if a.dpop != nil {
@@ -350,6 +364,9 @@ func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scr
 			}
 		}
 		return &OAuthError{Endpoint: step, StatusCode: resp.StatusCode, Code: clip(e.Code, 60), Description: clip(e.Description, 200), kind: kind}
+	}
+	if v == nil {
+		return nil // an answer with no content to read (a revocation)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%w: %s answer is not JSON: %v", kind, step, err)

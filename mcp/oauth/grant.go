@@ -140,11 +140,12 @@ func grantType(g Grant) string {
 }
 
 // grantClient returns the pre-registered client of a machine grant at the
-// authorization server of meta: its id and secret or key, never sent to
-// another server than Config.Issuer.
+// authorization server of meta: its id and secret or key, which with the
+// grant's assertions go to no other server than the bound issuer (see
+// Config.Issuer).
 func (a *Authorizer) grantClient(meta *ServerMetadata) (Registration, error) {
-	if a.cfg.Issuer != "" && a.cfg.Issuer != meta.Issuer {
-		return Registration{}, fmt.Errorf("%w: the client is registered at %s, and the server uses %s", ErrRegistration, a.cfg.Issuer, meta.Issuer)
+	if err := a.bind(meta.Issuer); err != nil {
+		return Registration{}, err
 	}
 	r := Registration{ID: a.cfg.ClientID, Secret: a.cfg.ClientSecret, AuthMethod: a.cfg.TokenEndpointAuth}
 	switch {

@@ -396,15 +396,17 @@ func TestMachineGrantRenewedOnceBeforeExpiry(t *testing.T) {
 	as.reply = func(*http.Request) (int, map[string]any, http.Header) {
 		exp := 3600
 		if n.Add(1) == 1 {
-			exp = 1 // within the expiry margin: stale at once
+			exp = 100 // renewed 10 s before its expiry
 		}
 		return 200, map[string]any{"access_token": fmt.Sprintf("at-%d", n.Load()), "token_type": "Bearer", "expires_in": exp}, nil
 	}
 	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret"})
 	ctx := context.Background()
+	clock := withClock(a)
 	if err := a.Challenged(ctx, 401, challenge(t, `Bearer`), ""); err != nil {
 		t.Fatal(err)
 	}
+	clock.advance(91 * time.Second)
 	var wg sync.WaitGroup
 	toks := make(chan string, 10)
 	for range 10 {

@@ -35,6 +35,8 @@ type ServerMetadata struct {
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	GrantTypesSupported               []string `json:"grant_types_supported"`
+	// RevocationEndpoint revokes tokens (RFC 7009), for SignOut.
+	RevocationEndpoint string `json:"revocation_endpoint"`
 	// DPoPSigningAlgValuesSupported lists the DPoP proof algorithms the
 	// server accepts (RFC 9449 §5.1); DPoP is used where it holds ES256.
 	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported"`
@@ -58,10 +60,13 @@ func (a *Authorizer) getJSON(ctx context.Context, u string, v any) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrMetadata, u, err)
 	}
+	if err := a.checkSecure(req.URL); err != nil {
+		return err
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := a.httpClient().Do(req)
 	if err != nil {
-		return fmt.Errorf("oauth: fetching %s: %w", u, err)
+		return fmt.Errorf("oauth: fetching %s: %w", u, unanswered(ctx, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 && resp.StatusCode < 500 {
@@ -152,6 +157,9 @@ func (a *Authorizer) discoverServer(ctx context.Context, issuer string, fallback
 	if err != nil || iu.Host == "" || iu.Scheme != "https" && iu.Scheme != "http" {
 		return nil, fmt.Errorf("%w: authorization server %q is not an http(s) URL", ErrMetadata, issuer)
 	}
+	if !secure(iu, a.cfg.InsecureHTTP) {
+		return nil, fmt.Errorf("%w: authorization server %s is plain http off loopback: refusing to use it", ErrMetadata, clip(issuer, 200))
+	}
 	for _, u := range serverMetadataURLs(iu) {
 		var m ServerMetadata
 		err := a.getJSON(ctx, u, &m)
@@ -165,7 +173,7 @@ func (a *Authorizer) discoverServer(ctx context.Context, issuer string, fallback
 		if m.Issuer != issuer {
 			return nil, fmt.Errorf("%w: metadata at %s says issuer %q, want %q: refusing to use this authorization server", ErrIssuerMismatch, u, m.Issuer, issuer)
 		}
-		if err := m.check(a.cfg.Grant == nil); err != nil {
+		if err := m.check(a.cfg.Grant == nil, a.cfg.InsecureHTTP); err != nil {
 			return nil, fmt.Errorf("%s: %w", u, err)
 		}
 		return &m, nil
@@ -185,8 +193,9 @@ func (a *Authorizer) discoverServer(ctx context.Context, issuer string, fallback
 
 // check refuses metadata the flow cannot use safely; code says the
 // authorization code flow will run (a machine grant needs neither an
-// authorization endpoint nor PKCE).
-func (m *ServerMetadata) check(code bool) error {
+// authorization endpoint nor PKCE), insecure that plain http is allowed
+// off loopback (Config.InsecureHTTP).
+func (m *ServerMetadata) check(code, insecure bool) error {
 	switch {
 	case m.TokenEndpoint == "":
 		return fmt.Errorf("%w: authorization server %s has no token endpoint", ErrMetadata, m.Issuer)
@@ -195,12 +204,12 @@ func (m *ServerMetadata) check(code bool) error {
 	case code && !slices.Contains(m.CodeChallengeMethodsSupported, "S256"):
 		return fmt.Errorf("%w: authorization server %s does not support PKCE with S256: refusing to authorize", ErrMetadata, m.Issuer)
 	}
-	for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint} {
+	for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint, m.RevocationEndpoint} {
 		if e == "" {
 			continue
 		}
 		u, err := url.Parse(e)
-		if err != nil || u.Host == "" || u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname())) {
+		if err != nil || !secure(u, insecure) {
 			return fmt.Errorf("%w: endpoint %q of %s is not https", ErrMetadata, e, m.Issuer)
 		}
 	}

@@ -44,6 +44,9 @@ type Token struct {
 	RefreshToken Secret `json:"refresh_token,omitempty"`
 	// Expiry is when AccessToken expires; zero when the server did not say.
 	Expiry time.Time `json:"expiry"`
+	// Issued is when AccessToken was issued; with Expiry it gives the
+	// token's lifetime, hence when it is renewed (see Authorizer.Token).
+	Issued time.Time `json:"issued"`
 	// Scopes are the scopes granted (or, when the server did not say, the
 	// scopes requested).
 	Scopes []string `json:"scopes,omitempty"`
@@ -81,10 +84,29 @@ func (t *Token) scheme() string {
 	return "Bearer"
 }
 
-// expiryMargin is how long before its expiry a token is refreshed.
-const expiryMargin = 30 * time.Second
+// maxExpiryMargin is how long before its expiry a token is renewed, at
+// most: a token is renewed when the smaller of 30 s and a tenth of its
+// lifetime is left (3 s of a 30 s token, 500 ms of a 5 s one), so a
+// short-lived token is not renewed before every request.
+const maxExpiryMargin = 30 * time.Second
 
-// fresh reports whether the access token can still be sent at now.
+// margin returns how long before its expiry t is renewed; 30 s for a
+// token whose lifetime is unknown (stored by an older version).
+func (t *Token) margin() time.Duration {
+	if t.Issued.IsZero() || !t.Expiry.After(t.Issued) {
+		return maxExpiryMargin
+	}
+	return min(maxExpiryMargin, t.Expiry.Sub(t.Issued)/10)
+}
+
+// fresh reports whether the access token can be sent at now without
+// renewing it first.
 func (t *Token) fresh(now time.Time) bool {
-	return t != nil && t.AccessToken != "" && (t.Expiry.IsZero() || now.Add(expiryMargin).Before(t.Expiry))
+	return t != nil && t.AccessToken != "" && (t.Expiry.IsZero() || now.Add(t.margin()).Before(t.Expiry))
+}
+
+// valid reports whether the access token has not expired at now: a token
+// whose renewal failed is still sent until then.
+func (t *Token) valid(now time.Time) bool {
+	return t != nil && t.AccessToken != "" && (t.Expiry.IsZero() || now.Before(t.Expiry))
 }

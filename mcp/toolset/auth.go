@@ -25,6 +25,9 @@ func (t *Toolset) transport(s config.Server) (mcp.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if secret == "" {
+		secret = t.opts.ClientSecrets[s.Name]
+	}
 	cfg := oauth.Config{
 		ClientID:          s.Auth.ClientID,
 		ClientSecret:      secret,
@@ -33,8 +36,10 @@ func (t *Toolset) transport(s config.Server) (mcp.Transport, error) {
 		RedirectURL:       s.Auth.RedirectURL,
 		TokenEndpointAuth: s.Auth.TokenEndpointAuth,
 		DPoP:              s.Auth.DPoP,
+		InsecureHTTP:      s.InsecureHTTP,
 		Browser:           t.opts.Browser,
 		Store:             t.opts.TokenStore,
+		HTTPClient:        t.opts.OAuthHTTPClient,
 		Logger:            t.log.With("server", s.Name),
 	}
 	if err := machineGrant(s.Auth, &cfg); err != nil {
@@ -83,9 +88,9 @@ func machineGrant(a *config.Auth, cfg *oauth.Config) error {
 func readSecret(env, file, what string) (oauth.Secret, error) {
 	switch {
 	case env != "":
-		v := strings.TrimSpace(os.Getenv(env))
-		if v == "" {
-			return "", fmt.Errorf("%w: %s (%s)", mcp.ErrMissingToken, env, what)
+		v, err := mcp.TokenFromEnv(env)
+		if err != nil {
+			return "", fmt.Errorf("%w (%s)", err, what)
 		}
 		return oauth.Secret(v), nil
 	case file != "":

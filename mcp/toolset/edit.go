@@ -135,13 +135,19 @@ func (t *Toolset) Remove(ctx context.Context, name string) error {
 	return nil
 }
 
-// Reload applies the difference between two configurations' servers: a
-// server of old that is not in now (by name, ignoring case) or whose entry
-// changed is removed, and a server of now that is new or changed is added.
-// Servers whose entry is the same are left alone, with their connection
-// and calls. ctx bounds each step; the errors of the steps that failed are
-// joined, the other steps done.
-func (t *Toolset) Reload(ctx context.Context, old, now []config.Server) error {
+// Reload makes the Toolset's servers those of now (a configuration read
+// again): a server the Toolset has that is not in now (by name, ignoring
+// case) or whose entry changed is removed, and a server of now that is new
+// or changed is added. Servers whose entry is the same are left alone,
+// with their connection and calls. ctx bounds each step; the errors of the
+// steps that failed are joined, the other steps done.
+func (t *Toolset) Reload(ctx context.Context, now []config.Server) error {
+	t.mu.RLock()
+	old := make([]config.Server, len(t.servers))
+	for i, s := range t.servers {
+		old[i] = s.cfg
+	}
+	t.mu.RUnlock()
 	find := func(list []config.Server, name string) (config.Server, bool) {
 		i := slices.IndexFunc(list, func(s config.Server) bool { return strings.EqualFold(s.Name, name) })
 		if i < 0 {

@@ -47,7 +47,7 @@ func TestToolsetAddRemove(t *testing.T) {
 	b := &mcptest.Server{Versions: []string{mcptest.Legacy}, Tools: []mcptest.Tool{mcptest.PlainTool("look"), gateTool(started, release)}}
 	bcfg := config.Server{Name: "b", URL: mcptest.Start(t, b)}
 	changes := newChanges()
-	ts := discover(t, []config.Server{{Name: "a", URL: mcptest.Start(t, a)}}, &toolset.ToolsetOptions{OnChange: changes.record})
+	ts := discover(t, []config.Server{{Name: "a", URL: mcptest.Start(t, a)}}, &toolset.Options{OnChange: changes.record})
 
 	// A call runs on a while b is added.
 	first := make(chan error, 1)
@@ -120,20 +120,26 @@ func TestToolsetReload(t *testing.T) {
 	old := []config.Server{{Name: "keep", URL: keep, Line: 3}, {Name: "gone", URL: gone}, {Name: "changed", URL: srv("old")}}
 	ts := discover(t, old, nil)
 	now := []config.Server{{Name: "keep", URL: keep, Line: 9}, {Name: "changed", URL: changed}, {Name: "new", URL: added}}
-	require.NoError(t, ts.Reload(context.Background(), old, now))
+	require.NoError(t, ts.Reload(context.Background(), now))
 	assert.Equal(t, []string{"keep", "changed", "new"}, serverNames(ts))
 	assert.Equal(t, []string{"keep_k", "changed_c", "new_n"}, toolNames(ts))
 
 	bad := append(now, config.Server{Name: "down", URL: mcptest.ClosedURL(t)})
-	err := ts.Reload(context.Background(), now, bad)
+	err := ts.Reload(context.Background(), bad)
 	require.ErrorIs(t, err, mcp.ErrUnreachable)
 	assert.Equal(t, []string{"keep", "changed", "new"}, serverNames(ts), "a server that cannot be used is not added")
+
+	// The difference is taken from what the Toolset holds, not from a
+	// configuration the caller remembers: every server not in the new one
+	// goes, whatever was reloaded before.
+	require.NoError(t, ts.Reload(context.Background(), now[:1]))
+	assert.Equal(t, []string{"keep"}, serverNames(ts))
 }
 
 func TestToolsetAddAfterClose(t *testing.T) {
 	ts, err := toolset.Discover(context.Background(), nil, nil)
 	require.NoError(t, err)
-	require.NoError(t, ts.Close(context.Background()))
+	require.NoError(t, ts.Close())
 	require.ErrorIs(t, ts.Add(context.Background(), config.Server{Name: "x", URL: "http://127.0.0.1:1/mcp"}), mcp.ErrClosed)
 	require.ErrorIs(t, ts.Remove(context.Background(), "x"), mcp.ErrClosed)
 }
@@ -150,7 +156,7 @@ func ExampleToolset_Reload() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer tools.Close(ctx)
+	defer tools.Shutdown(ctx)
 
 	// ... the file changed:
 	next, err := config.Load("mini-me.yaml")
@@ -158,7 +164,7 @@ func ExampleToolset_Reload() {
 		log.Print(err) // keep the servers as they are
 		return
 	}
-	if err := tools.Reload(ctx, cfg.Servers, next.Servers); err != nil {
+	if err := tools.Reload(ctx, next.Servers); err != nil {
 		log.Print(err) // the servers that could not be added
 	}
 	for _, s := range tools.Servers() {

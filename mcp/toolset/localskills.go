@@ -1,15 +1,17 @@
 package toolset
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // LocalServer is the Server of the skills found in local folders, in a
@@ -25,8 +27,10 @@ type localSkill struct {
 
 // scanSkillFolders finds the skills of each folder: a folder holding
 // SKILL.md is a skill, any other folder is searched one level down for
-// skills. What cannot be used is reported as warnings.
-func scanSkillFolders(folders []string) ([]localSkill, []Warning) {
+// skills. What cannot be used is reported as warnings. It stops when ctx
+// ends, with ctx's error and nothing else: the caller keeps the skills it
+// had.
+func scanSkillFolders(ctx context.Context, folders []string) ([]localSkill, []Warning, error) {
 	var out []localSkill
 	var warns []Warning
 	warn := func(msg string, args ...any) {
@@ -50,7 +54,10 @@ func scanSkillFolders(folders []string) ([]localSkill, []Warning) {
 			}
 		}
 		for _, dir := range dirs {
-			ls, err := scanSkill(dir)
+			ls, err := scanSkill(ctx, dir)
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
 			if err != nil {
 				warn("skill %q left out: %v", dir, err)
 				continue
@@ -58,13 +65,15 @@ func scanSkillFolders(folders []string) ([]localSkill, []Warning) {
 			out = append(out, ls)
 		}
 	}
-	return out, warns
+	return out, warns, ctx.Err()
 }
 
 // scanSkill builds the entry of the skill in dir: its frontmatter and the
-// manifest of every regular file in it, with digests. Symlinks are
-// followed only when they stay inside dir; others are refused.
-func scanSkill(dir string) (localSkill, error) {
+// manifest of every regular file in it, with digests; other files (a
+// FIFO, a device, a socket) are skipped without being opened. Symlinks are
+// followed only when they stay inside dir; others are refused. It stops
+// when ctx ends.
+func scanSkill(ctx context.Context, dir string) (localSkill, error) {
 	root, err := filepath.Abs(dir)
 	if err == nil {
 		root, err = filepath.EvalSymlinks(root)
@@ -79,11 +88,17 @@ func scanSkill(dir string) (localSkill, error) {
 		if err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if d.IsDir() {
 			if p != root && strings.HasPrefix(d.Name(), ".") {
 				return filepath.SkipDir // .git and the like
 			}
 			return nil
+		}
+		if !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+			return nil // opening a FIFO would block
 		}
 		rel, _ := filepath.Rel(root, p)
 		data, err := readInside(root, filepath.ToSlash(rel), mcp.MaxSkillSize-total)
@@ -125,7 +140,8 @@ var (
 
 // readInside reads the file rel of folder root, at most limit bytes. The
 // path must stay inside root once every symlink is resolved; what is not
-// a regular file is errNotRegular.
+// a regular file is errNotRegular, found before it is opened (opening a
+// FIFO blocks).
 func readInside(root, rel string, limit int64) ([]byte, error) {
 	p := filepath.Join(root, filepath.FromSlash(rel))
 	real, err := filepath.EvalSymlinks(p)
@@ -134,6 +150,11 @@ func readInside(root, rel string, limit int64) ([]byte, error) {
 	}
 	if r, err := filepath.Rel(root, real); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) || filepath.IsAbs(r) {
 		return nil, fmt.Errorf("%s: leaves the skill's folder", rel)
+	}
+	if st, err := os.Stat(real); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, errNotRegular
 	}
 	f, err := os.Open(real)
 	if err != nil {

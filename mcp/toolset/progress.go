@@ -42,7 +42,7 @@ type DiscoverProgress struct {
 	Err error
 }
 
-// progressReporter calls ToolsetOptions.OnDiscover one report at a time,
+// progressReporter calls Options.OnDiscover one report at a time,
 // or does nothing when it is nil.
 type progressReporter struct {
 	mu sync.Mutex

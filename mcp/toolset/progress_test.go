@@ -27,7 +27,7 @@ func TestDiscoverProgress(t *testing.T) {
 		{Name: "legacy", URL: mcptest.Start(t, legacy)},
 		{Name: "down", URL: mcptest.ClosedURL(t)},
 		{Name: "modern", URL: "http://127.0.0.1:1/mcp"}, // a duplicate name
-	}, &toolset.ToolsetOptions{OnDiscover: func(p toolset.DiscoverProgress) {
+	}, &toolset.Options{OnDiscover: func(p toolset.DiscoverProgress) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, p)
@@ -63,15 +63,15 @@ func TestDiscoverProgressOnCancel(t *testing.T) {
 	cancel()
 	var n int
 	_, err := toolset.Discover(ctx, []config.Server{{Name: "down", URL: mcptest.ClosedURL(t)}},
-		&toolset.ToolsetOptions{OnDiscover: func(toolset.DiscoverProgress) { n++ }})
+		&toolset.Options{OnDiscover: func(toolset.DiscoverProgress) { n++ }})
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 2, n, "connecting, then skipped")
 }
 
 // A start-up banner drawn as the servers answer.
-func ExampleToolsetOptions_onDiscover() {
+func ExampleOptions_onDiscover() {
 	servers := []config.Server{{Name: "notes", URL: "unix:///nonexistent/notes.sock"}}
-	tools, err := toolset.Discover(context.Background(), servers, &toolset.ToolsetOptions{
+	tools, err := toolset.Discover(context.Background(), servers, &toolset.Options{
 		OnDiscover: func(p toolset.DiscoverProgress) {
 			switch p.Stage {
 			case toolset.DiscoverReady:
@@ -86,7 +86,7 @@ func ExampleToolsetOptions_onDiscover() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer tools.Close(context.Background())
+	defer tools.Close()
 	// Output:
 	// notes: connecting
 	// notes: skipped

@@ -26,9 +26,9 @@ const (
 	WarnPromptsFailed WarningKind = "prompts-failed"
 )
 
-// ServerPrompt is one prompt of a Toolset: a template the host can offer
+// Prompt is one prompt of a Toolset: a template the host can offer
 // the user as a command.
-type ServerPrompt struct {
+type Prompt struct {
 	// Name is the prompt's name in the Toolset, "{server}_{prompt}"
 	// sanitised and made unique like tool names (see ToolName).
 	Name string
@@ -37,7 +37,7 @@ type ServerPrompt struct {
 	// Prompt is the definition as the server listed it last; Prompt.Name
 	// is the original name, the one sent to the server.
 	Prompt mcp.Prompt
-	// Egress is the server's configured egress (see ServerTool.Egress):
+	// Egress is the server's configured egress (see Tool.Egress):
 	// the messages of a config.EgressLocal server's prompt must not reach
 	// a model off this machine.
 	Egress config.Egress
@@ -57,7 +57,7 @@ type PromptResult struct {
 // toolsetPrompts is the prompt catalogue of a Toolset. Guarded by
 // Toolset.mu.
 type toolsetPrompts struct {
-	all   []ServerPrompt
+	all   []Prompt
 	index map[string]promptRoute
 }
 
@@ -94,7 +94,7 @@ var promptsCap = &capability[[]mcp.Prompt]{
 			for _, p := range s.prompts.items {
 				name := uniqueName(s.cfg.Name, p.Name, taken)
 				t.prompts.index[name] = promptRoute{srv: s, pos: len(t.prompts.all)}
-				t.prompts.all = append(t.prompts.all, ServerPrompt{Name: name, Server: s.cfg.Name, Prompt: p, Egress: s.cfg.Egress})
+				t.prompts.all = append(t.prompts.all, Prompt{Name: name, Server: s.cfg.Name, Prompt: p, Egress: s.cfg.Egress})
 			}
 		}
 	},
@@ -107,20 +107,20 @@ var promptsCap = &capability[[]mcp.Prompt]{
 //
 // A server's list past its 2026-07-28 ttlMs is listed again in the
 // background, as for Tools.
-func (t *Toolset) Prompts() []ServerPrompt {
+func (t *Toolset) Prompts() []Prompt {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	promptsCap.expired(t)
-	return append([]ServerPrompt(nil), t.prompts.all...)
+	return append([]Prompt(nil), t.prompts.all...)
 }
 
 // Prompt returns the prompt with the Toolset name name.
-func (t *Toolset) Prompt(name string) (ServerPrompt, bool) {
+func (t *Toolset) Prompt(name string) (Prompt, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	r, ok := t.prompts.index[name]
 	if !ok {
-		return ServerPrompt{}, false
+		return Prompt{}, false
 	}
 	return t.prompts.all[r.pos], true
 }
@@ -134,7 +134,7 @@ func (t *Toolset) GetPrompt(ctx context.Context, name string, args map[string]st
 	t.mu.RLock()
 	closed := t.closed
 	r, ok := t.prompts.index[name]
-	var p ServerPrompt
+	var p Prompt
 	if ok {
 		p = t.prompts.all[r.pos]
 	}

@@ -203,23 +203,23 @@ func TestToolsetCompletion(t *testing.T) {
 		ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}, {Name: "plain", URL: mcptest.Start(t, plain)}}, nil)
 		ctx := context.Background()
 
-		c, err := ts.CompletePrompt(ctx, "docs_summary", "topic", "g", map[string]string{"other": "x"})
+		c, err := ts.CompletePrompt(ctx, "docs_summary", mcp.CompletionArgument{Name: "topic", Value: "g", Context: map[string]string{"other": "x"}})
 		require.NoError(t, err)
 		assert.Len(t, c.Values, mcp.MaxCompletionValues)
 		assert.Equal(t, "g0", c.Values[0])
 		assert.True(t, c.HasMore, "values past the limit are dropped")
-		c, err = ts.CompleteResource(ctx, "docs", "logs://{day}", "day", "mon", nil)
+		c, err = ts.CompleteResource(ctx, "docs", "logs://{day}", mcp.CompletionArgument{Name: "day", Value: "mon"})
 		require.NoError(t, err)
 		assert.Equal(t, "mon0", c.Values[0])
 		assert.Equal(t, []string{"summary topic g", "logs://{day} day mon"}, seen)
 
-		c, err = ts.CompletePrompt(ctx, "plain_summary", "topic", "g", nil)
+		c, err = ts.CompletePrompt(ctx, "plain_summary", mcp.CompletionArgument{Name: "topic", Value: "g"})
 		require.NoError(t, err)
 		assert.Empty(t, c.Values)
 		assert.Zero(t, plain.Count("completion/complete"), "a server without completions is not asked")
-		_, err = ts.CompleteResource(ctx, "plain", "logs://{other}", "day", "", nil)
+		_, err = ts.CompleteResource(ctx, "plain", "logs://{other}", mcp.CompletionArgument{Name: "day", Value: ""})
 		require.ErrorIs(t, err, toolset.ErrUnknownResource)
-		_, err = ts.CompletePrompt(ctx, "docs_nope", "topic", "", nil)
+		_, err = ts.CompletePrompt(ctx, "docs_nope", mcp.CompletionArgument{Name: "topic", Value: ""})
 		require.ErrorIs(t, err, toolset.ErrUnknownPrompt)
 	})
 }
@@ -238,7 +238,7 @@ func TestToolsetResourceSubscriptions(t *testing.T) {
 	modern := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
 		Resources: []mcptest.Resource{mcptest.TextResource("file:///m.txt", "m", "m")}}}
 	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}, {Name: "new", URL: mcptest.Start(t, modern)}},
-		&toolset.ToolsetOptions{OnResourceUpdated: func(server, uri string) {
+		&toolset.Options{OnResourceUpdated: func(server, uri string) {
 			select {
 			case updates <- server + " " + uri:
 			default: // the test reads only the first ones

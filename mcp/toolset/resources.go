@@ -29,9 +29,9 @@ const (
 	WarnResourcesFailed WarningKind = "resources-failed"
 )
 
-// ServerResource is one resource of a Toolset: context the user can
+// Resource is one resource of a Toolset: context the user can
 // attach to a message.
-type ServerResource struct {
+type Resource struct {
 	// Name is the resource's name in the Toolset, "{server}_{name}"
 	// sanitised and made unique like tool names: a short handle for a
 	// host's menu. ReadResource takes the URI.
@@ -40,13 +40,13 @@ type ServerResource struct {
 	Server string
 	// Resource is the entry as the server listed it last.
 	Resource mcp.Resource
-	// Egress is the server's configured egress (see ServerTool.Egress).
+	// Egress is the server's configured egress (see Tool.Egress).
 	Egress config.Egress
 }
 
-// ServerResourceTemplate is one resource template of a Toolset: a
+// ResourceTemplate is one resource template of a Toolset: a
 // family of URIs its server reads.
-type ServerResourceTemplate struct {
+type ResourceTemplate struct {
 	// Server is the name of the server that lists it.
 	Server string
 	// Template is the entry as the server listed it last.
@@ -81,8 +81,8 @@ type listedTemplate struct {
 // toolsetResources is the resource catalogue of a Toolset. Guarded by
 // Toolset.mu.
 type toolsetResources struct {
-	all       []ServerResource
-	templates []ServerResourceTemplate
+	all       []Resource
+	templates []ResourceTemplate
 	byURI     map[string]*tsServer
 	matchers  []templateRoute // in the order of templates
 	warnings  []Warning       // URIs left out for an earlier server's
@@ -118,10 +118,10 @@ var resourcesCap = &capability[resourceSet]{
 				rs.byURI[r.URI] = s
 				name := uniqueName(s.cfg.Name, r.Name, taken)
 				names[name] = true
-				rs.all = append(rs.all, ServerResource{Name: name, Server: s.cfg.Name, Resource: r, Egress: s.cfg.Egress})
+				rs.all = append(rs.all, Resource{Name: name, Server: s.cfg.Name, Resource: r, Egress: s.cfg.Egress})
 			}
 			for _, lt := range s.resources.items.templates {
-				rs.templates = append(rs.templates, ServerResourceTemplate{Server: s.cfg.Name, Template: lt.def,
+				rs.templates = append(rs.templates, ResourceTemplate{Server: s.cfg.Name, Template: lt.def,
 					Variables: lt.re.vars, Egress: s.cfg.Egress})
 				rs.matchers = append(rs.matchers, templateRoute{srv: s, re: lt.re})
 			}
@@ -188,19 +188,19 @@ func listed(allow []string, k string, found map[string]bool) bool {
 // servers is the first server's. The slice is the caller's; the entries
 // are shared and must not be modified. A server's list past its
 // 2026-07-28 ttlMs is listed again in the background, as for Tools.
-func (t *Toolset) Resources() []ServerResource {
+func (t *Toolset) Resources() []Resource {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	resourcesCap.expired(t)
-	return append([]ServerResource(nil), t.resources.all...)
+	return append([]Resource(nil), t.resources.all...)
 }
 
 // ResourceTemplates returns the resource templates of every server, in
 // configuration order.
-func (t *Toolset) ResourceTemplates() []ServerResourceTemplate {
+func (t *Toolset) ResourceTemplates() []ResourceTemplate {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return append([]ServerResourceTemplate(nil), t.resources.templates...)
+	return append([]ResourceTemplate(nil), t.resources.templates...)
 }
 
 // ReadResource reads the resource uri from the server that lists it, or

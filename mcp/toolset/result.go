@@ -8,8 +8,8 @@ import (
 // and where it came from. It is plain data, safe for concurrent reads. (The
 // agent's ToolResult is the event that reports a call of a run.)
 type ToolResult struct {
-	// Name is the tool's name in the Toolset, Server the server that ran
-	// it.
+	// Name is the tool's name in the Toolset (empty for AwaitTask, which
+	// knows only the task), Server the server that ran it.
 	Name, Server string
 	// Result is the result exactly as the server sent it.
 	Result *mcp.CallToolResult

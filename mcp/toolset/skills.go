@@ -28,8 +28,8 @@ const (
 	WarnSkillsFailed WarningKind = "skills-failed"
 )
 
-// ServerSkill is one skill of a Toolset's skill catalogue.
-type ServerSkill struct {
+// Skill is one skill of a Toolset's skill catalogue.
+type Skill struct {
 	// Name is the skill's name in the Toolset: "{server}_{skill}" for a
 	// server's skill (sanitised and unique like tool names), the skill's
 	// own name for a local one. Skill names have no "_", so a local name
@@ -40,7 +40,7 @@ type ServerSkill struct {
 	// Skill is the entry the Toolset holds: every file read is verified
 	// against it.
 	Skill mcp.Skill
-	// Egress is the server's configured egress (see ServerTool.Egress);
+	// Egress is the server's configured egress (see Tool.Egress);
 	// EgressAny for a local folder.
 	Egress config.Egress
 }
@@ -68,7 +68,7 @@ type skillListing struct {
 type toolsetSkills struct {
 	local     []localSkill
 	localWarn []Warning
-	all       []ServerSkill
+	all       []Skill
 	index     map[string]skillRoute
 }
 
@@ -110,10 +110,10 @@ func (t *Toolset) listSkills(ctx context.Context, s *tsServer) skillListing {
 	return out
 }
 
-// startSkills builds the first skill catalogue, from the local folders and
-// the listings made on connect, and starts watching the servers' skills.
-func (t *Toolset) startSkills() {
-	local, warns := scanSkillFolders(t.opts.SkillFolders)
+// startSkills builds the first skill catalogue, from the skills of the
+// local folders and the listings made on connect, and starts watching the
+// servers' skills.
+func (t *Toolset) startSkills(local []localSkill, warns []Warning) {
 	t.mu.Lock()
 	t.sk.local, t.sk.localWarn = local, warns
 	for _, s := range t.servers {
@@ -166,13 +166,13 @@ func (t *Toolset) rebuildSkills() {
 			name = uniqueName("local", name, taken)
 		}
 		t.sk.index[name] = skillRoute{local: ls, pos: len(t.sk.all)}
-		t.sk.all = append(t.sk.all, ServerSkill{Name: name, Server: LocalServer, Skill: ls.skill, Egress: config.EgressAny})
+		t.sk.all = append(t.sk.all, Skill{Name: name, Server: LocalServer, Skill: ls.skill, Egress: config.EgressAny})
 	}
 	for _, s := range t.servers {
 		for _, sk := range s.sk.skills {
 			name := uniqueName(s.cfg.Name, sk.Name(), taken)
 			t.sk.index[name] = skillRoute{srv: s, pos: len(t.sk.all)}
-			t.sk.all = append(t.sk.all, ServerSkill{Name: name, Server: s.cfg.Name, Skill: sk, Egress: s.cfg.Egress})
+			t.sk.all = append(t.sk.all, Skill{Name: name, Server: s.cfg.Name, Skill: sk, Egress: s.cfg.Egress})
 		}
 	}
 }
@@ -207,7 +207,7 @@ func (t *Toolset) watchSkills(s *tsServer) {
 // disk). The slice is the caller's; the entries are shared and must not
 // be modified. A server listing past its ttlMs is listed again in the
 // background, as for Tools.
-func (t *Toolset) Skills() []ServerSkill {
+func (t *Toolset) Skills() []Skill {
 	now := time.Now()
 	t.mu.RLock()
 	for _, s := range t.servers {
@@ -216,16 +216,16 @@ func (t *Toolset) Skills() []ServerSkill {
 		}
 	}
 	defer t.mu.RUnlock()
-	return append([]ServerSkill(nil), t.sk.all...)
+	return append([]Skill(nil), t.sk.all...)
 }
 
 // Skill returns the skill with the Toolset name name.
-func (t *Toolset) Skill(name string) (ServerSkill, bool) {
+func (t *Toolset) Skill(name string) (Skill, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	r, ok := t.sk.index[name]
 	if !ok {
-		return ServerSkill{}, false
+		return Skill{}, false
 	}
 	return t.sk.all[r.pos], true
 }
@@ -262,7 +262,7 @@ func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.Ski
 	if r.local != nil {
 		c, err := r.local.read(ref)
 		if errors.Is(err, mcp.ErrSkillVerification) {
-			t.rescanLocal()
+			t.rescanLocal(ctx)
 		}
 		return c, err
 	}
@@ -276,9 +276,13 @@ func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.Ski
 	return c, nil
 }
 
-// rescanLocal scans the local skill folders again.
-func (t *Toolset) rescanLocal() {
-	local, warns := scanSkillFolders(t.opts.SkillFolders)
+// rescanLocal scans the local skill folders again; a scan stopped by ctx
+// changes nothing.
+func (t *Toolset) rescanLocal(ctx context.Context) {
+	local, warns, err := scanSkillFolders(ctx, t.opts.SkillFolders)
+	if err != nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.logNew(t.sk.localWarn, warns)

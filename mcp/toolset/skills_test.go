@@ -30,7 +30,7 @@ func TestToolsetSkillsNoPrefetch(t *testing.T) {
 		k := &mcptest.Skills{List: mcptest.SampleSkills(), PageSize: 1}
 		s := &mcptest.Server{Versions: []string{v}, Skills: k}
 		url := mcptest.Start(t, s)
-		ts := discover(t, []config.Server{{Name: "docs", URL: url}}, &toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
+		ts := discover(t, []config.Server{{Name: "docs", URL: url}}, &toolset.Options{Client: mcp.Options{Skills: true}})
 		assert.Equal(t, []string{"docs_pdf-processing", "docs_notes"}, skillNames(ts))
 		assert.Equal(t, 2, ts.Servers()[0].Skills)
 		assert.Empty(t, k.Reads(), "no skill file is read on connect or listing")
@@ -57,7 +57,7 @@ func TestToolsetSkillsOffByDefault(t *testing.T) {
 func TestToolsetSkillAllowlist(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Skills: &mcptest.Skills{List: mcptest.SampleSkills()}}
 	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s), Skills: []string{"notes", "gone"}}},
-		&toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
+		&toolset.Options{Client: mcp.Options{Skills: true}})
 	assert.Equal(t, []string{"docs_notes"}, skillNames(ts))
 	var kinds []toolset.WarningKind
 	for _, w := range ts.Warnings() {
@@ -70,7 +70,7 @@ func TestToolsetSkillsRefresh(t *testing.T) {
 	// The modern server tells its listeners that its resources changed.
 	k := &mcptest.Skills{List: mcptest.SampleSkills()}
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: k}
-	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, &toolset.Options{Client: mcp.Options{Skills: true}})
 	require.Len(t, ts.Skills(), 2)
 	require.Equal(t, 1, s.SetSkills(mcptest.SampleSkills()[1:]))
 	require.Eventually(t, func() bool { return len(ts.Skills()) == 1 }, 5*time.Second, 5*time.Millisecond)
@@ -81,7 +81,7 @@ func TestToolsetSkillsRefresh(t *testing.T) {
 func TestToolsetVerificationFailureRefreshes(t *testing.T) {
 	k := &mcptest.Skills{List: mcptest.SampleSkills(), Serve: func(_, c string) string { return c + "tampered\n" }}
 	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, Skills: k}
-	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{Client: mcp.Options{Skills: true}})
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, &toolset.Options{Client: mcp.Options{Skills: true}})
 	_, err := ts.LoadSkill(context.Background(), "docs_notes")
 	require.ErrorIs(t, err, mcp.ErrSkillVerification)
 	require.Eventually(t, func() bool { return s.Count("skills/list") == 2 }, 5*time.Second, 5*time.Millisecond,
@@ -111,7 +111,7 @@ func TestLocalSkills(t *testing.T) {
 	writeSkill(t, dir, "misnamed", map[string]string{"SKILL.md": "---\nname: other\ndescription: x\n---\n"})
 	single := writeSkill(t, t.TempDir(), "solo", map[string]string{"SKILL.md": "---\nname: solo\ndescription: Alone\n---\nBody\n"})
 
-	ts := discover(t, nil, &toolset.ToolsetOptions{SkillFolders: []string{dir, single}})
+	ts := discover(t, nil, &toolset.Options{SkillFolders: []string{dir, single}})
 	assert.Equal(t, []string{"review", "solo"}, skillNames(ts))
 	var msgs []string
 	for _, w := range ts.Warnings() {
@@ -152,7 +152,7 @@ func TestLocalSkills(t *testing.T) {
 func TestLocalSkillChangedSinceScan(t *testing.T) {
 	dir := t.TempDir()
 	root := writeSkill(t, dir, "notes", map[string]string{"SKILL.md": "---\nname: notes\ndescription: Notes\n---\nv1\n"})
-	ts := discover(t, nil, &toolset.ToolsetOptions{SkillFolders: []string{dir}})
+	ts := discover(t, nil, &toolset.Options{SkillFolders: []string{dir}})
 	require.NoError(t, os.WriteFile(filepath.Join(root, "SKILL.md"), []byte("---\nname: notes\ndescription: Notes\n---\nv2\n"), 0o644))
 	_, err := ts.LoadSkill(context.Background(), "notes")
 	require.ErrorIs(t, err, mcp.ErrSkillVerification, "a file changed since the scan is not trusted")

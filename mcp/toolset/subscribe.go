@@ -10,7 +10,7 @@ import (
 // SubscribeResource subscribes to the resource uri on the server that
 // ReadResource would read it from (see Client.SubscribeResource); a URI no
 // server listed or matches gives ErrUnknownResource and is sent nowhere.
-// Changes reach ToolsetOptions.OnResourceUpdated. Close ends every
+// Changes reach Options.OnResourceUpdated. Close ends every
 // subscription with its server's session.
 func (t *Toolset) SubscribeResource(ctx context.Context, uri string) error {
 	return t.subscription(ctx, uri, (*mcp.Client).SubscribeResource)

@@ -7,8 +7,11 @@ import (
 )
 
 // AwaitTask follows a task of the named server, such as one a TaskStatus
-// named before the host restarted, until it ends (see Client.AwaitTask).
-// A server the Toolset does not use gives ErrUnknownServer.
+// named before the host restarted, until it ends (see mcp.Client.AwaitTask).
+// A server the Toolset does not use gives ErrUnknownServer. The result's
+// Name is empty: a task's id does not say which tool created it (a host
+// that needs it keeps it beside the id). Errors never quote the id, which
+// may act as a bearer token.
 func (t *Toolset) AwaitTask(ctx context.Context, server, taskID string) (*ToolResult, error) {
 	t.mu.RLock()
 	closed := t.closed
@@ -26,7 +29,7 @@ func (t *Toolset) AwaitTask(ctx context.Context, server, taskID string) (*ToolRe
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: await task %s: %w", taskID, mcp.ErrClosed)
+		return nil, fmt.Errorf("mcp: await task (server %q): %w", server, mcp.ErrClosed)
 	case s == nil:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"io"
 	"log/slog"
 	"math"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
@@ -29,14 +30,17 @@ var ErrUnknownTool = errors.New("mcp: unknown tool")
 // auth type.
 var ErrServerConfig = errors.New("mcp: invalid server configuration")
 
-// ToolsetOptions configure Discover. The zero value is ready to use.
-type ToolsetOptions struct {
-	// Client is the base of every server's client options. A server's own
-	// ConnectTimeout and Timeout (call timeout) override Client's; the
-	// Toolset sets OnToolsChanged, OnInvalidTool, OnPromptsChanged and
-	// OnResourcesChanged itself. The Logger, when
-	// set, also receives the Toolset's own diagnostics, with the server
-	// name as an attribute.
+// Options configure Discover. The zero value is ready to use.
+type Options struct {
+	// Client is the base of every server's client options, passed to
+	// each server as it is but for these, set per server: ServerName is
+	// the configured name; ConnectTimeout and CallTimeout are the server's
+	// connectTimeout and timeout when it has them; Tasks follows its tasks
+	// key when set; the Logger gets a server attribute; OnProgress is
+	// wrapped to fill Progress.Server. OnToolsChanged, OnPromptsChanged,
+	// OnResourcesChanged, OnInvalidTool and OnResourceUpdated are the
+	// Toolset's own (use OnChange and OnResourceUpdated below). The
+	// Logger, when set, also receives the Toolset's own diagnostics.
 	Client mcp.Options
 	// Browser is the host's sign-in step for the servers whose auth type is
 	// oauth; nil means oauth.NonInteractive, which fails at once with an
@@ -46,6 +50,15 @@ type ToolsetOptions struct {
 	// TokenStore keeps the OAuth tokens of those servers; nil means in
 	// memory, shared by the Toolset's servers for its life.
 	TokenStore oauth.TokenStore
+	// OAuthHTTPClient sends the OAuth requests of those servers (metadata,
+	// registration, token, revocation), for a proxy, a custom CA or
+	// tracing: it is their oauth.Config.HTTPClient. nil means each
+	// server's Authorizer uses a client of its own.
+	OAuthHTTPClient *http.Client
+	// ClientSecrets are OAuth client secrets the host holds in memory, by
+	// server name: the secret of an oauth entry that names neither
+	// clientSecretEnv nor clientSecretFile.
+	ClientSecrets map[string]oauth.Secret
 	// OnChange is called after each refresh of a server's tools, whether or
 	// not anything changed and whether or not it succeeded. Calls are never
 	// concurrent; OnChange may call every Toolset method but Close.
@@ -81,8 +94,8 @@ type ToolsChange struct {
 	Err error
 }
 
-// ServerTool is one tool of a Toolset.
-type ServerTool struct {
+// Tool is one tool of a Toolset.
+type Tool struct {
 	// Name is the tool's name in the Toolset, "{server}_{tool}" sanitised
 	// (see ToolName), unique and stable for the Toolset's life.
 	Name string
@@ -177,8 +190,17 @@ type ServerStatus struct {
 	// Prompts, Resources and ResourceTemplates count the server's prompts,
 	// resources and resource templates in the Toolset.
 	Prompts, Resources, ResourceTemplates int
+	// Egress is the server's egress setting in the configuration.
+	Egress config.Egress
+	// Instructions are the server's usage instructions (its initialize or
+	// discover result), as it sent them: server-provided text, untrusted.
+	Instructions string
 	// Err is why the server was skipped, nil when it is connected.
 	Err error
+	// OAuth is the server's authorization when its auth type is oauth
+	// (nil otherwise), connected or skipped: its State (token expiry,
+	// scopes, client id), Refresh and SignOut are the host's.
+	OAuth *oauth.Authorizer
 }
 
 // Toolset is the single catalogue of tools an agent sees, gathered from
@@ -187,7 +209,7 @@ type ServerStatus struct {
 // server's tools, while Add and Remove change the servers, and while Close
 // runs.
 type Toolset struct {
-	opts ToolsetOptions
+	opts Options
 	log  *slog.Logger
 
 	life  context.Context // ends with Close; bounds refreshes
@@ -200,7 +222,7 @@ type Toolset struct {
 	mu      sync.RWMutex
 	closed  bool
 	servers []*tsServer        // configuration order; replaced, never changed in place
-	tools   []ServerTool       // every server's tools, in order
+	tools   []Tool             // every server's tools, in order
 	index   map[string]route   // Toolset name → server and original
 	taken   map[string]toolKey // every name ever given, never reused
 	sk      toolsetSkills
@@ -222,17 +244,18 @@ type toolKey struct{ server, tool string }
 type tsServer struct {
 	cfg            config.Server
 	connectTimeout time.Duration
-	client         *mcp.Client    // nil when skipped; fixed after Discover
-	kick           chan struct{}  // a refresh is due; capacity 1 coalesces bursts
-	gone           chan struct{}  // closed by Remove: its loops stop
-	calls          sync.WaitGroup // Toolset.Call in flight, which Remove waits for
+	client         *mcp.Client       // nil when skipped; fixed after Discover
+	auth           *oauth.Authorizer // set by connect, before apply or skip reads it
+	kick           chan struct{}     // a refresh is due; capacity 1 coalesces bursts
+	gone           chan struct{}     // closed by Remove: its loops stop
+	calls          sync.WaitGroup    // Toolset.Call in flight, which Remove waits for
 
 	invalidMu sync.Mutex
 	invalid   []invalidTool // reported by ListTools, drained by list
 
 	// Guarded by Toolset.mu.
 	status   ServerStatus
-	tools    []ServerTool
+	tools    []Tool
 	warnings []Warning // of the last listing (or the skip)
 	failed   *Warning  // the last refresh failed
 	names    map[string]assignedName
@@ -282,7 +305,7 @@ type listing struct {
 //
 // ctx bounds discovery only. Afterwards the Toolset refreshes a server's
 // tools when the server says they changed, until Close.
-func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions) (*Toolset, error) {
+func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Toolset, error) {
 	t := &Toolset{index: map[string]route{}, taken: map[string]toolKey{}}
 	if opts != nil {
 		t.opts = *opts
@@ -315,6 +338,9 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 			listings[i] = t.connect(ctx, s, progress.server(i, cfg.Name))
 		}()
 	}
+	// The local skill folders are scanned while the servers connect; a
+	// scan stopped by ctx fails Discover below, like the connections.
+	local, localWarn, _ := scanSkillFolders(ctx, t.opts.SkillFolders)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		t.stop()
@@ -333,7 +359,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *ToolsetOptions
 		}
 	}
 	t.mu.Unlock()
-	t.startSkills()
+	t.startSkills(local, localWarn)
 	promptsCap.start(t)
 	resourcesCap.start(t)
 	for _, s := range t.servers {
@@ -351,7 +377,7 @@ func (t *Toolset) newServer(cfg config.Server) *tsServer {
 		connectTimeout: cfg.ConnectTimeout,
 		kick:           make(chan struct{}, 1),
 		gone:           make(chan struct{}),
-		status:         ServerStatus{Name: cfg.Name},
+		status:         ServerStatus{Name: cfg.Name, Egress: cfg.Egress},
 		names:          map[string]assignedName{},
 		first:          map[string]fingerprint{},
 		last:           map[string]fingerprint{},
@@ -395,6 +421,9 @@ func (t *Toolset) connectList(ctx context.Context, s *tsServer, progress serverP
 	tr, err := t.transport(s.cfg)
 	if err != nil {
 		return listing{err: err}
+	}
+	if ht, ok := tr.(*mcp.HTTPTransport); ok {
+		s.auth, _ = ht.Credentials.(*oauth.Authorizer)
 	}
 	progress.report(DiscoverConnecting, nil, nil)
 	cctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
@@ -479,9 +508,6 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	case config.TasksAllowed:
 		o.Tasks = mcp.TasksWhenAllowed
 	}
-	if o.Logger != nil {
-		o.Logger = o.Logger.With("server", s.cfg.Name)
-	}
 	o.OnToolsChanged = s.due
 	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
 		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }
@@ -525,7 +551,7 @@ func (s *tsServer) list(ctx context.Context, c *mcp.Client) listing {
 
 // skip records why a server is not used. t.mu is held.
 func (t *Toolset) skip(s *tsServer, err error) {
-	s.status.Err = err
+	s.status.Err, s.status.OAuth = err, s.auth
 	w := Warning{Server: s.cfg.Name, Kind: WarnServerSkipped, Message: err.Error()}
 	s.warnings = []Warning{w}
 	t.log.Warn("mcp: server skipped", "server", s.cfg.Name, "reason", w.Message)
@@ -534,17 +560,19 @@ func (t *Toolset) skip(s *tsServer, err error) {
 // apply makes a listing the server's tools: names are kept or given,
 // definitions compared with the first and the previous ones. t.mu is held.
 func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
+	s.status.OAuth = s.auth
 	if s.client != nil {
 		s.status.Connected = true
 		s.status.Era, s.status.ProtocolVersion = s.client.Era(), s.client.ProtocolVersion()
 		s.status.ServerInfo = s.client.ServerInfo()
+		s.status.Instructions = s.client.Instructions()
 	}
 	ch := ToolsChange{Server: s.cfg.Name}
 	prev := make(map[string]bool, len(s.tools))
 	for _, st := range s.tools {
 		prev[st.Name] = true
 	}
-	tools := make([]ServerTool, 0, len(l.tools))
+	tools := make([]Tool, 0, len(l.tools))
 	warns := l.warnings
 	for _, tool := range l.tools {
 		a := t.assign(s, tool.Name)
@@ -571,7 +599,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 			ch.Updated = append(ch.Updated, a.name)
 		}
 		delete(prev, a.name)
-		st := ServerTool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress}
+		st := Tool{Name: a.name, Server: s.cfg.Name, Tool: tool, Changed: len(changed) > 0, Egress: s.cfg.Egress}
 		if s.client != nil {
 			st.Task = s.client.TaskUse(tool)
 		}
@@ -628,10 +656,13 @@ func (t *Toolset) rebuild() {
 	for _, s := range t.servers {
 		n += len(s.tools)
 	}
-	t.tools = make([]ServerTool, 0, n)
+	t.tools = make([]Tool, 0, n)
 	t.index = make(map[string]route, n)
 	for _, s := range t.servers {
 		for _, st := range s.tools {
+			if !forModel(st) {
+				continue
+			}
 			t.index[st.Name] = route{srv: s, original: st.Tool.Name, pos: len(t.tools)}
 			t.tools = append(t.tools, st)
 		}
@@ -734,7 +765,7 @@ func (t *Toolset) refresh(s *tsServer) {
 // the background; the fresh list shows in a later call (and OnChange).
 // The lifetime is only looked at here, when the tools are used: it is not
 // a polling interval.
-func (t *Toolset) Tools() []ServerTool {
+func (t *Toolset) Tools() []Tool {
 	now := time.Now()
 	t.mu.RLock()
 	servers := t.servers
@@ -749,16 +780,16 @@ func (t *Toolset) Tools() []ServerTool {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return append([]ServerTool(nil), t.tools...)
+	return append([]Tool(nil), t.tools...)
 }
 
 // Tool returns the tool with the Toolset name name.
-func (t *Toolset) Tool(name string) (ServerTool, bool) {
+func (t *Toolset) Tool(name string) (Tool, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	r, ok := t.index[name]
 	if !ok {
-		return ServerTool{}, false
+		return Tool{}, false
 	}
 	return t.tools[r.pos], true
 }
@@ -796,6 +827,30 @@ func (t *Toolset) Servers() []ServerStatus {
 	return out
 }
 
+// NotifyRootsChanged tells every connected server that the roots
+// Client.Roots lists changed (mcp.Client.NotifyRootsChanged: legacy
+// servers get notifications/roots/list_changed and ask again; 2026-07-28
+// ones ask with each request that needs them). It returns the servers'
+// errors, joined.
+func (t *Toolset) NotifyRootsChanged(ctx context.Context) error {
+	t.mu.RLock()
+	var clients []*mcp.Client
+	var names []string
+	for _, s := range t.servers {
+		if s.client != nil {
+			clients, names = append(clients, s.client), append(names, s.cfg.Name)
+		}
+	}
+	t.mu.RUnlock()
+	var errs []error
+	for i, c := range clients {
+		if err := c.NotifyRootsChanged(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", names[i], err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Call calls the tool the Toolset names name, on its server, under its
 // original name. args is anything that marshals to a JSON object; nil sends
 // none. A name the Toolset does not offer gives ErrUnknownTool; a tool that
@@ -822,12 +877,13 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	return &ToolResult{Name: name, Server: r.srv.cfg.Name, Result: res}, nil
 }
 
-// Close stops refreshing and closes every server's client, concurrently;
-// each client is closed within its own bound. It returns when all are
-// closed or when ctx ends, whichever is first. Calls in flight fail and
-// later calls fail with ErrClosed. Close is idempotent: later calls return
-// nil at once.
-func (t *Toolset) Close(ctx context.Context) error {
+// Shutdown stops refreshing and shuts every server's client down,
+// concurrently (see mcp.Client.Shutdown): calls in flight fail, and later
+// calls fail with mcp.ErrClosed. When ctx ends first, what remains is cut
+// short (sessions are left to expire, processes are killed), so Shutdown
+// returns soon after ctx ends. Shutdown is idempotent: only the first call
+// does the work, later ones return nil at once.
+func (t *Toolset) Shutdown(ctx context.Context) error {
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -836,20 +892,16 @@ func (t *Toolset) Close(ctx context.Context) error {
 	t.closed = true
 	t.mu.Unlock()
 	t.stop()
-	done := make(chan error, 1)
-	go func() {
-		cctx, cancel := context.WithTimeout(ctx, mcp.DefaultCloseTimeout)
-		defer cancel()
-		err := t.closeClients(cctx)
-		t.loops.Wait()
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("mcp: closing toolset: %w", ctx.Err())
-	}
+	err := t.closeClients(ctx)
+	t.loops.Wait()
+	return err
+}
+
+// Close is Shutdown bounded by mcp.DefaultCloseTimeout.
+func (t *Toolset) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), mcp.DefaultCloseTimeout)
+	defer cancel()
+	return t.Shutdown(ctx)
 }
 
 // closeClients shuts every connected client down concurrently.

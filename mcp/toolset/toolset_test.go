@@ -41,11 +41,11 @@ func delayOn(method string, d time.Duration) func(http.ResponseWriter, *http.Req
 }
 
 // discover runs Discover and closes the Toolset when the test ends.
-func discover(t *testing.T, servers []config.Server, opts *toolset.ToolsetOptions) *toolset.Toolset {
+func discover(t *testing.T, servers []config.Server, opts *toolset.Options) *toolset.Toolset {
 	t.Helper()
 	ts, err := toolset.Discover(context.Background(), servers, opts)
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, ts.Close(context.Background())) })
+	t.Cleanup(func() { assert.NoError(t, ts.Close()) })
 	return ts
 }
 
@@ -250,8 +250,8 @@ func TestToolsetDiscover(t *testing.T) {
 		assert.ErrorIs(t, err, toolset.ErrUnknownTool, name)
 	}
 
-	require.NoError(t, ts.Close(ctx))
-	require.NoError(t, ts.Close(ctx), "Close is idempotent")
+	require.NoError(t, ts.Shutdown(ctx))
+	require.NoError(t, ts.Shutdown(ctx), "Close is idempotent")
 	_, err := ts.Call(ctx, "slow_echo", nil)
 	assert.ErrorIs(t, err, mcp.ErrClosed)
 	assert.Equal(t, 1, context7.Deletes(), "legacy session deleted on close")
@@ -296,7 +296,7 @@ func TestToolsetCollisionsAreDeterministic(t *testing.T) {
 		res, err := ts.Call(context.Background(), want[2], nil)
 		require.NoError(t, err)
 		assert.Equal(t, "ran c ", res.Text())
-		require.NoError(t, ts.Close(context.Background()))
+		require.NoError(t, ts.Close())
 	}
 }
 
@@ -417,7 +417,7 @@ func TestToolsetRefreshOnListChanged(t *testing.T) {
 			}
 			s.Tools = []mcptest.Tool{mcptest.NamingTool(echo), mcptest.NamingTool(getMe), mcptest.PlainTool("old"), mutate}
 			got := newChanges()
-			ts := discover(t, []config.Server{{Name: "dyn", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{OnChange: got.record})
+			ts := discover(t, []config.Server{{Name: "dyn", URL: mcptest.Start(t, s)}}, &toolset.Options{OnChange: got.record})
 			assert.Equal(t, []string{"dyn_echo", "dyn_get_me", "dyn_old", "dyn_mutate"}, toolNames(ts))
 			assert.Empty(t, ts.Warnings())
 
@@ -507,7 +507,7 @@ func TestToolsetRefreshCoalescesBursts(t *testing.T) {
 	// the refresh under way may end.
 	delivered := make(chan struct{})
 	var logged sync.Once
-	ts := discover(t, []config.Server{{Name: "b", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{OnChange: got.record,
+	ts := discover(t, []config.Server{{Name: "b", URL: mcptest.Start(t, s)}}, &toolset.Options{OnChange: got.record,
 		Client: mcp.Options{OnLog: func(mcp.LogMessage) { logged.Do(func() { close(delivered) }) }}})
 	_, err := ts.Call(context.Background(), "b_burst", nil)
 	require.NoError(t, err)
@@ -519,7 +519,7 @@ func TestToolsetRefreshCoalescesBursts(t *testing.T) {
 	close(release)
 	assert.Equal(t, toolset.ToolsChange{Server: "b"}, got.next(t))
 	assert.Equal(t, toolset.ToolsChange{Server: "b"}, got.next(t))
-	require.NoError(t, ts.Close(context.Background()))
+	require.NoError(t, ts.Close())
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, 3, lists, "discovery, the refresh under way, one refresh for the 20 notifications behind it")
@@ -552,7 +552,7 @@ func TestToolsetRefreshFailureKeepsTools(t *testing.T) {
 		},
 	}}
 	got := newChanges()
-	ts := discover(t, []config.Server{{Name: "m", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{OnChange: got.record})
+	ts := discover(t, []config.Server{{Name: "m", URL: mcptest.Start(t, s)}}, &toolset.Options{OnChange: got.record})
 	_, err := ts.Call(context.Background(), "m_poke", nil)
 	require.NoError(t, err)
 	ch := got.next(t)
@@ -594,7 +594,7 @@ func TestToolsetNoServers(t *testing.T) {
 
 func TestToolsetConcurrentCallsAndClose(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, SSE: true, Tools: []mcptest.Tool{mcptest.EchoTool()}}
-	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "c", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{OnChange: func(toolset.ToolsChange) {}})
+	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "c", URL: mcptest.Start(t, s)}}, &toolset.Options{OnChange: func(toolset.ToolsChange) {}})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
@@ -616,7 +616,7 @@ func TestToolsetConcurrentCallsAndClose(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	closeErrs := make(chan error, 2)
 	for range 2 {
-		go func() { closeErrs <- ts.Close(context.Background()) }()
+		go func() { closeErrs <- ts.Close() }()
 	}
 	wg.Wait()
 	close(errs)
@@ -681,7 +681,7 @@ func BenchmarkDiscover(b *testing.B) {
 		if err != nil || len(ts.Tools()) != 2*len(list) {
 			b.Fatal(err, ts.Warnings())
 		}
-		if err := ts.Close(context.Background()); err != nil {
+		if err := ts.Close(); err != nil {
 			b.Fatal(err)
 		}
 		return elapsed
@@ -746,14 +746,14 @@ func TestToolsetStdio(t *testing.T) {
 	}
 	tool, _ := ts.Tool("finance_recategorize_transaction")
 	assert.False(t, tool.Tool.Annotations.ReadOnly())
-	require.NoError(t, ts.Close(ctx))
+	require.NoError(t, ts.Shutdown(ctx))
 }
 
 func TestToolsetRefreshWhenTTLExpires(t *testing.T) {
 	s := &mcptest.Server{Versions: []string{mcptest.Modern}, TTL: 50 * time.Millisecond, Tools: []mcptest.Tool{mcptest.PlainTool("first")}}
 	url := mcptest.Start(t, s)
 	changes := make(chan toolset.ToolsChange, 4)
-	ts := discover(t, []config.Server{{Name: "ttl", URL: url}}, &toolset.ToolsetOptions{OnChange: func(c toolset.ToolsChange) { changes <- c }})
+	ts := discover(t, []config.Server{{Name: "ttl", URL: url}}, &toolset.Options{OnChange: func(c toolset.ToolsChange) { changes <- c }})
 	assert.Equal(t, []string{"ttl_first"}, toolNames(ts))
 	s.SetTools([]mcptest.Tool{mcptest.PlainTool("first"), mcptest.PlainTool("second")})
 	time.Sleep(60 * time.Millisecond) // the list's lifetime runs out
@@ -794,7 +794,7 @@ func TestToolsetProgressNamesItsServer(t *testing.T) {
 	}}
 	var mu sync.Mutex
 	var got []mcp.Progress
-	ts := discover(t, []config.Server{{Name: "busy", URL: mcptest.Start(t, s)}}, &toolset.ToolsetOptions{Client: mcp.Options{
+	ts := discover(t, []config.Server{{Name: "busy", URL: mcptest.Start(t, s)}}, &toolset.Options{Client: mcp.Options{
 		OnProgress: func(p mcp.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() },
 	}})
 	_, err := ts.Call(context.Background(), "busy_work", nil)

@@ -13,6 +13,9 @@
 // every subscriptions/listen of a modern client, or to a legacy one), and
 // end_subscriptions ends the subscriptions. log_burst (listed with
 // -list-log-burst) sends n log notifications, then tools/list_changed.
+// With -resources it offers the resource finance://ledger, subscribable
+// (resources/subscribe, or a subscriptions/listen naming it), and the tool
+// touch_ledger says it changed to every subscriber.
 package main
 
 import (
@@ -42,7 +45,7 @@ const (
 
 func main() {
 	s := &server{out: bufio.NewWriter(os.Stdout), slow: map[string]context.CancelFunc{}, waiting: map[string]chan *jsonrpc.Message{}}
-	flag.StringVar(&s.era, "era", "both", "modern, legacy, both, legacy-exit-on-probe (exits on server/discover), legacy-answer-exit-on-probe (answers it with an error, then exits) or legacy-late-probe (answers it only when initialize comes)")
+	flag.StringVar(&s.era, "era", "both", "modern, legacy, both, legacy-exit-on-probe (exits on server/discover), legacy-answer-exit-on-probe (answers it with an error, then exits) or legacy-late-probe (answers it only when initialize comes), legacy-unsupported-probe (answers it -32022 listing only the legacy version) or legacy-code0-probe (answers it with error code 0)")
 	flag.StringVar(&s.crashOn, "crash-on", "", "tool whose call makes the server exit with status 3")
 	ignoreEOF := flag.Bool("ignore-stdin-eof", false, "keep running after stdin ends")
 	ignoreTerm := flag.Bool("ignore-sigterm", false, "ignore SIGTERM")
@@ -54,6 +57,7 @@ func main() {
 	flag.IntVar(&s.exitOnInit, "exit-on-initialize", 0, "exit with status 4 on initialize when this is start number n (needs -starts)")
 	flag.BoolVar(&s.listChanged, "list-changed", false, "offer tools.listChanged, subscriptions/listen, add_tool and end_subscriptions")
 	flag.BoolVar(&s.listBurst, "list-log-burst", false, "list log_burst with the tools")
+	flag.BoolVar(&s.resources, "resources", false, "offer the subscribable resource finance://ledger and the tool touch_ledger")
 	flag.StringVar(&s.fault, "fault", "", "answer echo with a broken line: truncate (half of it), invalid-utf8 (bytes that are not UTF-8 in the text) wrong-id (another request's id), bad-value (a whole line with a bad literal in the result) or batch (the answer as a one-message batch, after spaces)")
 	flag.Parse()
 
@@ -100,6 +104,7 @@ type server struct {
 	listChanged    bool
 	fault          string
 	listBurst      bool
+	resources      bool
 
 	omu sync.Mutex
 	out *bufio.Writer
@@ -116,6 +121,7 @@ type server struct {
 	waiting     map[string]chan *jsonrpc.Message
 	nextID      int
 	listens     []jsonrpc.ID // open subscriptions/listen requests
+	ledgerSubs  []jsonrpc.ID // listen requests (or, legacy, nil) subscribed to the ledger
 	added       []any        // tools added by add_tool
 }
 
@@ -202,6 +208,7 @@ func (s *server) notification(msg *jsonrpc.Message) {
 		if cancel := s.slow[string(p.RequestID)]; cancel != nil {
 			cancel()
 		}
+		s.ledgerSubs = slices.DeleteFunc(s.ledgerSubs, func(id jsonrpc.ID) bool { return string(id) == string(p.RequestID) })
 		n := len(s.listens)
 		s.listens = slices.DeleteFunc(s.listens, func(id jsonrpc.ID) bool { return string(id) == string(p.RequestID) })
 		if len(s.listens) < n {
@@ -231,6 +238,11 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 		case "legacy-answer-exit-on-probe":
 			s.send(jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: msg.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "unexpected request before initialize"}})
 			os.Exit(1)
+		case "legacy-unsupported-probe":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedVersion, Message: "unsupported protocol version",
+				Data: json.RawMessage(`{"supported":["` + legacy + `"],"requested":"` + modern + `"}`)}
+		case "legacy-code0-probe":
+			return nil, &jsonrpc.Error{Code: 0, Message: "unknown method"}
 		case "legacy-late-probe":
 			s.mu.Lock()
 			s.lateProbe = msg.ID
@@ -260,6 +272,10 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 			os.Exit(4)
 		}
 		s.mu.Lock()
+		if s.initialized {
+			s.mu.Unlock()
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "duplicate initialize received"}
+		}
 		s.initialized = true
 		late := s.lateProbe
 		s.mu.Unlock()
@@ -312,6 +328,19 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 		}
 		return map[string]any{"tools": list}, nil
 	case "subscriptions/listen":
+		var lp struct {
+			Notifications struct {
+				URIs []string `json:"resourceSubscriptions"`
+			} `json:"notifications"`
+		}
+		_ = json.Unmarshal(msg.Params, &lp)
+		if s.resources && slices.Contains(lp.Notifications.URIs, ledgerURI) {
+			s.mu.Lock()
+			s.ledgerSubs = append(s.ledgerSubs, msg.ID)
+			s.mu.Unlock()
+			s.notify("notifications/subscriptions/acknowledged", msg.ID, map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{ledgerURI}}})
+			return nil, nil // answered when the subscription ends
+		}
 		if !s.listChanged {
 			break
 		}
@@ -330,6 +359,14 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 			os.Exit(3)
 		}
 		return s.call(msg.ID, p.Name, p.Arguments)
+	case "resources/list":
+		if s.resources {
+			return map[string]any{"resources": []any{map[string]any{"uri": ledgerURI, "name": "ledger"}}}, nil
+		}
+	case "resources/read":
+		if s.resources {
+			return map[string]any{"contents": []any{map[string]any{"uri": ledgerURI, "text": "balance: 12.30"}}}, nil
+		}
 	case "prompts/list":
 		return map[string]any{"prompts": prompts}, nil
 	case "prompts/get":
@@ -365,6 +402,8 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		Bytes    int      `json:"bytes"`
 		N        int      `json:"n"`
 		Method   string   `json:"method"`
+		// Params are ask_client's request params ({} when absent).
+		Params json.RawMessage `json:"params"`
 	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &a); err != nil {
@@ -463,8 +502,12 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		return jsonText(map[string]int{"pid": os.Getpid(), "ppid": os.Getppid()}), nil
 	case "big":
 		return text(strings.Repeat("x", a.Bytes)), nil
+	case "touch_ledger":
+		if s.resources {
+			return s.touchLedger(), nil
+		}
 	case "ask_client":
-		return s.ask(a.Method), nil
+		return s.ask(a.Method, a.Params), nil
 	case "log_burst":
 		for i := range a.N {
 			s.notify("notifications/message", nil, map[string]any{"level": "info", "data": i})
@@ -510,27 +553,49 @@ func (s *server) faulty(id jsonrpc.ID, args json.RawMessage) {
 }
 
 // ask sends a request to the client and reports its answer.
-func (s *server) ask(method string) any {
+func (s *server) ask(method string, params json.RawMessage) any {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
 	s.mu.Lock()
 	s.nextID++
 	id := fmt.Sprintf(`"srv-%d"`, s.nextID)
 	ch := make(chan *jsonrpc.Message, 1)
 	s.waiting[id] = ch
 	s.mu.Unlock()
-	s.send(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.ID(id), Method: method, Params: map[string]any{}})
+	s.send(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.ID(id), Method: method, Params: params})
 	select {
 	case m := <-ch:
 		if m.Error != nil {
 			return jsonText(map[string]any{"error": m.Error.Code})
 		}
 		return jsonText(map[string]any{"result": m.Result})
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		return refusal("client_silent", "no answer to "+method)
 	}
 }
 
 func (s *server) capabilities() map[string]any {
-	return map[string]any{"tools": map[string]any{"listChanged": s.listChanged}, "prompts": map[string]any{}}
+	caps := map[string]any{"tools": map[string]any{"listChanged": s.listChanged}, "prompts": map[string]any{}}
+	if s.resources {
+		caps["resources"] = map[string]any{"subscribe": true}
+	}
+	return caps
+}
+
+// ledgerURI is the resource of -resources.
+const ledgerURI = "finance://ledger"
+
+// touchLedger tells every subscriber the ledger changed, and says how
+// many there were.
+func (s *server) touchLedger() any {
+	s.mu.Lock()
+	subs := slices.Clone(s.ledgerSubs)
+	s.mu.Unlock()
+	for _, id := range subs {
+		s.notify("notifications/resources/updated", id, map[string]any{"uri": ledgerURI})
+	}
+	return text(fmt.Sprintf("%d subscribers", len(subs)))
 }
 
 // change runs add_tool (arg: the new tool's name) or end_subscriptions
@@ -635,7 +700,7 @@ var tools = []any{
 	tool("env", "Values of environment variables.", true, `"names":{"type":"array","items":{"type":"string"}}`),
 	tool("pid", "Process ids.", true, ``),
 	tool("big", "A text of n bytes.", true, `"bytes":{"type":"integer"}`),
-	tool("ask_client", "Send a request to the client (legacy).", true, `"method":{"type":"string"}`),
+	tool("ask_client", "Send a request to the client (legacy).", true, `"method":{"type":"string"},"params":{"type":"object"}`),
 }
 
 // changeTools are listed with -list-changed.

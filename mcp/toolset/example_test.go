@@ -1,4 +1,4 @@
-package mcp_test
+package toolset_test
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func ExampleDiscover() {
 		fmt.Println(err)
 		return
 	}
-	defer ts.Close(ctx)
+	defer ts.Shutdown(ctx)
 
 	for _, w := range ts.Warnings() {
 		fmt.Println("warning:", w)
@@ -48,7 +48,7 @@ func ExampleDiscover() {
 	}
 	fmt.Println(res.Text())
 	// Output:
-	// warning: github: server-skipped: mcp: token environment variable is not set: MINIME_EXAMPLE_UNSET_TOKEN
+	// warning: github: server-skipped: mcp: token missing: environment variable MINIME_EXAMPLE_UNSET_TOKEN is not set
 	// context7_resolve-library-id (resolve-library-id on context7)
 	// /libs/react
 }

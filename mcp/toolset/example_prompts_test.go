@@ -1,4 +1,4 @@
-package mcp_test
+package toolset_test
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func ExampleToolset_GetPrompt() {
 		fmt.Println(err)
 		return
 	}
-	defer ts.Close(ctx)
+	defer ts.Shutdown(ctx)
 
 	for _, p := range ts.Prompts() {
 		fmt.Printf("/%s: %s\n", p.Name, p.Prompt.Description)

@@ -1,0 +1,291 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// Sampler defaults, used where a field is zero.
+const (
+	DefaultSamplingMaxTokens = 1024
+	DefaultSamplingPerMinute = 10
+)
+
+// Sampler answers the sampling requests of MCP servers (a server asking
+// the host's model for a completion) with a [Model], once its [Policy]
+// allowed each. Set its Sample method as the client's handler: in
+// toolset.Options.Client.Sample (the Toolset names each server, which
+// the Sampler needs), or mcp.Options.Sample with Options.ServerName set.
+//
+// For each request, in order, a Sampler:
+//
+//   - refuses a server not in Servers, and a local-only one (egress:
+//     local) when Model is not on this machine ([LocalModel]);
+//   - refuses a server that sent PerMinute requests in the last minute;
+//   - caps the request's maxTokens at MaxTokens;
+//   - asks Policy (permission.Request.Sampling: the server, its system
+//     prompt and messages as text, the tools it offers, the token limit),
+//     so that the server's mode (ask or auto) and the session's answers
+//     apply; the answer may edit the system prompt and lower the limit;
+//   - sends the request alone to Model: the server's messages, its system
+//     prompt, and its tools for this request only. A tool call of the
+//     model goes back to the server as tool_use, for the server to run:
+//     the host runs nothing. includeContext is answered as "none": the
+//     host's conversation never goes to the server;
+//   - shows the completion for review when the answer asked for it
+//     (permission.Decision.Review, Policy.ReviewSampling), which may edit
+//     or withhold it.
+//
+// A refusal, at any step, is an error matching mcp.ErrRefused: a legacy
+// server gets the spec's refusal, a 2026-07-28 call fails with it. The
+// model's preferences of the server are hints and are ignored; the model
+// is always Model. A Sampler is safe for concurrent use; its zero value
+// refuses everything (no Model).
+type Sampler struct {
+	// Model answers the requests.
+	Model Model
+	// ModelName names Model in the results and the questions ("model"
+	// when empty).
+	ModelName string
+	// Policy approves each request; nil refuses them all.
+	Policy *permission.Policy
+	// Servers are the servers whose requests are answered, with their
+	// egress; a request of any other is refused.
+	Servers []config.Server
+	// MaxTokens caps the tokens of one completion;
+	// DefaultSamplingMaxTokens when zero.
+	MaxTokens int
+	// PerMinute bounds the requests of one server in any minute, asked or
+	// not; DefaultSamplingPerMinute when zero.
+	PerMinute int
+
+	mu     sync.Mutex
+	recent map[string][]time.Time
+}
+
+// Sample answers one sampling request; it is an mcp.Options.Sample.
+func (s *Sampler) Sample(ctx context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+	if s.Model == nil || s.Policy == nil {
+		return nil, refused("the host answers no sampling request")
+	}
+	if err := s.admit(req.Server); err != nil {
+		return nil, err
+	}
+	name := s.ModelName
+	if name == "" {
+		name = "model"
+	}
+	limit := s.MaxTokens
+	if limit <= 0 {
+		limit = DefaultSamplingMaxTokens
+	}
+	asked := &permission.Sampling{SystemPrompt: req.SystemPrompt, MaxTokens: min(req.MaxTokens, limit), Model: name}
+	for _, m := range req.Messages {
+		asked.Messages = append(asked.Messages, permission.SamplingMessage{Role: m.Role, Text: samplingText(m.Content)})
+	}
+	for _, t := range req.Tools {
+		asked.Tools = append(asked.Tools, t.Name)
+	}
+	if _, err := chatRequest(req, asked); err != nil {
+		return nil, err // nothing to ask about: the model could not take it
+	}
+	preq := permission.Request{Server: req.Server, Tool: permission.SamplingTool, Sampling: asked}
+	d, err := s.Policy.Check(ctx, preq)
+	if !d.Allowed() {
+		return nil, refusedBy(d, err)
+	}
+	if e := d.Edited; e != nil {
+		asked.SystemPrompt = e.SystemPrompt
+		if e.MaxTokens > 0 && e.MaxTokens < asked.MaxTokens {
+			asked.MaxTokens = e.MaxTokens
+		}
+	}
+	creq, err := chatRequest(req, asked)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := s.Model.Chat(ctx, creq, nil)
+	if err != nil {
+		return nil, fmt.Errorf("agent: sampling for %q: %w", req.Server, err)
+	}
+	res := samplingResult(reply, req, name)
+	if d.Review {
+		asked.Completion = samplingText(res.Content)
+		rd, err := s.Policy.ReviewSampling(ctx, preq)
+		if !rd.Allowed() {
+			return nil, refusedBy(rd, err)
+		}
+		if rd.Edited != nil && rd.Edited.Completion != asked.Completion {
+			res.Content = mcp.SamplingContents{{Type: "text", Text: rd.Edited.Completion}}
+			res.StopReason = "endTurn"
+		}
+	}
+	return res, nil
+}
+
+// admit applies the server and egress rules and the rate limit.
+func (s *Sampler) admit(server string) error {
+	var cfg *config.Server
+	for i := range s.Servers {
+		if s.Servers[i].Name == server {
+			cfg = &s.Servers[i]
+		}
+	}
+	if cfg == nil {
+		return refused(fmt.Sprintf("server %q is not one the host answers", server))
+	}
+	if cfg.Egress == config.EgressLocal {
+		if lm, ok := s.Model.(LocalModel); !ok || !lm.Local() {
+			return refused(fmt.Sprintf("server %q is local-only (egress: local) and the model is not on this machine", server))
+		}
+	}
+	perMinute := s.PerMinute
+	if perMinute <= 0 {
+		perMinute = DefaultSamplingPerMinute
+	}
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.recent == nil {
+		s.recent = map[string][]time.Time{}
+	}
+	times := s.recent[server]
+	for len(times) > 0 && now.Sub(times[0]) >= time.Minute {
+		times = times[1:]
+	}
+	if len(times) >= perMinute {
+		s.recent[server] = times
+		return refused(fmt.Sprintf("server %q sent more than %d sampling requests in a minute", server, perMinute))
+	}
+	s.recent[server] = append(times, now)
+	return nil
+}
+
+// refused is a refusal with its reason.
+func refused(reason string) error {
+	return fmt.Errorf("%w: %s", mcp.ErrRefused, reason)
+}
+
+// refusedBy is the refusal of a denying Decision (err says why no answer
+// came, if none did).
+func refusedBy(d permission.Decision, err error) error {
+	reason := d.Reason
+	if reason == "" {
+		reason = "denied"
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", mcp.ErrRefused, reason, err)
+	}
+	return refused(reason)
+}
+
+// samplingText renders blocks as text for a person: text as it is, other
+// blocks named.
+func samplingText(blocks mcp.SamplingContents) string {
+	var parts []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "tool_use":
+			parts = append(parts, fmt.Sprintf("[calls tool %s with %s]", b.Name, b.Input))
+		case "tool_result":
+			parts = append(parts, fmt.Sprintf("[result of tool call %s: %s]", b.ToolUseID, (&mcp.CallToolResult{Content: b.Content}).Text()))
+		default:
+			parts = append(parts, fmt.Sprintf("[%s %s, %d bytes of base64]", b.Type, b.MIMEType, len(b.Data)))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// chatRequest turns a sampling request, as approved, into the Model's:
+// tool_use blocks become tool calls, tool_result blocks tool messages,
+// and the server's tools are offered for this request only.
+func chatRequest(req *mcp.SampleRequest, asked *permission.Sampling) (*ChatRequest, error) {
+	c := &ChatRequest{MaxTokens: asked.MaxTokens}
+	if asked.SystemPrompt != "" {
+		c.Messages = append(c.Messages, Message{Role: RoleSystem, Content: asked.SystemPrompt})
+	}
+	for _, m := range req.Messages {
+		var text []string
+		msg := Message{Role: Role(m.Role)}
+		for _, b := range m.Content {
+			switch b.Type {
+			case "text":
+				text = append(text, b.Text)
+			case "tool_use":
+				msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
+			case "tool_result":
+				c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: b.ToolUseID,
+					Content: (&mcp.CallToolResult{Content: b.Content}).Text()})
+			default:
+				return nil, refused(fmt.Sprintf("the model takes no %s content", b.Type))
+			}
+		}
+		if len(text) > 0 || len(msg.ToolCalls) > 0 {
+			msg.Content = strings.Join(text, "\n")
+			c.Messages = append(c.Messages, msg)
+		}
+	}
+	for _, t := range req.Tools {
+		c.Tools = append(c.Tools, ToolDef{Name: t.Name, Description: t.Description, Parameters: t.InputSchema})
+	}
+	if req.ToolChoice != nil && len(c.Tools) > 0 {
+		switch req.ToolChoice.Mode {
+		case "required":
+			c.ToolChoice = ToolChoiceRequired
+		case "none":
+			c.ToolChoice = ToolChoiceNone
+		default:
+			c.ToolChoice = ToolChoiceAuto
+		}
+	}
+	if err := checkConversation(c.Messages); err != nil {
+		return nil, fmt.Errorf("%w: %w", mcp.ErrRefused, err)
+	}
+	return c, nil
+}
+
+// samplingResult turns the Model's reply into the completion: its text,
+// and its calls of the request's tools as tool_use blocks.
+func samplingResult(reply *Reply, req *mcp.SampleRequest, model string) *mcp.SampleResult {
+	res := &mcp.SampleResult{Role: "assistant", Model: model}
+	if t := reply.Message.Content; t != "" {
+		res.Content = append(res.Content, mcp.SamplingContent{Type: "text", Text: t})
+	}
+	offered := map[string]bool{}
+	for _, t := range req.Tools {
+		offered[t.Name] = true
+	}
+	for _, call := range reply.Message.ToolCalls {
+		if !offered[call.Name] {
+			continue // a tool the server did not offer: nothing to run
+		}
+		input := json.RawMessage(call.Arguments)
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(input, &obj) != nil {
+			input = json.RawMessage("{}")
+		}
+		res.Content = append(res.Content, mcp.SamplingContent{Type: "tool_use", ID: call.ID, Name: call.Name, Input: input})
+	}
+	switch {
+	case len(res.Content) > 0 && res.Content[len(res.Content)-1].Type == "tool_use":
+		res.StopReason = "toolUse"
+	case reply.Finish == FinishLength:
+		res.StopReason = "maxTokens"
+	default:
+		res.StopReason = "endTurn"
+	}
+	if len(res.Content) == 0 {
+		res.Content = mcp.SamplingContents{{Type: "text", Text: ""}}
+	}
+	return res
+}

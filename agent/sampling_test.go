@@ -1,0 +1,203 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+// countingApprover answers every question with d, counting them.
+func countingApprover(n *atomic.Int32, d func(permission.Request) permission.Decision) permission.Approver {
+	return permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
+		n.Add(1)
+		return d(req), nil
+	})
+}
+
+func sampleRequest(server string) *mcp.SampleRequest {
+	return &mcp.SampleRequest{Server: server, SystemPrompt: "You are a test server.", MaxTokens: 5000,
+		Messages: []mcp.SamplingMessage{{Role: "user", Content: mcp.SamplingContents{{Type: "text", Text: "Say hi"}}}}}
+}
+
+func maxTokensOf(t *testing.T, r llmtest.Request) int {
+	t.Helper()
+	var body struct {
+		MaxTokens int `json:"max_tokens"`
+	}
+	require.NoError(t, json.Unmarshal(r.Body, &body))
+	return body.MaxTokens
+}
+
+func TestSamplerAnswers(t *testing.T) {
+	llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+	var asked atomic.Int32
+	var question permission.Request
+	s := &agent.Sampler{Model: model, ModelName: "tiny", MaxTokens: 64, Servers: []config.Server{{Name: "docs"}},
+		Policy: permission.NewPolicy(countingApprover(&asked, func(r permission.Request) permission.Decision {
+			question = r
+			return permission.Decision{Verdict: permission.AllowOnce}
+		}))}
+	res, err := s.Sample(context.Background(), sampleRequest("docs"))
+	require.NoError(t, err)
+	assert.Equal(t, &mcp.SampleResult{Role: "assistant", Content: mcp.SamplingContents{{Type: "text", Text: "hi"}}, Model: "tiny", StopReason: "endTurn"}, res)
+	assert.Equal(t, int32(1), asked.Load())
+	require.NotNil(t, question.Sampling)
+	assert.Equal(t, "docs", question.Server)
+	assert.Equal(t, 64, question.Sampling.MaxTokens, "capped before asking")
+	assert.Equal(t, []permission.SamplingMessage{{Role: "user", Text: "Say hi"}}, question.Sampling.Messages)
+	reqs := llm.Requests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, 64, maxTokensOf(t, reqs[0]))
+	require.Len(t, reqs[0].Messages, 2)
+	assert.Equal(t, llmtest.Message{Role: "system", Content: "You are a test server."}, reqs[0].Messages[0])
+	assert.Equal(t, llmtest.Message{Role: "user", Content: "Say hi"}, reqs[0].Messages[1])
+	assert.Empty(t, reqs[0].Tools)
+}
+
+func TestSamplerRefuses(t *testing.T) {
+	allow := func(permission.Request) permission.Decision {
+		return permission.Decision{Verdict: permission.AllowOnce}
+	}
+	for _, tc := range []struct {
+		name    string
+		servers []config.Server
+		local   bool
+		decide  func(permission.Request) permission.Decision
+		asked   int32
+		reason  string
+	}{
+		{"denied", []config.Server{{Name: "docs"}}, true, func(permission.Request) permission.Decision {
+			return permission.Decision{Verdict: permission.Deny, Reason: "not now"}
+		}, 1, "not now"},
+		{"unknown server", []config.Server{{Name: "other"}}, true, allow, 0, "not one the host answers"},
+		{"local-only server, hosted model", []config.Server{{Name: "docs", Egress: config.EgressLocal}}, false, allow, 0, "local-only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			var m agent.Model = model
+			if !tc.local {
+				m = remote{model}
+			}
+			var asked atomic.Int32
+			s := &agent.Sampler{Model: m, Servers: tc.servers, Policy: permission.NewPolicy(countingApprover(&asked, tc.decide))}
+			_, err := s.Sample(context.Background(), sampleRequest("docs"))
+			require.ErrorIs(t, err, mcp.ErrRefused)
+			assert.Contains(t, err.Error(), tc.reason)
+			assert.Equal(t, tc.asked, asked.Load())
+			assert.Empty(t, llm.Requests(), "the model saw nothing")
+		})
+	}
+	t.Run("local-only server, local model", func(t *testing.T) {
+		_, model := startLLM(t, llmtest.Turn{Text: "hi"})
+		s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs", Egress: config.EgressLocal}}, Policy: permission.NewPolicy(permission.AllowAll{})}
+		_, err := s.Sample(context.Background(), sampleRequest("docs"))
+		require.NoError(t, err)
+	})
+	t.Run("zero Sampler", func(t *testing.T) {
+		_, err := (&agent.Sampler{}).Sample(context.Background(), sampleRequest("docs"))
+		require.ErrorIs(t, err, mcp.ErrRefused)
+	})
+}
+
+func TestSamplerRateLimit(t *testing.T) {
+	llm, model := startLLM(t, llmtest.Turn{Text: "1"}, llmtest.Turn{Text: "2"}, llmtest.Turn{Text: "3"})
+	var asked atomic.Int32
+	s := &agent.Sampler{Model: model, PerMinute: 2, Servers: []config.Server{{Name: "docs"}, {Name: "wiki"}},
+		Policy: permission.NewPolicy(countingApprover(&asked, func(permission.Request) permission.Decision {
+			return permission.Decision{Verdict: permission.AllowOnce}
+		}))}
+	for range 2 {
+		_, err := s.Sample(context.Background(), sampleRequest("docs"))
+		require.NoError(t, err)
+	}
+	_, err := s.Sample(context.Background(), sampleRequest("docs"))
+	require.ErrorIs(t, err, mcp.ErrRefused)
+	assert.Contains(t, err.Error(), "more than 2 sampling requests in a minute")
+	assert.Equal(t, int32(2), asked.Load(), "the user is not asked past the limit")
+	_, err = s.Sample(context.Background(), sampleRequest("wiki"))
+	require.NoError(t, err, "the limit is per server")
+	assert.Len(t, llm.Requests(), 3)
+}
+
+func TestSamplerTools(t *testing.T) {
+	llm, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+		{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`},
+		{ID: "c2", Name: "host_secret_tool", Arguments: `{}`},
+	}})
+	s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs"}}, Policy: permission.NewPolicy(permission.AllowAll{})}
+	req := sampleRequest("docs")
+	req.Tools = []mcp.Tool{{Name: "weather", Description: "Weather of a city", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	req.ToolChoice = &mcp.ToolChoice{Mode: "required"}
+	res, err := s.Sample(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, mcp.SamplingContents{{Type: "tool_use", ID: "c1", Name: "weather", Input: json.RawMessage(`{"city":"Paris"}`)}}, res.Content,
+		"only the server's own tools come back, for the server to run")
+	assert.Equal(t, "toolUse", res.StopReason)
+	reqs := llm.Requests()
+	require.Len(t, reqs, 1)
+	require.Len(t, reqs[0].Tools, 1)
+	assert.Equal(t, "weather", reqs[0].Tools[0].Name)
+	assert.JSONEq(t, `"required"`, string(reqs[0].ToolChoice))
+
+	// The server ran the tool and asks again with its result.
+	llm2, model2 := startLLM(t, llmtest.Turn{Text: "Sunny in Paris."})
+	s.Model = model2
+	req.Messages = append(req.Messages,
+		mcp.SamplingMessage{Role: "assistant", Content: res.Content},
+		mcp.SamplingMessage{Role: "user", Content: mcp.SamplingContents{{Type: "tool_result", ToolUseID: "c1", Content: []mcp.Content{{Type: "text", Text: "sunny"}}}}})
+	res, err = s.Sample(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "Sunny in Paris.", res.Content[0].Text)
+	msgs := llm2.Requests()[0].Messages
+	require.Len(t, msgs, 4)
+	assert.Equal(t, "c1", msgs[2].ToolCalls[0].ID)
+	assert.Equal(t, llmtest.Message{Role: "tool", Content: "sunny", ToolCallID: "c1"}, msgs[3])
+}
+
+func TestSamplerReviewAndEdits(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		review permission.Decision
+		want   string
+	}{
+		{"sent as is", permission.Decision{Verdict: permission.AllowOnce}, "hi there"},
+		{"edited", permission.Decision{Verdict: permission.AllowOnce, Edited: &permission.Sampling{Completion: "hello"}}, "hello"},
+		{"withheld", permission.Decision{Verdict: permission.Deny, Reason: "wrong answer"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			llm, model := startLLM(t, llmtest.Turn{Text: "hi there"})
+			var reviewed string
+			s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs"}}, Policy: permission.NewPolicy(permission.ApproverFunc(
+				func(_ context.Context, req permission.Request) (permission.Decision, error) {
+					if req.Sampling.Completion != "" {
+						reviewed = req.Sampling.Completion
+						return tc.review, nil
+					}
+					return permission.Decision{Verdict: permission.AllowOnce, Review: true,
+						Edited: &permission.Sampling{SystemPrompt: "Be brief.", MaxTokens: 7}}, nil
+				}))}
+			res, err := s.Sample(context.Background(), sampleRequest("docs"))
+			assert.Equal(t, "hi there", reviewed)
+			if tc.want == "" {
+				require.ErrorIs(t, err, mcp.ErrRefused)
+				assert.Contains(t, err.Error(), "wrong answer")
+			} else {
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, res.Content[0].Text)
+			}
+			r := llm.Requests()[0]
+			assert.Equal(t, 7, maxTokensOf(t, r), "the edited limit")
+			assert.Equal(t, "Be brief.", r.Messages[0].Content, "the edited system prompt")
+		})
+	}
+}

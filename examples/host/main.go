@@ -1,0 +1,45 @@
+// Host is the README's host program in full: the MCP servers of
+// mini-me.yaml, a model served by Docker Model Runner, and the user
+// approving tool calls at the terminal. Run it where a mini-me.yaml is,
+// with Docker Model Runner serving ai/qwen3 (or change the model).
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
+	"git.rickub.com/bots-garden/mini-me/permission"
+)
+
+func main() {
+	ctx := context.Background()
+	cfg, err := config.Load("mini-me.yaml")
+	if err != nil {
+		log.Fatal(err) // every problem of the file, each with its line
+	}
+	// A server that fails is skipped: the logger gets a warning for it.
+	opts := &toolset.Options{Client: mcp.Options{Logger: slog.Default()}}
+	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tools.Close()
+
+	a := &agent.Agent{
+		Model:  &agent.OpenAI{BaseURL: "http://localhost:12434/engines/v1", Model: "ai/qwen3"},
+		Tools:  tools,
+		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions apply
+	}
+	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}})
+	if err != nil {
+		log.Fatalf("stopped (%s): %v", res.Stop, err)
+	}
+	fmt.Println(res.Answer)
+}

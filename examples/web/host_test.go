@@ -1,0 +1,67 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func testHost() *Host {
+	h := &Host{HostOrigin: "http://127.0.0.1:8080", SandboxOrigin: "http://127.0.0.1:8081"}
+	h.init()
+	return h
+}
+
+func status(h http.Handler, method, host, path, origin string) (int, http.Header) {
+	r := httptest.NewRequest(method, "http://"+host+path, strings.NewReader(`{"text":"hi"}`))
+	if origin != "" {
+		r.Header.Set("Origin", origin)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code, w.Header()
+}
+
+// The page's origin refuses other host names and cross-origin POSTs.
+func TestHostGuard(t *testing.T) {
+	h := testHost()
+	page := h.Handler()
+	code, hdr := status(page, "GET", "127.0.0.1:8080", "/", "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, hdr.Get("Content-Security-Policy"), "frame-src http://127.0.0.1:8081")
+	code, _ = status(page, "GET", "evil.example:8080", "/", "")
+	assert.Equal(t, http.StatusForbidden, code, "DNS rebinding")
+	code, _ = status(page, "POST", "127.0.0.1:8080", "/chat", "http://evil.example")
+	assert.Equal(t, http.StatusForbidden, code, "a form from another site")
+	code, _ = status(page, "POST", "127.0.0.1:8080", "/chat", "")
+	assert.Equal(t, http.StatusForbidden, code, "no origin")
+	code, _ = status(page, "GET", "127.0.0.1:8080", "/static/proxy.js", "")
+	assert.Equal(t, http.StatusNotFound, code, "the proxy is served by the sandbox only")
+	code, _ = status(page, "POST", "127.0.0.1:8080", "/view/nope/rpc", h.HostOrigin)
+	assert.Equal(t, http.StatusNotFound, code)
+}
+
+// The sandbox origin serves a view's proxy page once, under its CSP, and
+// nothing else.
+func TestSandboxOrigin(t *testing.T) {
+	h := testHost()
+	sb := h.SandboxHandler()
+	v := &view{id: "v1", csp: "default-src 'none'; frame-ancestors " + h.HostOrigin}
+	token := h.views.token(v)
+	code, hdr := status(sb, "GET", "127.0.0.1:8081", "/proxy/"+token, "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, v.csp, hdr.Get("Content-Security-Policy"))
+	code, _ = status(sb, "GET", "127.0.0.1:8081", "/proxy/"+token, "")
+	assert.Equal(t, http.StatusNotFound, code, "single use")
+	for _, p := range []string{"/", "/events", "/static/app.js", "/view/v1/html"} {
+		code, _ = status(sb, "GET", "127.0.0.1:8081", p, "")
+		assert.Equal(t, http.StatusNotFound, code, p)
+	}
+	code, _ = status(sb, "GET", "127.0.0.1:8081", "/proxy.js", "")
+	assert.Equal(t, http.StatusOK, code)
+	code, _ = status(sb, "GET", "127.0.0.1:8080", "/proxy.js", "")
+	assert.Equal(t, http.StatusForbidden, code)
+}

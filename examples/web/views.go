@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/apps"
+)
+
+// maxViews bounds the views kept open; the oldest is torn down first.
+const maxViews = 16
+
+// view is one MCP App rendered in the page.
+type view struct {
+	id, server, uri string
+	call            string // the model's call ID that opened it
+	bridge          *apps.Bridge
+	res             *apps.Resource
+	granted         apps.Permissions
+	csp             string
+
+	mu   sync.Mutex
+	seq  int
+	asks map[int]chan bool // open-link consents awaited
+}
+
+// viewSet holds the views, and the single-use tokens of their sandbox
+// pages.
+type viewSet struct {
+	mu     sync.Mutex
+	byID   map[string]*view
+	byCall map[string]*view
+	order  []string
+	tokens map[string]*view
+	caches map[string]*apps.Cache
+}
+
+func (s *viewSet) init() {
+	s.byID, s.byCall, s.tokens, s.caches = map[string]*view{}, map[string]*view{}, map[string]*view{}, map[string]*apps.Cache{}
+}
+
+func (s *viewSet) get(id string) *view {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byID[id]
+}
+
+func randomID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// openView starts the view of a call: its bridge at once, so that the
+// call's input and result wait for it; the resource is fetched beside the
+// call, and the page told to frame the view once it is there.
+func (h *Host) openView(e *agent.ToolView) {
+	srv, ok := h.Servers.App(e.Server)
+	if !ok {
+		h.Log.Warn("web: no server for a view", "server", e.Server)
+		return
+	}
+	v := &view{id: randomID(), server: e.Server, uri: e.ResourceURI, call: e.Call.ID, asks: map[int]chan bool{}}
+	v.bridge = &apps.Bridge{
+		Server: srv, ServerName: e.Server, ResourceURI: e.ResourceURI, Policy: h.AppPolicy,
+		HostInfo: mcp.Implementation{Name: "mini-me-web", Version: "0.1.0"},
+		Context: apps.HostContext{Theme: "light", Platform: "web", DisplayMode: "inline", AvailableDisplayModes: []string{"inline"},
+			ContainerDimensions: &apps.Dimensions{MaxHeight: 800}, Locale: "en-US", UserAgent: "mini-me-web"},
+		Logger: h.Log.With("view", v.id),
+		Send: func(msg []byte) error {
+			h.publish("view-msg", map[string]any{"id": v.id, "msg": json.RawMessage(msg)})
+			return nil
+		},
+		Message: func(_ context.Context, content []mcp.Content) error {
+			return h.Ask(agent.Message{Role: agent.RoleUser, Content: joinText(content), Server: e.Server}, "app "+e.ResourceURI)
+		},
+		ModelContext: func(_ context.Context, content []mcp.Content, structured json.RawMessage) error {
+			text := joinText(content)
+			if len(structured) > 0 {
+				text += "\n" + string(structured)
+			}
+			h.inbox.SetContext(v.id, agent.Message{Role: agent.RoleUser, Server: e.Server,
+				Content: fmt.Sprintf("[Context from the app %s of server %s, as data:]\n%s", e.ResourceURI, e.Server, text)})
+			return nil
+		},
+		OpenLink: func(ctx context.Context, u *url.URL) error { return h.askLink(ctx, v, u) },
+		Resize: func(_, height int) {
+			h.publish("view-size", map[string]any{"id": v.id, "height": height})
+		},
+	}
+	args := json.RawMessage(e.Call.Arguments)
+	if !json.Valid(args) {
+		args = nil
+	}
+	_ = v.bridge.ToolInput(args)
+	h.views.add(h, v)
+	h.runs.Add(1)
+	go func() {
+		defer h.runs.Done()
+		ctx, cancel := context.WithTimeout(h.life, 30*time.Second)
+		defer cancel()
+		res, err := h.views.cache(e.Server, srv).Get(ctx, e.ResourceURI)
+		if err != nil {
+			h.Log.Warn("web: the view's resource is not shown", "uri", e.ResourceURI, "err", err)
+			return
+		}
+		v.res = res
+		v.granted = res.Meta.Permissions.Grant(apps.Permissions{}) // this host grants none
+		policy, dropped := apps.ContentSecurityPolicy(res.Meta.CSP)
+		if len(dropped) > 0 {
+			h.Log.Warn("web: CSP entries dropped", "uri", e.ResourceURI, "dropped", dropped)
+		}
+		v.csp = policy + "; frame-ancestors " + h.HostOrigin
+		v.bridge.Sandbox = apps.Sandbox{CSP: res.Meta.CSP, Permissions: v.granted}
+		h.Log.Info("web: view opened", "view", v.id, "uri", e.ResourceURI, "csp", policy)
+		token := h.views.token(v)
+		h.publish("view", map[string]string{"id": v.id, "server": v.server, "uri": v.uri,
+			"src": h.SandboxOrigin + "/proxy/" + token, "allow": v.granted.Allow()})
+	}()
+}
+
+func joinText(content []mcp.Content) string {
+	r := mcp.CallToolResult{Content: content}
+	return r.Text()
+}
+
+// askLink asks the page's user whether to open u.
+func (h *Host) askLink(ctx context.Context, v *view, u *url.URL) error {
+	v.mu.Lock()
+	v.seq++
+	seq, c := v.seq, make(chan bool, 1)
+	v.asks[seq] = c
+	v.mu.Unlock()
+	h.publish("link", map[string]any{"id": v.id, "seq": seq, "url": u.String()})
+	select {
+	case ok := <-c:
+		if !ok {
+			return errors.New("the user said no")
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (v *view) consent(seq int, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if c := v.asks[seq]; c != nil {
+		delete(v.asks, seq)
+		c <- ok
+	}
+}
+
+func (s *viewSet) cache(server string, srv apps.Server) *apps.Cache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.caches[server]
+	if c == nil {
+		c = &apps.Cache{Server: srv}
+		s.caches[server] = c
+	}
+	return c
+}
+
+// add keeps v, tearing the oldest view down past maxViews.
+func (s *viewSet) add(h *Host, v *view) {
+	s.mu.Lock()
+	s.byID[v.id], s.byCall[v.call] = v, v
+	s.order = append(s.order, v.id)
+	var old *view
+	if len(s.order) > maxViews {
+		old = s.byID[s.order[0]]
+		s.order = s.order[1:]
+		delete(s.byID, old.id)
+		delete(s.byCall, old.call)
+	}
+	s.mu.Unlock()
+	if old != nil {
+		h.runs.Add(1)
+		go func() {
+			defer h.runs.Done()
+			_ = old.bridge.Close(h.life)
+			h.publish("view-closed", map[string]string{"id": old.id})
+		}()
+	}
+}
+
+// token gives v's sandbox page a single-use token.
+func (s *viewSet) token(v *view) string {
+	t := randomID()
+	s.mu.Lock()
+	s.tokens[t] = v
+	s.mu.Unlock()
+	return t
+}
+
+// finished gives the view of a call the call's outcome.
+func (s *viewSet) finished(e *agent.ToolFinished) {
+	s.mu.Lock()
+	v := s.byCall[e.Call.ID]
+	s.mu.Unlock()
+	if v == nil {
+		return
+	}
+	if e.Result != nil && (e.Status == agent.StatusOK || e.Status == agent.StatusToolError) {
+		_ = v.bridge.ToolResult(e.Result)
+	} else {
+		_ = v.bridge.ToolCancelled(string(e.Status))
+	}
+}
+
+func (s *viewSet) closeAll(ctx context.Context) {
+	s.mu.Lock()
+	all := make([]*view, 0, len(s.byID))
+	for _, v := range s.byID {
+		all = append(all, v)
+	}
+	s.byID, s.byCall = map[string]*view{}, map[string]*view{}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, v := range all {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = v.bridge.Close(ctx) }()
+	}
+	wg.Wait()
+}
+
+// SandboxHandler serves the sandbox origin: each view's proxy page once,
+// under the view's CSP, and the proxy's script. Nothing else: the views'
+// 'self' is this origin.
+func (h *Host) SandboxHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /proxy/{token}", func(w http.ResponseWriter, r *http.Request) {
+		h.views.mu.Lock()
+		v := h.views.tokens[r.PathValue("token")]
+		delete(h.views.tokens, r.PathValue("token"))
+		h.views.mu.Unlock()
+		if v == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Security-Policy", v.csp)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = pages.ExecuteTemplate(w, "proxy.html", map[string]string{"HostOrigin": h.HostOrigin})
+	})
+	mux.HandleFunc("GET /proxy.js", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeFileFS(w, r, static, "static/proxy.js")
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if "http://"+r.Host != h.SandboxOrigin {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,3 @@
+module interop/tap
+
+go 1.23.0

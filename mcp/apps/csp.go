@@ -1,0 +1,177 @@
+package apps
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// maxDomains bounds the entries of one CSP list that are kept.
+const maxDomains = 32
+
+// ContentSecurityPolicy returns the Content-Security-Policy a view's
+// document must be served under, built from its declared origins, and the
+// entries it dropped, for the host to log.
+//
+// With no CSP (nil), the policy is the spec's default, which lets the
+// document run its own inline scripts and styles and reach nothing:
+//
+//	default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline';
+//	img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none';
+//	object-src 'none'; base-uri 'self'
+//
+// With a CSP, each list adds its origins where the spec says:
+// ResourceDomains to script-src, style-src, img-src, font-src and
+// media-src; ConnectDomains to connect-src; FrameDomains to frame-src
+// ('none' when empty); BaseURIDomains to base-uri ('self' when empty).
+// Nothing else is ever allowed: no 'unsafe-eval', no blob:, no worker-src.
+// 'self' is the sandbox origin that serves the document, which must serve
+// nothing else.
+//
+// An entry is kept only if it is an origin: scheme http, https, ws or wss,
+// a host name (its first label may be "*" for any subdomain), an optional
+// port, and no path, query, credentials, quotes, spaces or semicolons. At
+// most 32 entries of each list are kept. Every other entry is dropped and
+// returned, so that a server cannot widen the policy by injecting
+// directives.
+func ContentSecurityPolicy(c *CSP) (policy string, dropped []string) {
+	if c == nil {
+		return "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
+			"img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; " +
+			"object-src 'none'; base-uri 'self'", nil
+	}
+	clean := func(list []string) string {
+		var kept []string
+		for _, d := range list {
+			if len(kept) < maxDomains && isOrigin(d) {
+				kept = append(kept, d)
+			} else {
+				dropped = append(dropped, d)
+			}
+		}
+		return strings.Join(kept, " ")
+	}
+	join := func(parts ...string) string {
+		var out []string
+		for _, p := range parts {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	r, conn, fr, base := clean(c.ResourceDomains), clean(c.ConnectDomains), clean(c.FrameDomains), clean(c.BaseURIDomains)
+	if fr == "" {
+		fr = "'none'"
+	}
+	if base == "" {
+		base = "'self'"
+	}
+	policy = "default-src 'none'" +
+		"; script-src " + join("'self' 'unsafe-inline'", r) +
+		"; style-src " + join("'self' 'unsafe-inline'", r) +
+		"; connect-src " + join("'self'", conn) +
+		"; img-src " + join("'self' data:", r) +
+		"; font-src " + join("'self'", r) +
+		"; media-src " + join("'self' data:", r) +
+		"; frame-src " + fr +
+		"; object-src 'none'" +
+		"; base-uri " + base
+	return policy, dropped
+}
+
+// isOrigin reports whether d is a CSP origin we accept (see
+// ContentSecurityPolicy).
+func isOrigin(d string) bool {
+	scheme, hostport, ok := strings.Cut(d, "://")
+	switch scheme {
+	case "http", "https", "ws", "wss":
+	default:
+		return false
+	}
+	if !ok || len(hostport) > 270 {
+		return false
+	}
+	host := hostport
+	if i := strings.LastIndexByte(hostport, ':'); i >= 0 {
+		host = hostport[:i]
+		port := hostport[i+1:]
+		if port == "" || len(port) > 5 || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
+	}
+	labels := strings.Split(host, ".")
+	if labels[0] == "*" {
+		if len(labels) < 3 {
+			return false // "*.com": a whole top-level domain
+		}
+		labels = labels[1:]
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || strings.Trim(strings.ToLower(l), "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Permissions are browser features a view asks for, or a host grants.
+type Permissions struct {
+	// Camera, Microphone, Geolocation and ClipboardWrite are the features
+	// of the spec; their JSON form is an empty object when set.
+	Camera, Microphone, Geolocation, ClipboardWrite bool
+}
+
+type permissionsWire struct {
+	Camera         *struct{} `json:"camera,omitempty"`
+	Microphone     *struct{} `json:"microphone,omitempty"`
+	Geolocation    *struct{} `json:"geolocation,omitempty"`
+	ClipboardWrite *struct{} `json:"clipboardWrite,omitempty"`
+}
+
+// UnmarshalJSON reads {"camera":{},...}: a feature is asked for when its
+// key is present with an object.
+func (p *Permissions) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	set := func(k string) bool {
+		v := strings.TrimSpace(string(raw[k]))
+		return strings.HasPrefix(v, "{")
+	}
+	*p = Permissions{Camera: set("camera"), Microphone: set("microphone"), Geolocation: set("geolocation"), ClipboardWrite: set("clipboardWrite")}
+	return nil
+}
+
+// MarshalJSON writes the features set as empty objects.
+func (p Permissions) MarshalJSON() ([]byte, error) {
+	on := func(b bool) *struct{} {
+		if b {
+			return &struct{}{}
+		}
+		return nil
+	}
+	return json.Marshal(permissionsWire{on(p.Camera), on(p.Microphone), on(p.Geolocation), on(p.ClipboardWrite)})
+}
+
+// Grant returns the features both asked for (p) and allowed by the host.
+func (p Permissions) Grant(allowed Permissions) Permissions {
+	return Permissions{Camera: p.Camera && allowed.Camera, Microphone: p.Microphone && allowed.Microphone,
+		Geolocation: p.Geolocation && allowed.Geolocation, ClipboardWrite: p.ClipboardWrite && allowed.ClipboardWrite}
+}
+
+// Allow returns the iframe allow attribute for the features set, such as
+// "camera; clipboard-write"; "" when none is. Set it on both frames of a
+// sandbox proxy.
+func (p Permissions) Allow() string {
+	var out []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{p.Camera, "camera"}, {p.Microphone, "microphone"}, {p.Geolocation, "geolocation"}, {p.ClipboardWrite, "clipboard-write"}} {
+		if f.on {
+			out = append(out, f.name)
+		}
+	}
+	return strings.Join(out, "; ")
+}

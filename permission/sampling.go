@@ -1,0 +1,61 @@
+package permission
+
+import (
+	"context"
+	"errors"
+)
+
+// SamplingTool is the Tool of a sampling question (Request.Sampling): no
+// MCP tool has this name, since a tool's name cannot hold a slash.
+const SamplingTool = "sampling/createMessage"
+
+// Sampling describes a server's request for a completion by the host's
+// model (MCP sampling), as the user is asked about it: the server wants to
+// send Messages, under SystemPrompt, to Model, for at most MaxTokens
+// tokens. Every string comes from the server and is untrusted text.
+//
+// A [Policy] settles a sampling question as a tool call's, with these
+// differences: the server's [ModeAuto] allows it without asking; an
+// AllowTool or AllowServer answer allows the server's later sampling
+// requests for the session (and none of its tools); an AllowServer given
+// for its tools does not allow its sampling.
+type Sampling struct {
+	// SystemPrompt is the system prompt the server asks for, if any.
+	SystemPrompt string `json:"system_prompt,omitempty"`
+	// Messages are the conversation to complete, rendered as text (an
+	// image or a tool result is named, not shown).
+	Messages []SamplingMessage `json:"messages"`
+	// MaxTokens is the most tokens the completion may have, after the
+	// host's cap.
+	MaxTokens int `json:"max_tokens"`
+	// Tools name the server's tools offered to the model in this request.
+	Tools []string `json:"tools,omitempty"`
+	// Model is the model that would answer.
+	Model string `json:"model,omitempty"`
+	// Completion is set when the answer is reviewed (Policy.ReviewSampling):
+	// the model's text, about to go back to the server.
+	Completion string `json:"completion,omitempty"`
+}
+
+// SamplingMessage is one message of a sampling request: its role ("user"
+// or "assistant") and its content as text.
+type SamplingMessage struct {
+	Role string `json:"role"`
+	Text string `json:"text"`
+}
+
+// ReviewSampling shows the completion of an allowed sampling request
+// (req.Sampling.Completion set) to the Approver before it goes back to
+// the server, as the MCP specification recommends. The Decision allows
+// sending it, possibly edited (Decision.Edited.Completion); a denial, an
+// Approver error, a timeout or a done ctx withhold it (fail closed). It
+// remembers nothing, and reports one audit Event.
+func (p *Policy) ReviewSampling(ctx context.Context, req Request) (Decision, error) {
+	if req.Sampling == nil {
+		return Decision{Verdict: Deny, Reason: "not a sampling request"}, errors.New("permission: ReviewSampling of a request without Sampling")
+	}
+	req.Tool = SamplingTool
+	d, src, err := p.consult(ctx, req)
+	p.report(&req, p.modeOf(req.Server), src, d, err)
+	return d, err
+}
