@@ -61,7 +61,8 @@ type workerProc struct {
 // startWorker starts a worker process serving queue, with the MCP server
 // at mcpURL ("" for none), and waits until it polls. env adds to its
 // environment: MINIME_MODEL=URL makes its model that OpenAI-compatible
-// endpoint, which it does not retry itself, in place of scriptModel.
+// endpoint, which it does not retry itself, in place of scriptModel;
+// MINIME_BLOBS=DIR stores long outputs in DIR (dirBlobs).
 func startWorker(t testing.TB, queue, mcpURL string, env ...string) *workerProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -126,6 +127,9 @@ func workerMain() int {
 	}
 	defer c.Close()
 	acts := &temporal.Activities{Model: scriptModel{}, Funcs: []*agent.Func{echoFunc()}, MaxToolOutput: 4 << 10}
+	if dir := os.Getenv("MINIME_BLOBS"); dir != "" {
+		acts.Blobs = dirBlobs(dir)
+	}
 	if url := os.Getenv("MINIME_MODEL"); url != "" {
 		acts.Model = &agent.OpenAI{BaseURL: url, Model: "test-model", MaxRetries: -1}
 	}
@@ -235,4 +239,20 @@ func (c *counter) get(key string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.calls[key]
+}
+
+// dirBlobs is a BlobStore writing each output to a file of its folder;
+// the reference is the file's path.
+type dirBlobs string
+
+func (d dirBlobs) Put(_ context.Context, workflowID, tool string, data []byte) (string, error) {
+	f, err := os.CreateTemp(string(d), tool+"-*")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
 }

@@ -319,3 +319,34 @@ func TestModelRetry(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(begin), 3*time.Second, "the retry waited for Retry-After")
 	history(t, c, run, "model-retry")
 }
+
+// TestLongOutput: an output longer than the worker's MaxToolOutput (4
+// KiB) is stored whole in the blob store and enters the history cut,
+// head and tail, naming where it is stored.
+func TestLongOutput(t *testing.T) {
+	dir := t.TempDir()
+	q := queue(t)
+	startWorker(t, q, "", "MINIME_BLOBS="+dir)
+	c := dial(t)
+	long := strings.Repeat("x", 20000) + "END"
+	run := start(t, c, q, script{Turns: [][]scriptCall{{call("echo", fmt.Sprintf(`{"text":%q}`, long))}}},
+		temporal.Config{Mode: permission.ModeAuto})
+	out := result(t, run)
+	require.Equal(t, agent.StopAnswer, out.Result.Stop, out.Error)
+	var tool agent.Message
+	for _, m := range out.Result.Messages {
+		if m.Role == agent.RoleTool {
+			tool = m
+		}
+	}
+	assert.Less(t, len(tool.Content), 5<<10, "the output entered the history cut")
+	assert.Contains(t, tool.Content, "echo xxx")
+	assert.Contains(t, tool.Content, "xxxEND")
+	files, err := filepath.Glob(filepath.Join(dir, "echo-*"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	assert.Contains(t, tool.Content, "[... 20008 bytes cut; the whole output is stored as "+files[0]+" ...]")
+	whole, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	assert.Equal(t, "echo "+long, string(whole))
+}
