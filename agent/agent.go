@@ -220,6 +220,7 @@ type Agent struct {
 	Runtime Runtime
 
 	schemas schemaCache
+	search  searchIndex
 	changes changeAcks
 }
 

@@ -82,11 +82,31 @@ var delimiter = regexp.MustCompile(`(?i)<(\s*/?\s*tool_output)`)
 // opening one names the server and the tool (see attribute), and says
 // whether the tool reported an error.
 func framing(server, tool string, isError bool) (open, close string) {
-	open = "<tool_output server=" + attribute(server) + " tool=" + attribute(tool)
+	var b strings.Builder
+	b.Grow(len(`<tool_output server="" tool="" error="true">`) + len(server) + len(tool) + 1)
+	b.WriteString("<tool_output server=")
+	writeAttribute(&b, server)
+	b.WriteString(" tool=")
+	writeAttribute(&b, tool)
 	if isError {
-		open += ` error="true"`
+		b.WriteString(` error="true"`)
 	}
-	return open + ">\n", "\n</tool_output>"
+	b.WriteString(">\n")
+	return b.String(), "\n</tool_output>"
+}
+
+// writeAttribute writes attribute(v) to b, without a copy for the usual
+// name of printable ASCII with nothing to escape.
+func writeAttribute(b *strings.Builder, v string) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' || c > '~' || c == '"' || c == '\\' || c == '&' || c == '<' || c == '>' {
+			b.WriteString(attribute(v))
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(v)
+	b.WriteByte('"')
 }
 
 // attrEntities writes the characters that could end an opening

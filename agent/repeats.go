@@ -89,12 +89,14 @@ func (rp *repeats) repeated(key string, this map[string]bool) (repeat, told bool
 // record keeps the keys of the calls of a turn that returned a result,
 // or were refused as repeats of one: the model has their result.
 func (rp *repeats) record(keys []string) {
-	rp.prev = map[string]bool{}
+	clear(rp.prev)
 	for _, k := range keys {
 		rp.prev[k] = true
 	}
-	keys = slices.Clone(keys)
-	sort.Strings(keys)
+	if len(keys) > 1 {
+		keys = slices.Clone(keys)
+		sort.Strings(keys)
+	}
 	rp.history = append(rp.history, strings.Join(keys, "\x01"))
 }
 

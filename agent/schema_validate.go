@@ -29,6 +29,10 @@ type toolSchema struct {
 	resolved, loose *jsonschema.Resolved
 	err             error
 	required        []string // the root's required properties
+	// params are the names of the projection's top-level properties,
+	// sorted, joined by spaces: what a tool search reads of the schema,
+	// decoded once rather than at every search.
+	params string
 }
 
 // supportedDrafts are the $schema values jsonschema-go validates; a schema
@@ -53,6 +57,7 @@ func compileSchema(raw json.RawMessage) *toolSchema {
 		}
 	}
 	ts.projected, ts.cut = projectSchema(raw)
+	ts.params = strings.Join(paramNames(ts.projected), " ")
 	var s jsonschema.Schema
 	if err := json.Unmarshal(raw, &s); err != nil {
 		ts.err = fmt.Errorf("agent: input schema: %w", err)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -123,7 +124,7 @@ func (r *run) searchTools(all *catalog, args []byte) string {
 			docs = append(docs, t)
 		}
 	}
-	found := rankTools(docs, a.Query, min(a.Limit, MaxToolSearchResults))
+	found := r.a.search.rankTools(docs, a.Query, min(a.Limit, MaxToolSearchResults))
 	if len(found) == 0 {
 		return fmt.Sprintf("No tool matches %q. Try other keywords, or another server: %s.", clip(a.Query, 100), strings.Join(all.servers(), ", "))
 	}
@@ -136,26 +137,91 @@ func (r *run) searchTools(all *catalog, args []byte) string {
 	return b.String()
 }
 
+// searchIndex keeps, for each tool a search has read, the words of its
+// name, description and parameter names, so that a search over a large
+// catalogue tokenises each tool once, at the first search that reads it,
+// rather than at every search. An entry is by the tool's name, and made
+// again when its description or parameters change. The zero value is
+// ready to use; it is safe for concurrent use.
+type searchIndex struct {
+	mu sync.Mutex
+	m  map[string]*searchDoc
+}
+
+// maxIndexedTools bounds a searchIndex: past it, it starts afresh.
+const maxIndexedTools = 100_000
+
+// searchDoc is one tool as a search reads it: its distinct words, sorted,
+// how many times each occurs, and how many words it has in all.
+type searchDoc struct {
+	description, params string // what the words were read from, with the name
+	words               []string
+	counts              []int
+	length              int
+}
+
+func newSearchDoc(t *tool) *searchDoc {
+	ws := words(t.name + " " + t.description + " " + t.schema.params)
+	d := &searchDoc{description: t.description, params: t.schema.params, length: len(ws)}
+	slices.Sort(ws)
+	for i, w := range ws {
+		if i > 0 && w == ws[i-1] {
+			d.counts[len(d.counts)-1]++
+			continue
+		}
+		d.words, d.counts = append(d.words, w), append(d.counts, 1)
+	}
+	return d
+}
+
+// count returns how many times w occurs in d.
+func (d *searchDoc) count(w string) int {
+	if i, ok := slices.BinarySearch(d.words, w); ok {
+		return d.counts[i]
+	}
+	return 0
+}
+
+// docs returns the entries of ts, making those it lacks.
+func (x *searchIndex) docs(ts []*tool) []*searchDoc {
+	out := make([]*searchDoc, len(ts))
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, t := range ts {
+		d := x.m[t.name]
+		if d == nil || d.description != t.description || d.params != t.schema.params {
+			d = newSearchDoc(t)
+			if x.m == nil || len(x.m) >= maxIndexedTools {
+				x.m = map[string]*searchDoc{}
+			}
+			x.m[t.name] = d
+		}
+		out[i] = d
+	}
+	return out
+}
+
 // rankTools returns the at most n tools of docs that best match query,
 // by BM25 over the words of their names, descriptions and parameter
 // names; a tool matching no word is left out, ties keep docs' order.
-func rankTools(docs []*tool, query string, n int) []*tool {
+func (x *searchIndex) rankTools(docs []*tool, query string, n int) []*tool {
 	const k1, b = 1.2, 0.75
 	terms := words(query)
-	bags := make([]map[string]int, len(docs))
-	lengths := make([]int, len(docs))
-	df := map[string]int{}
+	entries := x.docs(docs)
 	total := 0
-	for i, t := range docs {
-		ws := words(t.name + " " + t.description + " " + strings.Join(paramNames(t.schema.projected), " "))
-		bags[i] = map[string]int{}
-		for _, w := range ws {
-			if bags[i][w]++; bags[i][w] == 1 {
-				df[w]++
+	for _, d := range entries {
+		total += d.length
+	}
+	// tfs[i*len(terms)+j] is how many times docs[i] has terms[j]; df[j]
+	// how many docs have terms[j].
+	tfs, df := make([]int, len(entries)*len(terms)), make([]int, len(terms))
+	for i, d := range entries {
+		for j, w := range terms {
+			if tf := d.count(w); tf > 0 {
+				tfs[i*len(terms)+j] = tf
+				df[j]++
 			}
 		}
-		lengths[i] = len(ws)
-		total += len(ws)
 	}
 	avg := float64(total) / float64(max(len(docs), 1))
 	type scored struct {
@@ -163,15 +229,15 @@ func rankTools(docs []*tool, query string, n int) []*tool {
 		score float64
 	}
 	var hits []scored
-	for i := range docs {
+	for i, d := range entries {
 		s := 0.0
-		for _, w := range terms {
-			tf := float64(bags[i][w])
+		for j := range terms {
+			tf := float64(tfs[i*len(terms)+j])
 			if tf == 0 {
 				continue
 			}
-			idf := math.Log(1 + (float64(len(docs))-float64(df[w])+0.5)/(float64(df[w])+0.5))
-			s += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(lengths[i])/max(avg, 1)))
+			idf := math.Log(1 + (float64(len(docs))-float64(df[j])+0.5)/(float64(df[j])+0.5))
+			s += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(d.length)/max(avg, 1)))
 		}
 		if s > 0 {
 			hits = append(hits, scored{i, s})

@@ -18,6 +18,8 @@ func TestRankTools(t *testing.T) {
 		mk("fs_write_file", "Write a file.", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}`),
 		mk("slack_post", "Post a message to a channel.", `{"type":"object","properties":{"channel":{"type":"string"},"text":{"type":"string"}}}`),
 	}
+	var x searchIndex
+	rankTools := x.rankTools
 	names := func(ts []*tool) []string {
 		var out []string
 		for _, t := range ts {
@@ -34,4 +36,23 @@ func TestRankTools(t *testing.T) {
 	for range 20 {
 		assert.Equal(t, names(rankTools(docs, "write read file content", 5)), names(rankTools(docs, "write read file content", 5)), "deterministic")
 	}
+}
+
+// The index reads a tool again when its description or parameters
+// change, and keeps what it read otherwise.
+func TestSearchIndexFollowsChanges(t *testing.T) {
+	var x searchIndex
+	schema := compileSchema(json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`))
+	tl := &tool{name: "fs_read", description: "Read a file.", schema: schema}
+	first := x.docs([]*tool{tl})[0]
+	assert.Same(t, first, x.docs([]*tool{tl})[0], "an unchanged tool is not read again")
+	assert.Equal(t, []*tool{tl}, x.rankTools([]*tool{tl}, "file", 5))
+
+	changed := &tool{name: "fs_read", description: "Read a document.", schema: schema}
+	assert.Equal(t, []*tool{changed}, x.rankTools([]*tool{changed}, "document", 5), "the new description is searched")
+	assert.Empty(t, x.rankTools([]*tool{changed}, "file", 5), "the old one is not")
+
+	params := &tool{name: "fs_read", description: "Read a document.", schema: compileSchema(json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}}}`))}
+	assert.Equal(t, []*tool{params}, x.rankTools([]*tool{params}, "url", 5), "new parameters are searched")
+	assert.Empty(t, x.rankTools([]*tool{params}, "path", 5))
 }

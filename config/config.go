@@ -82,6 +82,10 @@ const (
 	TasksAllowed Tasks = "allowed"
 )
 
+// ProtocolVersions are the revisions a server's protocolVersion may pin,
+// newest first.
+var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
+
 // MaxNameLength is the longest server name accepted, in bytes. Tool names
 // are exposed to the model as "{server}_{tool}", which models cap at 64
 // characters; a short server name leaves room for the tool's own name.
@@ -107,6 +111,10 @@ type Config struct {
 	// Servers lists the servers in file order. It is empty when the file
 	// declares none.
 	Servers []Server
+	// Roots are the folders every server may see (mcp.roots), as file
+	// URIs, in file order; a server's own list replaces them (Server.Roots
+	// has it, or these).
+	Roots []string
 	// Skills lists the local skill folders (the top-level skills key), in
 	// file order: each is a skill (a folder holding SKILL.md) or a folder
 	// of skills. Paths are as written, relative ones to the working
@@ -182,6 +190,15 @@ type Server struct {
 	// Egress says which models may see the server's tools (default
 	// EgressAny).
 	Egress Egress
+	// ProtocolVersion pins the MCP revision spoken with the server (one
+	// of ProtocolVersions) instead of detecting it: "2026-07-28" speaks
+	// only the stateless revision, a legacy one skips the server/discover
+	// probe. Empty detects it.
+	ProtocolVersion string
+	// Roots are the folders the server may see (MCP roots), as file URIs
+	// (an absolute path or a file:// URI in the file): the server's roots
+	// key, else mcp.roots; nil when neither is set, empty for roots: [].
+	Roots []string
 	// Tasks says when the server's tools run as MCP tasks; TasksDefault
 	// leaves it to the host.
 	Tasks Tasks

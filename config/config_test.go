@@ -74,8 +74,10 @@ func TestParseEveryKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	global := []string{"file:///home/me/projects/site"}
 	want := &config.Config{
 		File:               "testdata/full.yaml",
+		Roots:              global,
 		Permissions:        permission.ModeAsk,
 		ConfirmDestructive: true,
 		Servers: []config.Server{
@@ -92,7 +94,9 @@ func TestParseEveryKey(t *testing.T) {
 				ConnectTimeout:     10 * time.Second,
 				Egress:             config.EgressAny,
 				Tasks:              config.TasksRequired,
-				Line:               5,
+				Line:               6,
+				Roots:              []string{"file:///home/me/projects/site", "file:///home/me/notes"},
+				ProtocolVersion:    "2025-11-25",
 			},
 			{
 				Name:               "search",
@@ -102,28 +106,29 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
-				Line:               20,
+				Line:               23,
+				Roots:              global,
 			},
 			{
 				Name: "linear",
 				URL:  "https://mcp.linear.app/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "https://agent.example.com/client-metadata.json",
 					Scopes: []string{"read", "write"}, RedirectURL: "http://127.0.0.1:8976/callback"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 27,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 30, Roots: global,
 			},
 			{
 				Name: "crm",
 				URL:  "https://crm.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-crm", ClientSecretEnv: "CRM_CLIENT_SECRET",
 					Issuer: "https://login.example.com", TokenEndpointAuth: config.TokenAuthPost},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 34,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 37, Roots: global,
 			},
 			{
 				Name: "docs",
 				URL:  "https://docs.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-docs", ClientSecretFile: "/run/secrets/docs-client-secret",
 					Issuer: "https://login.example.com"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 42,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 45, Roots: global,
 			},
 			{
 				Name: "nightly",
@@ -131,21 +136,21 @@ func TestParseEveryKey(t *testing.T) {
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "nightly-agent",
 					ClientKeyFile: "/run/secrets/nightly-agent.pem", TokenEndpointAuth: config.TokenAuthPrivateKeyJWT, DPoP: true,
 					Issuer: "https://login.example.com"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 49,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 52, Roots: global,
 			},
 			{
 				Name: "billing",
 				URL:  "https://billing.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "billing-agent",
 					ClientKeyEnv: "BILLING_AGENT_KEY", Issuer: "https://login.example.com"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 59,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 62, Roots: global,
 			},
 			{
 				Name: "builds",
 				URL:  "https://ci.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantJWTBearer, AssertionFile: "/var/run/secrets/tokens/mcp-token",
 					Issuer: "https://ci.example.com/auth"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 67,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 70, Roots: global,
 			},
 			{
 				Name: "wiki",
@@ -154,7 +159,7 @@ func TestParseEveryKey(t *testing.T) {
 					ClientSecretEnv: "WIKI_CLIENT_SECRET", AssertionCommand: []string{"corp-sso", "id-token"},
 					IDPTokenEndpoint: "https://sso.corp.example.com/oauth2/token", IDPClientID: "mini-me", IDPClientSecretEnv: "SSO_CLIENT_SECRET",
 					Issuer: "https://auth.wiki.corp.example.com"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 74,
+				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 77, Roots: global,
 			},
 			{
 				Name:               "finance",
@@ -167,7 +172,8 @@ func TestParseEveryKey(t *testing.T) {
 				Permissions:        permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,
-				Line:               86,
+				Line:               89,
+				Roots:              global,
 			},
 		},
 		Skills: []string{"./skills"},

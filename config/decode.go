@@ -14,9 +14,9 @@ import (
 // The keys of each mapping, in the order doc.go documents them.
 var (
 	rootKeys   = []string{"mcp", "skills"}
-	mcpKeys    = []string{"permissions", "confirmDestructive", "servers"}
+	mcpKeys    = []string{"permissions", "confirmDestructive", "roots", "servers"}
 	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "insecureHttp", "headers",
-		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress", "tasks"}
+		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress", "tasks", "roots", "protocolVersion"}
 	authKeys = []string{"type", "tokenEnv", "header", "grant", "clientId", "clientSecretEnv", "clientSecretFile",
 		"clientKeyEnv", "clientKeyFile", "assertionFile", "assertionCommand", "idpTokenEndpoint", "idpClientId",
 		"idpClientSecretEnv", "issuer", "scopes", "redirectUrl", "tokenEndpointAuth", "dpop"}
@@ -55,6 +55,9 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	}
 	if e, ok := m["confirmDestructive"]; ok {
 		cfg.ConfirmDestructive = d.boolean(e.val, "mcp.confirmDestructive")
+	}
+	if e, ok := m["roots"]; ok {
+		cfg.Roots = d.roots(e.val, "mcp.roots")
 	}
 	if e, ok := m["servers"]; ok && !isNull(e.val) {
 		cfg.Servers = d.servers(e.val, cfg)
@@ -95,6 +98,7 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 		Permissions:        cfg.Permissions,
 		ConfirmDestructive: cfg.ConfirmDestructive,
 		Egress:             EgressAny,
+		Roots:              cfg.Roots,
 	}
 	f, ok := d.fields(n, field, serverKeys)
 	if !ok {
@@ -194,6 +198,12 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	}
 	if e, ok := f["tasks"]; ok {
 		s.Tasks = oneOf(d, e.val, sub("tasks"), "tasks setting", TasksOff, TasksRequired, TasksAllowed)
+	}
+	if e, ok := f["roots"]; ok {
+		s.Roots = d.roots(e.val, sub("roots"))
+	}
+	if e, ok := f["protocolVersion"]; ok {
+		s.ProtocolVersion = oneOf(d, e.val, sub("protocolVersion"), "protocol version", ProtocolVersions...)
 	}
 	return s, nameNode
 }

@@ -19,6 +19,7 @@
 //	mcp:
 //	  permissions: ask
 //	  confirmDestructive: true
+//	  roots: [/home/me/projects/site]
 //	  servers:
 //	    - name: github
 //	      url: https://api.githubcopilot.com/mcp/
@@ -35,6 +36,8 @@
 //	      connectTimeout: 10s
 //	      egress: any
 //	      tasks: required
+//	      roots: [file:///home/me/projects/site, /home/me/notes]
+//	      protocolVersion: 2025-11-25
 //	    - name: search
 //	      url: http://search.internal:8080/mcp
 //	      insecureHttp: true
@@ -130,6 +133,10 @@
 //   - confirmDestructive: true or false (default true), the value of every
 //     server that sets none. When true, a tool annotated destructive is
 //     asked even in auto mode.
+//   - roots: the folders every server may see (MCP roots), a list of
+//     absolute paths or file:// URIs of them, without duplicates; a
+//     relative path, another scheme or a file URI of another host is an
+//     error. A server's own roots replace them.
 //   - servers: the list of servers.
 //
 // Keys of a server:
@@ -179,7 +186,12 @@
 //     they return, must never be sent to a hosted model.
 //   - tasks: off, required or allowed: whether the server's tools run as
 //     MCP tasks, never, when a tool requires it, or also when it allows it.
-//     Absent leaves it to the host (mcp.Options.Tasks, off by default).
+//     Absent leaves it to the host (mcp.Options.Tasks: by default, when a
+//     tool requires it).
+//   - roots: the folders this server may see, as mcp.roots; [] gives it
+//     none.
+//   - protocolVersion: 2026-07-28, 2025-11-25, 2025-06-18 or 2025-03-26,
+//     to speak that revision with the server instead of detecting it.
 //
 // args, env and dir are only for stdio servers; auth, insecureHttp and
 // headers only for HTTP servers.

@@ -337,6 +337,19 @@ var problemTests = []struct {
 		[]problem{{5, 7, "mcp.servers[0].conectTimout", `unknown key "conectTimout" (did you mean connectTimeout?)`}}},
 	{"no suggestion for a short unrelated key", server1 + lines("    - name: a", "      command: x", "      cwd: /"),
 		[]problem{{5, 7, "mcp.servers[0].cwd", `unknown key "cwd"`}}},
+	{"bad roots", lines("mcp:", "  roots:", "    - projects/site", "    - https://example.com/x", "    - file://server/share",
+		"    - file:///a?b", "    - /srv/a", "    - file:///srv/a/", "    - \"\"", "  servers:", "    - name: a", "      command: x", "      roots: {a: b}"),
+		[]problem{
+			{3, 7, "mcp.roots[0]", "must be an absolute path or a file:// URI"},
+			{4, 7, "mcp.roots[1]", "only folders of this machine"},
+			{5, 7, "mcp.roots[2]", "not a file URI of an absolute path on this machine"},
+			{6, 7, "mcp.roots[3]", "not a file URI of an absolute path on this machine"},
+			{8, 7, "mcp.roots[5]", "duplicate root \"file:///srv/a/\" (first listed at line 7)"},
+			{9, 7, "mcp.roots[6]", "must not be empty"},
+			{13, 14, "mcp.servers[0].roots", "a list of strings"},
+		}},
+	{"unknown protocol version", server1 + lines("    - name: a", "      command: x", "      protocolVersion: 2024-11-05"),
+		[]problem{{5, 24, "mcp.servers[0].protocolVersion", `unknown protocol version "2024-11-05"`}}},
 }
 
 func TestProblems(t *testing.T) {

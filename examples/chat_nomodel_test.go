@@ -28,10 +28,7 @@ func TestChatWithoutModelInTerminal(t *testing.T) {
 			Def:      json.RawMessage(`{"name":"monthly_review","description":"Review a month.","arguments":[{"name":"month","required":true}]}`),
 			Messages: json.RawMessage(`[{"role":"user","content":{"type":"text","text":"Review {month}."}}]`),
 		}},
-		Resources: []mcptest.Resource{{
-			Def:      json.RawMessage(`{"uri":"file:///todo.txt","name":"todo"}`),
-			Contents: json.RawMessage(`[{"uri":"file:///todo.txt","text":"buy milk"}]`),
-		}},
+		Resources: []mcptest.Resource{todoResource},
 	}}
 	t.Cleanup(catalog.Close)
 	cfg := filepath.Join(t.TempDir(), "mini-me.yaml")
@@ -80,8 +77,31 @@ func TestChatWithoutModelInTerminal(t *testing.T) {
 func TestChatHelp(t *testing.T) {
 	out, code := run(t, environ(t), "", "chat", "-help")
 	assert.Equal(t, 0, code, out)
-	for _, want := range []string{"-config", "MINIME_MODEL_URL", "/tools", "/servers", "/prompts", "/<prompt> [args]", "/resources", "@<uri>",
+	for _, want := range []string{"-config", "MINIME_MODEL_URL", "/tools", "/servers", "/prompts", "/<prompt> [args]", "/resources", "/roots", "@<uri>",
 		"/call NAME {json}", "/status", "/history", "!N", "/clear", "/help", "/quit", "Ctrl-C"} {
 		assert.Contains(t, out, want)
 	}
+}
+
+// Without a model, a question attaching a resource of a local-only server
+// is refused (no model is known to be local), and nothing panics.
+func TestChatWithoutModelLocalResource(t *testing.T) {
+	catalog := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
+		Resources: []mcptest.Resource{todoResource},
+	}}
+	t.Cleanup(catalog.Close)
+	cfg := filepath.Join(t.TempDir(), "mini-me.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(
+		"mcp:\n  servers:\n    - name: finance\n      url: %s\n      egress: local\n", catalog.Start())), 0o600))
+	out, code := run(t, environ(t, "XDG_CONFIG_HOME="+t.TempDir()), "What is in @file:///todo.txt ?\n/quit\n", "chat", "-config", cfg)
+	assert.Equal(t, 0, code, out)
+	assert.NotContains(t, out, "panic")
+	assert.Contains(t, out, "local")
+	assert.Contains(t, out, "bye")
+}
+
+// todoResource is a server's resource, file:///todo.txt.
+var todoResource = mcptest.Resource{
+	Def:      json.RawMessage(`{"uri":"file:///todo.txt","name":"todo"}`),
+	Contents: json.RawMessage(`[{"uri":"file:///todo.txt","text":"buy milk"}]`),
 }

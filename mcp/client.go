@@ -104,7 +104,9 @@ type Options struct {
 	OnPromptsChanged func()
 	// OnResourceUpdated is called when a resource the client subscribed
 	// to (SubscribeResource) changed (notifications/resources/updated).
-	OnResourceUpdated func(uri string)
+	// It has the signature of toolset.Options.OnResourceUpdated: the
+	// update names its server (Options.ServerName).
+	OnResourceUpdated func(ResourceUpdate)
 
 	// Skills declares the skills extension (SkillsExtension) in the
 	// client capabilities, in both eras. The skills methods work whenever
@@ -168,16 +170,24 @@ type Options struct {
 	Roots func(context.Context) ([]Root, error)
 
 	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
-	// zero value never does. A task-backed call polls until the task
-	// ends (tasks.go gives the limits), reports its steps to the
-	// observer of its context (WithTaskObserver) and returns the task's
-	// result like any call.
+	// zero value does when a tool requires it (TasksWhenRequired). A
+	// task-backed call polls until the task ends (tasks.go gives the
+	// limits), reports its steps to the observer of its context
+	// (WithTaskObserver) and returns the task's result like any call.
 	Tasks TaskPolicy
 	// TaskTimeout bounds a task-backed call whose context has no
 	// deadline; zero means DefaultTaskTimeout. The task is then
 	// cancelled (unless it had ended, its result still on its way) and
 	// the call fails with ErrTaskTimeout.
 	TaskTimeout time.Duration
+}
+
+// ResourceUpdate says a subscribed resource changed.
+type ResourceUpdate struct {
+	// Server is Options.ServerName: the server's name in a Toolset.
+	Server string
+	// URI is the resource that changed.
+	URI string
 }
 
 // Progress is one progress notification for a call in flight.
@@ -281,8 +291,10 @@ type outgoing struct {
 	// an earlier deadline: a tools/call that may become a task, whose
 	// caller's deadline is meant for the whole task.
 	callTimeout bool
-	// probe marks the server/discover that finds the era: its refusal is
-	// an answer to negotiate, never a cause to fall back and resend.
+	// probe marks the server/discover that finds the era: a refusal
+	// listing only handshake versions is an answer to negotiate, never a
+	// cause to fall back here (negotiate initializes, once). A refusal
+	// that lists our version is retried like any request's.
 	probe bool
 }
 
@@ -478,7 +490,7 @@ func (c *Client) unlist(key uint64) {
 
 func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) error {
 	err := c.conn.roundTrip(ctx, r, result)
-	if err != nil && c.era() == EraModern && !r.probe {
+	if err != nil && c.era() == EraModern {
 		// A version refused says the server did not run the request.
 		if versionRetry(err) {
 			// The server rejected the version yet lists ours as
@@ -486,7 +498,7 @@ func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) err
 			// supported one, once.
 			r.id = c.nextID.Add(1)
 			err = c.conn.roundTrip(ctx, r, result)
-		} else if v := legacyOnly(err); v != "" {
+		} else if v := legacyOnly(err); v != "" && !r.probe {
 			if ferr := c.fallBack(ctx, v); ferr != nil {
 				return fmt.Errorf("mcp: %s: server speaks only %s and initialize failed: %w", r.method, v, ferr)
 			}

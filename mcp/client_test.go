@@ -94,7 +94,7 @@ func TestEraDetection(t *testing.T) {
 				if tc.era == mcp.EraModern {
 					assert.Equal(t, mcp.Version20260728, r.Header.Get("Mcp-Protocol-Version"), r.Method)
 					assert.Equal(t, r.Method, r.Header.Get("Mcp-Method"))
-					assert.Contains(t, string(r.Body), `"io.modelcontextprotocol/clientCapabilities":{}`)
+					assert.Contains(t, string(r.Body), `"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`, "tasks by default")
 				} else {
 					assert.NotEmpty(t, r.Header.Get("Mcp-Session-Id"), r.Method)
 					assert.Equal(t, mcp.Version20251125, r.Header.Get("Mcp-Protocol-Version"), r.Method)
@@ -359,6 +359,27 @@ func TestStatusAndBodyCombinations(t *testing.T) {
 			tc.check(t, err)
 		})
 	}
+}
+
+// A modern server that refuses the probe's version yet lists it as
+// supported (the conformance suite's request-metadata scenario) gets the
+// probe once more, and the client stays modern: no handshake.
+func TestProbeRetriedWhenOurVersionIsListed(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{mcptest.EchoTool()}}
+	var refused atomic.Bool
+	s.Intercept = func(w http.ResponseWriter, _ *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method != "server/discover" || !refused.CompareAndSwap(false, true) {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`, msg.ID)
+		return true
+	}
+	c := connect(t, mcptest.Start(t, s), nil)
+	assert.Equal(t, mcp.EraModern, c.Era())
+	assert.Equal(t, 2, s.Count("server/discover"), "the refused probe is sent once more")
+	assert.Equal(t, 0, s.Count("initialize"))
 }
 
 func TestFallbackOnNonModernErrors(t *testing.T) {
@@ -696,7 +717,7 @@ func TestInputRequired(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(res.Text()), &params))
 	assert.Equal(t, `"st\u00e9-1"`, string(params.RequestState), "echoed byte for byte")
 	assert.JSONEq(t, `{"action":"accept","content":{"name":"Ada","n":7}}`, string(params.InputResponses["who"]))
-	assert.JSONEq(t, `{"elicitation":{"form":{}}}`, string(params.Meta["io.modelcontextprotocol/clientCapabilities"]))
+	assert.JSONEq(t, `{"elicitation":{"form":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`, string(params.Meta["io.modelcontextprotocol/clientCapabilities"]))
 	reqs := s.Requests()
 	ids := map[string]bool{}
 	for _, r := range reqs[len(reqs)-2:] {

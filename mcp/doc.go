@@ -94,10 +94,10 @@
 //
 // # Tasks
 //
-// When the host sets [Options.Tasks], a tool that needs minutes runs as an
-// MCP task: in the 2025-11-25 era the client asks for one when the tool's
-// execution.taskSupport requires it (or allows it, with
-// [TasksWhenAllowed]); in the 2026-07-28 era it declares the
+// A tool that needs minutes runs as an MCP task unless the host sets
+// [Options.Tasks] to [TasksOff]: in the 2025-11-25 era the client asks for
+// one when the tool's execution.taskSupport requires it (or allows it,
+// with [TasksWhenAllowed]); in the 2026-07-28 era it declares the
 // [TasksExtension] on every request and the server decides. [Client.CallTool]
 // then polls tasks/get until the task ends and returns its result as any
 // call's; input the task asks for goes to [Options.Elicit],

@@ -83,7 +83,7 @@ func FuzzDispatch(f *testing.F) {
 			chans[id] = ch
 		}
 		ctx := context.Background()
-		err := m.dispatch(ctx, data)
+		_, err := m.dispatch(ctx, bytes.Clone(data), nil)
 		m.answers.wait(ctx, m.c.log)
 
 		var got []int64

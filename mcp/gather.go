@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync"
 )
 
 // gatherChunk is the unit in which a large message is gathered.
@@ -17,14 +18,18 @@ var errGatherLimit = errors.New("mcp: message over the limit")
 // by doubling allocates about twice the limit to refuse a message just
 // over it, and holds one and a half times the limit at once; a gather
 // allocates the limit and one chunk at most, and copies a message it
-// keeps only once, into its final place. The zero value, with max set, is
-// ready to use.
+// keeps only once, into its final place; its chunks are pooled, so that
+// release makes the next gather cost nothing. The zero value, with max
+// set, is ready to use.
 type gather struct {
 	max  int64
 	size int64
 	full [][]byte // chunks filled
 	cur  []byte   // the chunk being filled
 }
+
+// gatherChunks recycles the chunks of gathers that were released.
+var gatherChunks = sync.Pool{New: func() any { return new([gatherChunk]byte) }}
 
 // room returns the free space of the current chunk, starting a new one
 // when it is full.
@@ -33,9 +38,20 @@ func (g *gather) room() []byte {
 		if g.cur != nil {
 			g.full = append(g.full, g.cur)
 		}
-		g.cur = make([]byte, 0, gatherChunk)
+		g.cur = gatherChunks.Get().(*[gatherChunk]byte)[:0]
 	}
 	return g.cur[len(g.cur):cap(g.cur)]
+}
+
+// release gives the chunks back for other gathers; what was gathered is
+// gone.
+func (g *gather) release() {
+	for _, c := range g.parts() {
+		if cap(c) == gatherChunk {
+			gatherChunks.Put((*[gatherChunk]byte)(c[:gatherChunk]))
+		}
+	}
+	g.full, g.cur, g.size = nil, nil, 0
 }
 
 // add appends p; it fails with errGatherLimit past max.

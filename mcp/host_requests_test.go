@@ -96,7 +96,7 @@ func TestLegacySampling(t *testing.T) {
 				got <- req
 				return &mcp.SampleResult{Content: mcp.SamplingContents{{Type: "text", Text: "hi"}}, Model: "m-1", StopReason: "endTurn"}, nil
 			}})
-		assert.JSONEq(t, `{"sampling":{"tools":{}}}`, initCapabilities(t, s))
+		assert.JSONEq(t, `{"sampling":{"tools":{}},"tasks":{}}`, initCapabilities(t, s))
 		assert.JSONEq(t, `{"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m-1","stopReason":"endTurn"}}`, askOnce(t, c))
 		req := <-got
 		assert.Equal(t, "srv", req.Server)
@@ -164,7 +164,7 @@ func TestLegacySampling(t *testing.T) {
 		c := connect(t, mcptest.Start(t, s), &mcp.Options{Elicit: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return nil, nil
 		}})
-		assert.JSONEq(t, `{"elicitation":{"form":{}}}`, initCapabilities(t, s), "no sampling declared")
+		assert.JSONEq(t, `{"elicitation":{"form":{}},"tasks":{}}`, initCapabilities(t, s), "no sampling declared")
 		assert.Contains(t, askOnce(t, c), fmt.Sprintf(`"code":%d`, mcp.CodeMethodNotFound))
 	})
 }
@@ -216,7 +216,7 @@ func TestModernSampling(t *testing.T) {
 		var p retryParams
 		require.NoError(t, json.Unmarshal([]byte(res.Text()), &p))
 		assert.JSONEq(t, `{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m-1"}`, string(p.InputResponses["k"]))
-		assert.JSONEq(t, `{"sampling":{}}`, string(p.Meta["io.modelcontextprotocol/clientCapabilities"]))
+		assert.JSONEq(t, `{"sampling":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`, string(p.Meta["io.modelcontextprotocol/clientCapabilities"]))
 	})
 	t.Run("refused", func(t *testing.T) {
 		s := inputServer(t, "sampling/createMessage", samplingParams)
@@ -243,7 +243,7 @@ func TestURLElicitation(t *testing.T) {
 		var p retryParams
 		require.NoError(t, json.Unmarshal([]byte(res.Text()), &p))
 		assert.JSONEq(t, `{"action":"accept"}`, string(p.InputResponses["k"]))
-		assert.JSONEq(t, `{"elicitation":{"form":{},"url":{}}}`, string(p.Meta["io.modelcontextprotocol/clientCapabilities"]))
+		assert.JSONEq(t, `{"elicitation":{"form":{},"url":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`, string(p.Meta["io.modelcontextprotocol/clientCapabilities"]))
 		req := <-got
 		assert.Equal(t, "url", req.Mode)
 		assert.Equal(t, "https://auth.example/start?x=1", req.URL)
@@ -284,7 +284,7 @@ func TestURLElicitation(t *testing.T) {
 			t.Error("the handler was asked for an undeclared mode")
 			return nil, nil
 		}})
-		assert.JSONEq(t, `{"elicitation":{"form":{}}}`, initCapabilities(t, s))
+		assert.JSONEq(t, `{"elicitation":{"form":{}},"tasks":{}}`, initCapabilities(t, s))
 		assert.Contains(t, askOnce(t, c), fmt.Sprintf(`"code":%d`, mcp.CodeInvalidParams))
 	})
 	t.Run("legacy accepted, then completed", func(t *testing.T) {
@@ -422,7 +422,7 @@ func TestNotifyRootsChanged(t *testing.T) {
 	t.Run("legacy", func(t *testing.T) {
 		s := &mcptest.Server{Versions: []string{mcptest.Legacy}}
 		c := connect(t, mcptest.Start(t, s), &mcp.Options{Roots: roots})
-		assert.JSONEq(t, `{"roots":{"listChanged":true}}`, initCapabilities(t, s))
+		assert.JSONEq(t, `{"roots":{"listChanged":true},"tasks":{}}`, initCapabilities(t, s))
 		require.NoError(t, c.NotifyRootsChanged(context.Background()))
 		assert.Equal(t, 1, s.Count("notifications/roots/list_changed"))
 	})

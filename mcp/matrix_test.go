@@ -134,7 +134,7 @@ var faultRows = []faultRow{
 		check: tooLarge,
 	},
 	{
-		name: "64 MiB line (SSE)", want: "as with JSON: the SSE decoder keeps a long event's bytes back until it is complete, so go-sse's scanner never grows for one that is refused",
+		name: "64 MiB line (SSE)", want: "as with JSON: the SSE decoder keeps a long event's bytes in pooled chunks until it is complete, so refusing one grows no buffer by doubling",
 		needs: "rel (defect 8)", http: both, serial: true, do: plain(mcptest.HugeLine(64<<20, true)),
 		check: tooLarge,
 	},

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -61,11 +60,29 @@ func (m *mux) forget(id int64) bool {
 }
 
 // delivery is a response as the reader hands it to its caller: the whole
-// message, the caller's own copy, which the caller decodes once, straight
-// into its result (see routeResponse).
+// message, which the caller now owns and decodes once, straight into its
+// result (see routeResponse), and the line buffer that holds it, if it
+// came from lineBufs, for the caller to give back once decoded.
 type delivery struct {
 	data   []byte
-	result bool // the message has a result member that is not null
+	result bool    // the message has a result member that is not null
+	buf    *[]byte // data's pooled holder, or nil
+}
+
+// lineBufs recycles the buffers that stdio lines are read into: the
+// reader reads a line into one, hands it to the call it answers, and the
+// call gives it back once it has decoded it.
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledLine is the largest line buffer kept for another line.
+const maxPooledLine = 4 << 20
+
+// putLine gives a line buffer back, unless it is nil or too large to keep.
+func putLine(b *[]byte) {
+	if b != nil && cap(*b) <= maxPooledLine {
+		*b = (*b)[:0]
+		lineBufs.Put(b)
+	}
 }
 
 // await waits for the response to r and decodes its result. When ctx
@@ -86,6 +103,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 			return methodError(r.method, err)
 		}
 		deliveries.Put(ch)
+		defer putLine(rp.buf)
 		return m.decode(r.method, rp, result)
 	case <-ctx.Done():
 		if m.forget(r.id) {
@@ -101,6 +119,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 			return fmt.Errorf("mcp: %s: %w", r.method, ctx.Err())
 		}
 		deliveries.Put(ch)
+		defer putLine(rp.buf)
 		return m.decode(r.method, rp, result)
 	}
 }
@@ -129,14 +148,17 @@ func (m *mux) decode(method string, rp delivery, result any) error {
 	return nil
 }
 
-// dispatch handles one incoming message. It returns an error only for
-// bytes that are not a JSON-RPC message. A plain response to a pending
-// call is only routed (see routeResponse): its caller decodes it, once.
-func (m *mux) dispatch(ctx context.Context, data []byte) error {
+// dispatch handles one incoming message, data, which it owns: buf, if
+// not nil, is the pooled holder of data's memory. It returns an error only
+// for bytes that are not a JSON-RPC message, and reports whether it handed
+// data on to a pending call, which then owns it (and buf); otherwise the
+// caller may reuse it. A plain response to a pending call is only routed
+// (see routeResponse): its caller decodes it, once, with no copy made.
+func (m *mux) dispatch(ctx context.Context, data []byte, buf *[]byte) (handed bool, err error) {
 	if id, result, ok := routeResponse(data); ok {
 		if ch := m.take(id); ch != nil {
-			ch <- delivery{bytes.Clone(data), result}
-			return nil
+			ch <- delivery{data, result, buf}
+			return true, nil
 		}
 		// No call waits for it: the full decoding below checks it, and
 		// drops it.
@@ -149,10 +171,10 @@ func (m *mux) dispatch(ctx context.Context, data []byte) error {
 	msg := &in.msg
 	msg.Result = &in.raw
 	if err := json.Unmarshal(data, msg); err != nil {
-		return err
+		return false, err
 	}
 	if err := msg.Check(); err != nil {
-		return err
+		return false, err
 	}
 	switch {
 	case msg.IsResponse():
@@ -162,9 +184,10 @@ func (m *mux) dispatch(ctx context.Context, data []byte) error {
 		}
 		if ch == nil {
 			m.c.log.Debug("mcp: response to no pending request dropped", "id", msg.ID.String())
-			return nil
+			return false, nil
 		}
-		ch <- delivery{bytes.Clone(data), len(in.raw) > 0 && string(in.raw) != "null"}
+		ch <- delivery{data, len(in.raw) > 0 && string(in.raw) != "null", buf}
+		return true, nil
 	case msg.IsNotification():
 		m.notify(msg.Method, msg.Params)
 	case m.modern():
@@ -177,7 +200,7 @@ func (m *mux) dispatch(ctx context.Context, data []byte) error {
 			}
 		})
 	}
-	return nil
+	return false, nil
 }
 
 // take removes and returns the channel of the call pending on id, nil if

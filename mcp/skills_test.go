@@ -46,7 +46,7 @@ func TestClientDeclaresSkills(t *testing.T) {
 		s, _ := skillServer(t, v, &mcptest.Skills{List: mcptest.SampleSkills()})
 		found := false
 		for _, r := range s.Requests() {
-			if strings.Contains(string(r.Body), `"extensions":{"io.modelcontextprotocol/skills":{}}`) {
+			if strings.Contains(string(r.Body), `"extensions":{"io.modelcontextprotocol/skills":{},"io.modelcontextprotocol/tasks":{}}`) {
 				found = true
 			}
 		}

@@ -970,14 +970,14 @@ func testStdioResourceSubscription(t *testing.T, bin string) {
 	updates := make(chan string, 8)
 	tr := finance(bin, "-era", "modern", "-resources", "-crash-on", "get_summary")
 	tr.Restart = mcp.RestartPolicy{MaxRestarts: 1, Backoff: 20 * time.Millisecond}
-	c := stdioConnect(t, tr, &mcp.Options{OnResourceUpdated: func(uri string) { updates <- uri }})
+	c := stdioConnect(t, tr, &mcp.Options{ServerName: "fin", OnResourceUpdated: func(u mcp.ResourceUpdate) { updates <- u.Server + " " + u.URI }})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	require.NoError(t, c.SubscribeResource(ctx, "finance://ledger"))
 	assert.Equal(t, "1 subscribers", call(t, c, "touch_ledger", nil), "in force once SubscribeResource returns")
 	select {
 	case u := <-updates:
-		assert.Equal(t, "finance://ledger", u)
+		assert.Equal(t, "fin finance://ledger", u, "the update names its server")
 	case <-ctx.Done():
 		t.Fatal("no update")
 	}

@@ -260,5 +260,5 @@ func (c *Client) resourceUpdated(params json.RawMessage) {
 		c.log.Warn("mcp: malformed resource update notification")
 		return
 	}
-	c.opts.OnResourceUpdated(p.URI)
+	c.opts.OnResourceUpdated(ResourceUpdate{Server: c.opts.ServerName, URI: p.URI})
 }

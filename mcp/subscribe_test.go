@@ -29,7 +29,7 @@ func TestModernSubscribeWaitsForTheAcknowledgement(t *testing.T) {
 	for i := range 20 {
 		s := subscribableServer()
 		updates := make(chan string, 1)
-		c := connect(t, mcptest.Start(t, s), &mcp.Options{OnResourceUpdated: func(uri string) { updates <- uri }})
+		c := connect(t, mcptest.Start(t, s), &mcp.Options{OnResourceUpdated: func(u mcp.ResourceUpdate) { updates <- u.URI }})
 		require.NoError(t, c.SubscribeResource(context.Background(), "file:///m.txt"))
 		require.Equal(t, 1, s.NotifyResourceUpdated("file:///m.txt"), "try %d: the stream is open once SubscribeResource returns", i)
 		select {

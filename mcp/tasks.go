@@ -20,17 +20,18 @@ type TaskPolicy int
 
 // Task policies.
 const (
-	// TasksOff, the zero value, never uses tasks: a 2025-11-25 tool that
-	// requires a task cannot be called (a Toolset leaves it out), and a
-	// 2026-07-28 server is not told the client handles tasks.
-	TasksOff TaskPolicy = iota
-	// TasksWhenRequired calls a 2025-11-25 tool as a task when it
-	// requires one (execution.taskSupport "required"), and declares the
-	// tasks extension to 2026-07-28 servers, which then decide per call.
-	TasksWhenRequired
+	// TasksWhenRequired, the zero value, calls a 2025-11-25 tool as a
+	// task when it requires one (execution.taskSupport "required"), so
+	// that no tool is left out, and declares the tasks extension to
+	// 2026-07-28 servers, which then decide per call.
+	TasksWhenRequired TaskPolicy = iota
 	// TasksWhenAllowed is TasksWhenRequired, and also calls a 2025-11-25
 	// tool as a task when it allows one ("optional").
 	TasksWhenAllowed
+	// TasksOff never uses tasks: a 2025-11-25 tool that requires a task
+	// cannot be called (a Toolset leaves it out, with a warning), and a
+	// 2026-07-28 server is not told the client handles tasks.
+	TasksOff
 )
 
 // TaskUse says whether a call of a tool runs as a task (toolset.Tool.Task).

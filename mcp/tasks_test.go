@@ -387,14 +387,14 @@ func TestToolsetOffersTaskTools(t *testing.T) {
 	modernURL, _ := taskServer(t, mcptest.Modern, required, mcptest.EchoTool())
 	servers := []config.Server{{Name: "old", URL: legacyURL}, {Name: "new", URL: modernURL}}
 
-	off, err := toolset.Discover(context.Background(), servers, nil)
+	off, err := toolset.Discover(context.Background(), servers, &toolset.Options{Client: mcp.Options{Tasks: mcp.TasksOff}})
 	require.NoError(t, err)
 	defer func() { _ = off.Close() }()
 	_, ok := off.Tool("old_research")
 	assert.False(t, ok, "tasks off: a task-only tool is left out")
 	assert.True(t, strings.Contains(fmt.Sprint(off.Warnings()), string(toolset.WarnTaskRequired)))
 
-	on, err := toolset.Discover(context.Background(), servers, &toolset.Options{Client: mcp.Options{Tasks: mcp.TasksWhenRequired}})
+	on, err := toolset.Discover(context.Background(), servers, nil) // the zero value calls it as a task
 	require.NoError(t, err)
 	defer func() { _ = on.Close() }()
 	st, ok := on.Tool("old_research")

@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
 	"git.rickub.com/bots-garden/mini-me/sse"
@@ -80,13 +79,29 @@ type httpConn struct {
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// pooledBody is the largest body read straight into a pooled buffer; the
-// rest of a larger one is gathered in chunks (see gather).
+// pooledBody is the largest body of unknown length read straight into a
+// pooled buffer; the rest of a larger one is gathered in chunks (see
+// gather). It is also the largest buffer kept in the pool.
 const pooledBody = 1 << 20
 
 // readBody reads a body of at most max bytes into buf; a larger one fails
-// with errGatherLimit, having cost about max bytes.
-func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
+// with errGatherLimit, having cost about max bytes. length is the body's
+// Content-Length, or -1: a body of known length up to max is read into a
+// buffer of that size, with no growing and no further copy.
+func readBody(buf *bytes.Buffer, body io.Reader, length, max int64) error {
+	if length >= 0 && length <= max {
+		// ReadFrom wants MinRead bytes free to find the end without
+		// growing the buffer; one byte over the length shows a body that
+		// lies about it.
+		buf.Grow(int(length) + bytes.MinRead)
+		if _, err := buf.ReadFrom(io.LimitReader(body, length+1)); err != nil {
+			return err
+		}
+		if int64(buf.Len()) > length {
+			return fmt.Errorf("body longer than its Content-Length %d", length)
+		}
+		return nil
+	}
 	first := min(max, pooledBody)
 	if _, err := buf.ReadFrom(io.LimitReader(body, first)); err != nil {
 		return err
@@ -95,6 +110,7 @@ func readBody(buf *bytes.Buffer, body io.Reader, max int64) error {
 		return nil
 	}
 	g := gather{max: max - first}
+	defer g.release()
 	if err := g.readFrom(body); err != nil {
 		return err
 	}
@@ -307,12 +323,12 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer func() {
-		if buf.Cap() <= pooledBody { // a rare big body is not kept
+		if buf.Cap() <= 4*pooledBody { // a rare big body is not kept
 			buf.Reset()
 			bufPool.Put(buf)
 		}
 	}()
-	if err := readBody(buf, resp.Body, h.maxSize); err != nil {
+	if err := readBody(buf, resp.Body, resp.ContentLength, h.maxSize); err != nil {
 		if errors.Is(err, errGatherLimit) {
 			return tooLarge()
 		}
@@ -453,25 +469,21 @@ func (h *httpConn) reply(method string, msg *jsonrpc.Message) error {
 	return nil
 }
 
-// stringBytes returns the bytes of s without copying them, for
-// json.Unmarshal, which only reads its input: they must not be written.
-// An event's data can be a whole 1 MiB result, which a copy would double.
-func stringBytes(s string) []byte {
-	return unsafe.Slice(unsafe.StringData(s), len(s))
-}
-
 // events consumes a decoder's events; done says the response arrived (or a
 // final error happened).
 func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, want jsonrpc.ID, result any, modern bool) (done bool, err error) {
-	for ev, err := range dec.Events(ctx) {
+	// RawEvents: each event is decoded at once, and what the decoding
+	// keeps (strings, raw params, ids) is copied by encoding/json, so the
+	// decoder's reused buffer is all an event's data costs.
+	for ev, err := range dec.RawEvents(ctx) {
 		if err != nil {
 			return false, err
 		}
-		if ev.Data == "" {
+		if len(ev.Data) == 0 {
 			continue // a priming event: only its id and retry matter
 		}
 		msg := jsonrpc.Message{Result: result}
-		err := json.Unmarshal(stringBytes(ev.Data), &msg)
+		err := json.Unmarshal(ev.Data, &msg)
 		if err == nil {
 			err = msg.Check()
 		}

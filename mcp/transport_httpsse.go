@@ -89,7 +89,7 @@ func (s *sseConn) read(ctx context.Context, resp *http.Response, endpoint chan<-
 		if ev.Data == "" || ev.Type != "" && ev.Type != "message" {
 			continue
 		}
-		if derr := s.mux.dispatch(ctx, []byte(ev.Data)); derr != nil {
+		if _, derr := s.mux.dispatch(ctx, []byte(ev.Data), nil); derr != nil {
 			s.h.c.log.Warn("mcp: malformed message on the HTTP+SSE stream", "error", derr)
 		}
 	}

@@ -299,16 +299,20 @@ func (p *proc) readStdout() {
 	defer close(p.stdoutDone)
 	defer p.stdout.Close()
 	r := bufio.NewReaderSize(p.stdout, 64<<10)
-	var buf []byte
 	for {
-		line, err := readLine(r, buf[:0], p.maxMsg)
-		if buf = line; cap(buf) > 1<<20 {
-			buf = nil // do not hold on to a rare big message
-		}
+		// Each line is read into a pooled buffer; a response goes to its
+		// caller in it, and the caller gives it back.
+		buf := lineBufs.Get().(*[]byte)
+		line, err := readLine(r, (*buf)[:0], p.maxMsg)
+		*buf = line
+		handed := false
 		if errors.Is(err, ErrTooLarge) {
 			p.fatal(fmt.Errorf("%w: server %q: a stdout line exceeds %d bytes", ErrTooLarge, p.l.name, p.maxMsg))
 		} else if len(line) > 0 && !p.broken.Load() {
-			p.handle(line)
+			handed = p.handle(line, buf)
+		}
+		if !handed {
+			putLine(buf)
 		}
 		if err != nil || p.broken.Load() {
 			_, _ = io.Copy(io.Discard, r)
@@ -329,6 +333,7 @@ func readLine(r *bufio.Reader, buf []byte, max int64) ([]byte, error) {
 		return maxLine(trimEOL(append(buf, chunk...)), max, err)
 	}
 	g := gather{max: max + 2}
+	defer g.release()
 	for err == bufio.ErrBufferFull {
 		if g.add(chunk) != nil {
 			return buf, ErrTooLarge
@@ -360,30 +365,32 @@ func trimEOL(b []byte) []byte {
 	return b
 }
 
-// handle dispatches one stdout line: a message, or a batch of them.
-func (p *proc) handle(line []byte) {
+// handle dispatches one stdout line, held by buf: a message, or a batch of
+// them. It reports whether it handed the line on to a call (see
+// mux.dispatch), which then owns it.
+func (p *proc) handle(line []byte, buf *[]byte) (handed bool) {
 	t := bytes.TrimLeft(line, " \t\r")
 	if len(bytes.TrimSpace(t)) == 0 {
-		return
+		return false
 	}
 	var err error
 	if t[0] == '[' {
-		var batch []json.RawMessage
+		var batch []json.RawMessage // each a copy of its own
 		if err = json.Unmarshal(line, &batch); err == nil {
 			for _, m := range batch {
-				if err = p.mux.dispatch(p.ctx, m); err != nil {
+				if _, err = p.mux.dispatch(p.ctx, m, nil); err != nil {
 					break
 				}
 			}
 		}
 	} else {
-		err = p.mux.dispatch(p.ctx, line)
+		handed, err = p.mux.dispatch(p.ctx, line, buf)
 	}
 	p.gmu.Lock()
 	if err == nil {
 		p.garbage = 0
 		p.gmu.Unlock()
-		return
+		return handed
 	}
 	p.garbage++
 	first := p.sample == ""
@@ -401,6 +408,7 @@ func (p *proc) handle(line []byte) {
 		p.fatal(fmt.Errorf("%w: server %q wrote %d lines in a row that are not JSON-RPC to stdout, the first: %q",
 			ErrProtocol, p.l.name, garbage, sample))
 	}
+	return false
 }
 
 // readStderr forwards stderr to the log line by line and keeps its tail.

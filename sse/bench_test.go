@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func mcpStream(n, size int) []byte {
 //
 // "whole" reads the stream from memory in reads as large as the decoder
 // asks for; "mss" delivers it in 1460-byte reads, as a network does.
+// "decoder" is Events, "raw" RawEvents.
 func BenchmarkDecode(b *testing.B) {
 	inputs := []struct {
 		name      string
@@ -40,6 +42,7 @@ func BenchmarkDecode(b *testing.B) {
 		{"events=8KB/reads=whole", 2000, 8 << 10, 0},
 		{"events=200B/reads=mss", 5000, 200, 1460},
 		{"events=8KB/reads=mss", 2000, 8 << 10, 1460},
+		{"events=1MiB/reads=mss", 4, 1 << 20, 1460},
 	}
 	impls := []struct {
 		name   string
@@ -47,6 +50,7 @@ func BenchmarkDecode(b *testing.B) {
 	}{
 		{"go-sse", decodeGoSSE},
 		{"decoder", decodeDecoder},
+		{"raw", decodeRaw},
 	}
 	for _, in := range inputs {
 		stream := mcpStream(in.n, in.size)
@@ -82,14 +86,7 @@ func decodeGoSSE(r io.Reader) (events, size int, err error) {
 }
 
 func decodeDecoder(r io.Reader) (events, size int, err error) {
-	for ev, err := range NewDecoder(r, nil).Events(context.Background()) {
-		if err != nil {
-			return events, size, err
-		}
-		events++
-		size += len(ev.Data)
-	}
-	return events, size, nil
+	return count(NewDecoder(r, nil).Events(context.Background()), func(ev Event) int { return len(ev.Data) })
 }
 
 // BenchmarkDecodePaired decodes the same stream with go-sse's bare Read
@@ -119,4 +116,21 @@ func BenchmarkDecodePaired(b *testing.B) {
 			b.ReportMetric(float64(td)/float64(tg), "x-go-sse")
 		})
 	}
+}
+
+func decodeRaw(r io.Reader) (events, size int, err error) {
+	return count(NewDecoder(r, nil).RawEvents(context.Background()), func(ev RawEvent) int { return len(ev.Data) })
+}
+
+// count counts the events of seq and the bytes of their data, until an
+// error.
+func count[E any](seq iter.Seq2[E, error], dataLen func(E) int) (events, size int, err error) {
+	for ev, err := range seq {
+		if err != nil {
+			return events, size, err
+		}
+		events++
+		size += dataLen(ev)
+	}
+	return events, size, nil
 }

@@ -1,7 +1,6 @@
 package sse
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,8 @@ import (
 	"iter"
 	"time"
 
-	gosse "github.com/tmaxmax/go-sse"
+	"sync"
+	"unsafe"
 )
 
 // DefaultMaxEventSize is the MaxEventSize of a Decoder whose Options leave
@@ -65,7 +65,8 @@ type Decoder struct {
 	maxSize int
 	lastID  string
 	used    bool
-	err     error // bad arguments, reported by Events
+	err     error   // bad arguments, reported by Events
+	data    *[]byte // the data buffer of RawEvents, from dataBufs
 }
 
 // NewDecoder returns a Decoder that reads the stream from r, typically an
@@ -103,7 +104,8 @@ func NewDecoder(r io.Reader, opts *Options) *Decoder {
 // Events returns an iterator over the events of the stream. It yields each
 // dispatched event with a nil error and, if the stream does not end cleanly,
 // one final zero Event with an error; then it stops. A Decoder can be
-// iterated only once; breaking out of the loop stops reading.
+// iterated only once (by Events or RawEvents); breaking out of the loop
+// stops reading.
 //
 // Following WHATWG, comments are ignored, as are blocks without a data
 // field (their id and retry fields still count), and an event that the
@@ -113,41 +115,112 @@ func NewDecoder(r io.Reader, opts *Options) *Decoder {
 // ErrEventTooLarge, ErrIdleTimeout, or ctx.Err() once ctx is done.
 func (d *Decoder) Events(ctx context.Context) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		if err := d.begin(ctx); err != nil {
-			yield(Event{}, err)
-			return
-		}
-		defer d.lines.wd.stop()
-		defer d.lines.spool.release()
+		d.run(ctx, true, func(ev RawEvent, err error) bool {
+			// The data is the event's own (fresh), so the string can
+			// share its bytes.
+			return yield(Event{Type: ev.Type, Data: unsafe.String(unsafe.SliceData(ev.Data), len(ev.Data)), ID: ev.ID}, err)
+		})
+	}
+}
 
+// RawEvent is an event as RawEvents yields it: an Event whose data is a
+// byte slice that the Decoder reuses.
+type RawEvent struct {
+	// Type is the value of the event's "event" field, or "".
+	Type string
+
+	// Data is the event's "data" fields joined with "\n". It is valid
+	// only until the loop body returns: the next event's data is written
+	// over it. Copy what must outlive it.
+	Data []byte
+
+	// ID is the last event ID as of this event.
+	ID string
+}
+
+// RawEvents is Events without the allocation of each event's data: it
+// yields the same events, in the same way, but each event's Data is
+// written into a buffer that the Decoder reuses, valid only until the
+// loop body returns. It suits a consumer that decodes each event at once,
+// such as a JSON-RPC client, and saves a large event's data being copied
+// into memory of its own.
+func (d *Decoder) RawEvents(ctx context.Context) iter.Seq2[RawEvent, error] {
+	return func(yield func(RawEvent, error) bool) {
+		d.run(ctx, false, yield)
+	}
+}
+
+// run yields the events of the stream; fresh gives each event's data a
+// slice of its own.
+func (d *Decoder) run(ctx context.Context, fresh bool, yield func(RawEvent, error) bool) {
+	if err := d.begin(ctx); err != nil {
+		yield(RawEvent{}, err)
+		return
+	}
+	l := &d.lines
+	defer l.wd.stop()
+	defer l.spool.release()
+	defer d.releaseData()
+	for {
 		for {
-			cfg := gosse.ReadConfig{MaxEventSize: d.lines.session()}
-			own := false // go-sse's last event ID comes from this session
-			for ev, err := range gosse.Read(&d.lines, &cfg) {
-				if err != nil {
-					yield(Event{}, d.endErr(err))
-					return
-				}
-				dispatch, id := d.lines.pop()
-				if own = own || id; own {
-					d.lastID = ev.LastEventID
-				}
-				if !dispatch {
-					continue
-				}
-				if err := d.lines.wd.err(); err != nil {
-					yield(Event{}, err)
-					return
-				}
-				if !yield(Event{Type: ev.Type, Data: ev.Data, ID: d.lastID}, nil) {
-					return
-				}
+			b, ok := l.next()
+			if !ok {
+				break
 			}
-			if !d.lines.restart {
+			d.lastID = b.id
+			if !b.dispatch {
+				l.delivered(b)
+				continue
+			}
+			if err := l.wd.err(); err != nil {
+				yield(RawEvent{}, err)
+				return
+			}
+			var data []byte
+			if fresh {
+				data = l.appendData(make([]byte, 0, b.size), b)
+			} else {
+				data = l.appendData(d.dataBuf(b.size), b)
+			}
+			l.delivered(b)
+			if !yield(RawEvent{Type: b.typ, Data: data, ID: b.id}, nil) {
 				return
 			}
 		}
+		if l.end != nil {
+			if l.end != io.EOF {
+				yield(RawEvent{}, d.endErr())
+			}
+			return
+		}
+		l.fill()
 	}
+}
+
+// dataBufs recycles the data buffers of RawEvents across streams, up to
+// maxPooledData bytes each.
+var dataBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledData is the largest data buffer kept for another stream.
+const maxPooledData = 4 << 20
+
+// dataBuf returns the reused data buffer, empty, with room for size bytes:
+// a buffer grown to an event's exact size, not by doubling.
+func (d *Decoder) dataBuf(size int) []byte {
+	if d.data == nil {
+		d.data = dataBufs.Get().(*[]byte)
+	}
+	if cap(*d.data) < size {
+		*d.data = make([]byte, 0, size)
+	}
+	return (*d.data)[:0]
+}
+
+func (d *Decoder) releaseData() {
+	if d.data != nil && cap(*d.data) <= maxPooledData {
+		dataBufs.Put(d.data)
+	}
+	d.data = nil
 }
 
 func (d *Decoder) begin(ctx context.Context) error {
@@ -164,18 +237,15 @@ func (d *Decoder) begin(ctx context.Context) error {
 	return nil
 }
 
-// endErr says why go-sse's Read stopped with err.
-func (d *Decoder) endErr(err error) error {
+// endErr says why the stream ended, when it did not end cleanly.
+func (d *Decoder) endErr() error {
 	if werr := d.lines.wd.err(); werr != nil {
 		return werr
 	}
 	if d.lines.fail != nil {
 		return d.lines.fail
 	}
-	if errors.Is(err, bufio.ErrTooLong) {
-		return fmt.Errorf("%w: larger than %d bytes", ErrEventTooLarge, d.maxSize)
-	}
-	return fmt.Errorf("sse: %w", err)
+	return d.lines.end
 }
 
 // LastEventID returns the last event ID, to send as the Last-Event-ID

@@ -6,8 +6,7 @@
 // event stream: fields "event", "data", "id" and "retry"; one space after
 // the colon stripped; data lines joined with "\n"; comments and unknown
 // fields ignored; CR, LF and CRLF line endings; a leading byte order mark
-// stripped. It is built on the Read iterator of github.com/tmaxmax/go-sse
-// and adds what a client of a hostile or unreliable server needs:
+// stripped. It adds what a client of a hostile or unreliable server needs:
 //
 //   - a maximum event size ([Options.MaxEventSize], 16 MiB by default), so
 //     that a huge event ends the stream with [ErrEventTooLarge] instead of
@@ -18,17 +17,20 @@
 //     stream if it is an [io.Closer] to unblock a pending read;
 //   - the last event ID and the server's retry delay, which a client needs
 //     to resume a broken stream ([Decoder.LastEventID], [Decoder.Retry]);
-//   - WHATWG dispatch rules where go-sse's Read differs: a block without a
-//     data field is not dispatched, and an event that the stream ends
-//     without terminating is discarded and reported as
-//     [io.ErrUnexpectedEOF] rather than delivered.
+//   - an event that the stream ends without terminating is discarded and
+//     reported as [io.ErrUnexpectedEOF] rather than delivered.
 //
-// Decoding costs go-sse's Read plus a vectorized pass over the bytes to
-// find line ends and one copy of them, and no allocation per event beyond
-// Read's own. The decoder reads the stream into pooled chunks and hands
-// go-sse only whole events, so a large event arriving in many small network
-// reads is parsed in linear time, where go-sse alone rescans it after every
-// read; and it gives each go-sse Read a MaxEventSize about the size of the
-// events seen, so that go-sse's scanner starts with a buffer that size (a
-// short response then costs no 4 KiB buffer).
+// Decoding is one vectorized pass over the bytes to find line ends, as they
+// arrive, and one copy of each event's data: the stream is read into pooled
+// 32 KiB chunks, each line is interpreted where it lies, and an event's data
+// is copied out of the chunks once, when it is delivered, into a slice of
+// its exact size ([Decoder.Events]) or into a buffer the decoder reuses
+// ([Decoder.RawEvents], which then allocates nothing for an event's data
+// once that buffer has grown to the largest event's size). A large
+// event arriving in many small network reads is thus decoded in linear
+// time, with no buffer grown by doubling. A short response costs no buffer
+// once the process has decoded a few (the chunks are pooled).
+//
+// The tests check the decoder against a line-by-line reading of the WHATWG
+// rules, on every stream the fuzzer finds and in every chunking.
 package sse

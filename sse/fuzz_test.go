@@ -9,7 +9,9 @@ import (
 )
 
 // FuzzDecode checks that any stream, delivered in any chunking, decodes
-// without panic or hang to what the WHATWG reference decoder says, and that
+// without panic or hang to what the WHATWG reference decoder says (with
+// Events, and with RawEvents, whose reused buffer must not change an
+// event once copied), and that
 // a small MaxEventSize only ever cuts the result short with
 // ErrEventTooLarge and never lets a larger event through. The input is
 // finite, so a hang shows as the fuzzer's hung-worker failure.
@@ -34,6 +36,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		if diff := sameDecoded(got, want); diff != "" {
 			t.Fatalf("chunks of %v:\n%s", sizes, diff)
+		}
+
+		raw, err := decodeAllRaw(&chunkReader{s: stream, sizes: sizes})
+		if err != nil {
+			t.Fatalf("RawEvents: error %v", err)
+		}
+		if !sameEvents(raw, want.events) {
+			t.Fatalf("RawEvents, chunks of %v:\ngot  %+v\nwant %+v", sizes, raw, want.events)
 		}
 
 		small, err := decodeAll(t, strings.NewReader(stream), &Options{MaxEventSize: 32})

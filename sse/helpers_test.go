@@ -66,3 +66,26 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 	c.s = c.s[n:]
 	return n, nil
 }
+
+// decodeAllRaw decodes a whole stream with RawEvents, copying each
+// event's data as the loop body must. A final error matching
+// io.ErrUnexpectedEOF is not reported.
+func decodeAllRaw(r io.Reader) ([]Event, error) {
+	var out []Event
+	for ev, err := range NewDecoder(r, nil).RawEvents(context.Background()) {
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, Event{Type: ev.Type, Data: string(ev.Data), ID: ev.ID})
+	}
+	return out, nil
+}
+
+// sameEvents reports whether got and want hold the same events; nil and
+// empty are the same.
+func sameEvents(got, want []Event) bool {
+	return len(got) == len(want) && (len(got) == 0 || reflect.DeepEqual(got, want))
+}

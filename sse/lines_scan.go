@@ -12,8 +12,8 @@ const bom = "\xEF\xBB\xBF"
 // time.Duration.
 const maxRetryMS = math.MaxInt64 / int64(time.Millisecond)
 
-// scan follows the line structure of b, the next bytes of the stream, from
-// stream position base on.
+// scan follows the line structure of b, the next bytes of the stream (in
+// the spool), from stream position base on.
 func (l *lineReader) scan(b []byte, base int64) {
 	l.nextCR, l.base = -1, base
 	for i := 0; i < len(b); {
@@ -28,7 +28,7 @@ func (l *lineReader) scan(b []byte, base int64) {
 		case inBOM:
 			if b[i] != bom[l.bomLen] {
 				// The first line starts with part of a BOM: a field with
-				// an unknown name, for WHATWG and go-sse alike.
+				// an unknown name.
 				l.state, l.kind, l.inToken = inValue, fieldOther, true
 				continue
 			}
@@ -63,23 +63,33 @@ func (l *lineReader) scanLines(b []byte, i int) int {
 		if end == len(b) {
 			return i
 		}
-		l.lineStart(b, i)
-		l.endFieldLine(b[i:end])
+		l.inToken = true
+		l.fieldLine(b[i:end], i)
 		l.pendingCR = b[end] == '\r'
 		i = end + 1
 	}
 	return i
 }
 
-// endFieldLine applies line, a whole line that is not blank.
-func (l *lineReader) endFieldLine(line []byte) {
+// fieldLine applies line, a whole line that is not blank, which starts at
+// b[at] in the bytes being scanned.
+func (l *lineReader) fieldLine(line []byte, at int) {
 	kind, n := fieldOfLine(line)
+	if n < len(line) && line[n] == ' ' {
+		n++
+	}
+	value := line[n:]
 	switch l.kind = kind; kind {
+	case fieldData:
+		from := l.base + int64(at+n)
+		l.addData(span{from, from + int64(len(value))})
+	case fieldEvent:
+		l.setType(value)
 	case fieldID:
-		l.idNUL = bytes.IndexByte(line[n:], 0) >= 0
+		l.setID(value)
 	case fieldRetry:
 		l.retryMS, l.retryState = 0, retryFirst
-		l.scanRetry(line[n:])
+		l.scanRetry(value)
 	}
 	l.endLine()
 }
@@ -104,7 +114,7 @@ func (l *lineReader) scanLineStart(b []byte, i int) int {
 	if l.start != startDone && l.scanStart(b, i) {
 		return i
 	}
-	l.lineStart(b, i)
+	l.inToken = true
 	if c == ':' {
 		l.state, l.kind = inValue, fieldOther
 		return l.scanValue(b, i+1)
@@ -114,7 +124,8 @@ func (l *lineReader) scanLineStart(b []byte, i int) int {
 }
 
 // scanStart handles the first byte of the first line that is not blank, and
-// reports whether it started a BOM at the very start of the stream.
+// reports whether it started a BOM at the very start of the stream, which
+// WHATWG strips (there only).
 func (l *lineReader) scanStart(b []byte, i int) bool {
 	fresh := l.start == startFresh
 	l.start = startDone
@@ -123,19 +134,6 @@ func (l *lineReader) scanStart(b []byte, i int) bool {
 		return true
 	}
 	return false
-}
-
-// lineStart handles b[i], the first byte of a line that is not blank (after
-// the stream's BOM, if any). WHATWG strips a BOM only at the very start of
-// the stream; go-sse strips one at the start of the first event of each
-// Read, after any blank lines. A line that starts with the first byte of a
-// BOM anywhere else has a field with an unknown name, for WHATWG and go-sse
-// alike; that byte is replaced so that go-sse never strips it.
-func (l *lineReader) lineStart(b []byte, i int) {
-	l.inToken = true
-	if b[i] == bom[0] {
-		b[i] = '?'
-	}
 }
 
 // scanName reads the field name from b[i:] and returns the index of the
@@ -150,10 +148,11 @@ func (l *lineReader) scanName(b []byte, i int) int {
 				name = l.name[:l.nameLen+n]
 			}
 			l.kind, _ = fieldOfLine(name)
-			l.state, l.idNUL, l.retryMS, l.retryState = inValue, false, 0, retryFirst
+			l.state, l.fresh, l.idNUL, l.retryMS, l.retryState = inValue, true, false, 0, retryFirst
 			if b[j] == ':' {
 				j++
 			}
+			l.valueStart = l.base + int64(j)
 			return l.scanValue(b, j)
 		}
 		if l.nameLen+j-i == len(l.name) {
@@ -195,23 +194,74 @@ func fieldIfNamed(line []byte, name string, kind fieldKind) (fieldKind, int) {
 }
 
 // scanValue reads b[i:] up to the end of the line and returns the index of
-// the next byte to scan.
+// the next byte to scan. Only the retry value is looked at as it arrives;
+// the others are taken from the spool, where they lie whole, once the
+// line ends.
 func (l *lineReader) scanValue(b []byte, i int) int {
+	if l.fresh && i < len(b) {
+		l.fresh = false
+		if b[i] == ' ' {
+			i++
+			l.valueStart++
+		}
+	}
 	end := l.indexEOL(b, i)
-	value := b[i:end]
-	switch l.kind {
-	case fieldID:
-		l.idNUL = l.idNUL || bytes.IndexByte(value, 0) >= 0
-	case fieldRetry:
-		l.scanRetry(value)
+	if l.kind == fieldRetry {
+		l.scanRetry(b[i:end])
 	}
 	if end == len(b) {
 		return end // the line goes on in the next read
+	}
+	if l.kind != fieldOther && l.kind != fieldRetry {
+		l.spannedValue(span{l.valueStart, l.base + int64(end)})
 	}
 	l.endLine()
 	l.pendingCR = b[end] == '\r'
 	l.state = atLineStart
 	return end + 1
+}
+
+// spannedValue applies the value of a data, event or id line that the
+// general path read: s, in the spool.
+func (l *lineReader) spannedValue(s span) {
+	if l.kind == fieldData {
+		l.addData(s)
+		return
+	}
+	v := l.spool.appendRange(nil, s.from, s.to)
+	if l.kind == fieldEvent {
+		l.setType(v)
+	} else {
+		l.setID(v)
+	}
+}
+
+func (l *lineReader) addData(s span) {
+	if l.hasData {
+		l.dataLen++ // the "\n" that joins it to the last one
+	}
+	l.spans = append(l.spans, s)
+	l.dataLen += int(s.to - s.from)
+	l.hasData = true
+}
+
+// setType sets the event type buffer; the same type as the last one costs
+// no allocation.
+func (l *lineReader) setType(v []byte) {
+	if string(v) != l.typ {
+		l.typ = string(v)
+	}
+}
+
+// setID sets the last event ID buffer, unless the value contains NUL,
+// which WHATWG ignores.
+func (l *lineReader) setID(v []byte) {
+	if l.idNUL = bytes.IndexByte(v, 0) >= 0; l.idNUL {
+		return
+	}
+	if string(v) != l.idBuf {
+		l.idBuf = string(v)
+	}
 }
 
 // indexEOL returns the index of the first CR or LF in b[i:], or len(b).
@@ -230,15 +280,13 @@ func (l *lineReader) indexEOL(b []byte, i int) int {
 	return l.nextCR
 }
 
-// scanRetry reads part of a retry value. A single leading space is not part
-// of the value; WHATWG ignores values that are not all ASCII digits.
+// scanRetry reads part of a retry value; WHATWG ignores values that are
+// not all ASCII digits.
 func (l *lineReader) scanRetry(value []byte) {
 	for _, c := range value {
 		switch {
 		case l.retryState == retryBad:
 			return
-		case l.retryState == retryFirst && c == ' ':
-			l.retryState = retrySpace
 		case c < '0' || c > '9':
 			l.retryState = retryBad
 			return
@@ -255,13 +303,10 @@ func (l *lineReader) scanRetry(value []byte) {
 // endLine applies the field of the line that just ended.
 func (l *lineReader) endLine() {
 	switch l.kind {
-	case fieldData:
-		l.dirty, l.hasData = true, true
-	case fieldEvent:
+	case fieldData, fieldEvent:
 		l.dirty = true
 	case fieldID:
 		l.dirty = l.dirty || !l.idNUL
-		l.hasID = l.hasID || !l.idNUL
 	case fieldRetry:
 		if l.retryState == retryDigits {
 			l.retry, l.hasRetry = time.Duration(l.retryMS)*time.Millisecond, true
@@ -273,19 +318,13 @@ func (l *lineReader) endLine() {
 // current token if a line that is not blank came before it. The line
 // ending's first byte is b[end-1] in the bytes being scanned.
 func (l *lineReader) endBlock(end int) {
-	if l.dirty {
-		var q uint8
-		if l.hasData {
-			q |= queueDispatch
-		}
-		if l.hasID {
-			q |= queueID
-		}
-		l.queue = append(l.queue, q)
+	if l.hasData || l.idBuf != l.queued {
+		b := block{typ: l.typ, id: l.idBuf, dispatch: l.hasData, spans: len(l.spans), size: l.dataLen}
+		l.queue = append(l.queue, b)
+		l.queued = l.idBuf
 	}
-	l.dirty, l.hasData, l.hasID = false, false, false
+	l.dirty, l.hasData, l.typ, l.dataLen = false, false, "", 0
 	if l.inToken {
 		l.inToken, l.tokenStart = false, l.base+int64(end)
-		l.ends = append(l.ends, l.tokenStart)
 	}
 }

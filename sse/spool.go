@@ -3,18 +3,19 @@ package sse
 import "sync"
 
 // spoolChunk is the unit in which the decoder keeps the bytes it has read
-// and not yet handed to go-sse.
+// and not yet delivered.
 const spoolChunk = 32 << 10
 
 // chunks recycles spool chunks across streams, so that a short response
 // costs no buffer at all once the process has decoded a few.
 var chunks = sync.Pool{New: func() any { b := make([]byte, spoolChunk); return &b }}
 
-// spool keeps the bytes of a stream from where go-sse has read them up to
-// where the stream has been read, in pooled chunks of spoolChunk bytes:
-// chunk i holds the stream's bytes from first+i*spoolChunk on. Keeping an
-// event in chunks until it is complete means that an event that is refused
-// costs its bytes and one chunk, never a buffer grown by doubling.
+// spool keeps the bytes of a stream that the events not yet delivered are
+// made of, in pooled chunks of spoolChunk bytes: chunk i holds the
+// stream's bytes from first+i*spoolChunk on. The stream is read straight
+// into the chunks, and an event's data is copied out of them once, into
+// its final place; an event that is refused costs its bytes and one chunk,
+// never a buffer grown by doubling.
 type spool struct {
 	chunks []*[]byte
 	small  [2]*[]byte // chunks' first backing array: no allocation for short streams
@@ -24,7 +25,7 @@ type spool struct {
 // room returns the free space after stream position pos, the end of what
 // was read, starting a chunk when the last one is full.
 func (s *spool) room(pos int64) []byte {
-	if s.chunks == nil {
+	if len(s.chunks) == 0 {
 		s.chunks, s.first = s.small[:0], pos
 	}
 	i, off := s.at(pos)
@@ -34,25 +35,27 @@ func (s *spool) room(pos int64) []byte {
 	return (*s.chunks[i])[off:]
 }
 
-// copyOut copies into p the bytes from position from, at most n of them,
-// and returns how many it copied. It then gives back the chunks that hold
-// only bytes before the end of the copy.
-func (s *spool) copyOut(p []byte, from, n int64) int {
-	p = p[:min(int64(len(p)), n)]
-	done := 0
-	for done < len(p) {
-		i, off := s.at(from + int64(done))
-		done += copy(p[done:], (*s.chunks[i])[off:])
+// appendRange appends the stream's bytes from position from to position
+// to, which the spool holds, to dst.
+func (s *spool) appendRange(dst []byte, from, to int64) []byte {
+	for from < to {
+		i, off := s.at(from)
+		c := (*s.chunks[i])[off:]
+		c = c[:min(int64(len(c)), to-from)]
+		dst = append(dst, c...)
+		from += int64(len(c))
 	}
-	for len(s.chunks) > 0 && s.first+spoolChunk <= from+int64(done) {
+	return dst
+}
+
+// releaseBefore gives back the chunks that hold only bytes before stream
+// position pos.
+func (s *spool) releaseBefore(pos int64) {
+	for len(s.chunks) > 0 && s.first+spoolChunk <= pos {
 		chunks.Put(s.chunks[0])
 		s.chunks[0] = nil
 		s.chunks, s.first = s.chunks[1:], s.first+spoolChunk
-		if len(s.chunks) == 0 {
-			s.chunks = s.small[:0]
-		}
 	}
-	return done
 }
 
 func (s *spool) at(pos int64) (chunk, off int) {

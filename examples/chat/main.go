@@ -136,7 +136,7 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	model, err := modelenv.Find(context.Background(), os.Getenv)
 	if err != nil {
 		fmt.Fprintf(out, "\n%s\n", modelenv.Help(err))
-		fmt.Fprintln(out, "\nNo model: a question cannot be answered, but /tools, /servers, /prompts, /resources and /call NAME {json} work; /help lists the commands.")
+		fmt.Fprintln(out, "\nNo model: a question cannot be answered, but /tools, /servers, /prompts, /resources, /roots and /call NAME {json} work; /help lists the commands.")
 	} else {
 		c.model = model
 		fmt.Fprintln(out)
@@ -321,10 +321,13 @@ func (c *chat) command(line string) {
 func (c *chat) newPolicy() {
 	c.policy = agent.NewPolicy(c.cfg, c.approver)
 	if c.agent == nil {
-		c.agent = &agent.Agent{Model: c.model, Tools: c.tools}
+		c.agent = &agent.Agent{Tools: c.tools}
+		if c.model != nil { // a nil *OpenAI would be a Model that is not nil
+			c.agent.Model = c.model
+		}
 	}
 	c.agent.Policy = c.policy
-	c.host.answerWith(c.model, c.policy, c.cfg.Servers)
+	c.host.answerWith(c.model, c.policy, c.cfg.Servers) // a nil model refuses sampling
 }
 
 // notifyTimeout bounds telling the servers the roots changed.

@@ -14,7 +14,9 @@
 //
 //	cd internal/bench && go run . [-rounds 5] [-n 500] [-servers REGEXP] [-clients floor,mini-me,...]
 //
-// A quick run: go run . -rounds 3 -n 200.
+// A quick run: go run . -rounds 3 -n 200. To profile the 1 MiB result
+// path of one client: go run . -rounds 1 -n 1 -big 200 -servers 'replay
+// 2026-07-28 sse' -clients mini-me -cpuprofile cpu.out -memprofile mem.out.
 package main
 
 import (
@@ -41,10 +43,12 @@ func main() {
 	serve := flag.String("serve", "", "run as the server process: http or stdio (used by the harness itself)")
 	rounds := flag.Int("rounds", 5, "interleaved rounds")
 	n := flag.Int("n", 500, "calls per latency phase and per throughput level")
+	bigs := flag.Int("big", 5, "1 MiB calls per round (raise it, with -n 1, to profile that path)")
 	serverRE := flag.String("servers", "", "only the scenarios whose name matches this regexp")
 	clients := flag.String("clients", "", "comma-separated contenders (default all: floor,mini-me,go-sdk,mcp-go)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (filter to one client to profile it)")
 	memProfile := flag.String("memprofile", "", "write an allocation profile at the end")
+	scale := flag.Bool("scale", false, "measure the costs at scale (idle servers, discovery, catalogues, the agent loop) instead of comparing clients")
 	flag.Parse()
 	var err error
 	switch *serve {
@@ -53,7 +57,7 @@ func main() {
 	case "stdio":
 		err = serveStdio()
 	case "":
-		err = run(config{rounds: *rounds, n: *n, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile})
+		err = run(config{rounds: *rounds, n: *n, bigs: *bigs, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile, scale: *scale})
 	default:
 		err = fmt.Errorf("unknown -serve %q", *serve)
 	}
@@ -64,9 +68,10 @@ func main() {
 }
 
 type config struct {
-	rounds, n              int
+	rounds, n, bigs        int
 	servers, clients       string
 	cpuProfile, memProfile string
+	scale                  bool
 }
 
 // scenario is one server the contenders are measured against.
@@ -82,6 +87,23 @@ func run(cfg config) error {
 		return err
 	}
 	defer stop()
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if cfg.scale {
+		if err := runScale(cfg, scenarios); err != nil {
+			return err
+		}
+		return writeMemProfile(cfg.memProfile)
+	}
 	if cfg.servers != "" {
 		re, err := regexp.Compile(cfg.servers)
 		if err != nil {
@@ -96,17 +118,6 @@ func run(cfg config) error {
 	}
 	if len(scenarios) == 0 || len(cs) == 0 {
 		return fmt.Errorf("nothing to run")
-	}
-	if cfg.cpuProfile != "" {
-		f, err := os.Create(cfg.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
 	}
 	res := newResults()
 	start := time.Now()
@@ -127,18 +138,24 @@ func run(cfg config) error {
 		}
 		fmt.Fprintf(os.Stderr, "round %d/%d done (%v)\n", r+1, cfg.rounds, time.Since(start).Round(time.Second))
 	}
-	if cfg.memProfile != "" {
-		f, err := os.Create(cfg.memProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-			return err
-		}
+	if err := writeMemProfile(cfg.memProfile); err != nil {
+		return err
 	}
 	res.print(os.Stdout, scenarios, cs, cfg)
 	return nil
+}
+
+// writeMemProfile writes the allocation profile to path, if not "".
+func writeMemProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
 
 // startServers starts the child process and returns the scenarios it
@@ -171,6 +188,11 @@ func startServers() ([]scenario, func(), error) {
 		}
 		scs = append(scs, scenario{name: s.name, t: target{url: lines.Text(), modern: s.modern}})
 	}
+	if !lines.Scan() {
+		stop()
+		return nil, nil, fmt.Errorf("server process: %v", lines.Err())
+	}
+	smallURL = lines.Text()
 	go func() { _, _ = io.Copy(io.Discard, out) }()
 	scs = append(scs, scenario{name: "stdio replay 2026-07-28", t: target{modern: true}, stdio: true})
 	return scs, stop, nil
@@ -285,9 +307,8 @@ func measure(cfg config, sc scenario, c contender) (figures, error) {
 	}
 
 	ds = ds[:0]
-	bigs := 3
 	runtime.ReadMemStats(&m0)
-	for range bigs {
+	for range cfg.bigs {
 		t0 := time.Now()
 		if err := s.big(ctx); err != nil {
 			return nil, fmt.Errorf("1 MiB: %w", err)
@@ -296,7 +317,7 @@ func measure(cfg config, sc scenario, c contender) (figures, error) {
 	}
 	runtime.ReadMemStats(&m1)
 	f["1 MiB result"] = median(ds)
-	f["1 MiB bytes"] = float64(m1.TotalAlloc-m0.TotalAlloc) / float64(bigs)
+	f["1 MiB bytes"] = float64(m1.TotalAlloc-m0.TotalAlloc) / float64(cfg.bigs)
 
 	closed = true
 	if err := s.close(); err != nil && !sc.stdio {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,9 +61,11 @@ func serveHTTP() error {
 		case s.live:
 			mux.Handle(path, gosdkHandler(s.modern, !sse))
 		default:
-			mux.Handle(path, &replay{modern: s.modern, sse: sse, res: newReplies(s.modern)})
+			mux.Handle(path, &replay{modern: s.modern, sse: sse, res: newReplies(s.modern, toolCount)})
 		}
 	}
+	// The scale mode's remote-like server: few tools, answers after a delay.
+	mux.Handle("/small", &replay{modern: true, res: newReplies(true, smallTools), delay: smallDelay})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -72,6 +75,7 @@ func serveHTTP() error {
 	for i := range servers {
 		fmt.Printf("http://%s/%d\n", ln.Addr(), i)
 	}
+	fmt.Printf("http://%s/small\n", ln.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin) // the parent closes it to stop us
 	return srv.Close()
 }
@@ -111,7 +115,9 @@ type replies struct {
 	echo, big            []byte
 }
 
-func newReplies(modern bool) *replies {
+// newReplies records the replies of a server of tools tools (at least 2:
+// echo and big), listed pageSize at a time.
+func newReplies(modern bool, tools int) *replies {
 	r := &replies{}
 	info := map[string]any{"name": "bench-replay", "version": "1.0.0"}
 	caps := map[string]any{"tools": map[string]any{}}
@@ -119,9 +125,10 @@ func newReplies(modern bool) *replies {
 		"capabilities": caps, "_meta": map[string]any{"io.modelcontextprotocol/serverInfo": info}})
 	r.initialize = mustJSON(map[string]any{"protocolVersion": legacyVer, "capabilities": caps, "serverInfo": info})
 	schema := map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}
-	for p := 0; p < toolCount/pageSize; p++ {
-		var tools []map[string]any
-		for i := p * pageSize; i < (p+1)*pageSize; i++ {
+	pages := (tools + pageSize - 1) / pageSize
+	for p := 0; p < pages; p++ {
+		var list []map[string]any
+		for i := p * pageSize; i < min((p+1)*pageSize, tools); i++ {
 			name := fmt.Sprintf("tool%03d", i)
 			switch i {
 			case 0:
@@ -129,10 +136,10 @@ func newReplies(modern bool) *replies {
 			case 1:
 				name = "big"
 			}
-			tools = append(tools, map[string]any{"name": name, "description": fillerDescription, "inputSchema": schema})
+			list = append(list, map[string]any{"name": name, "description": fillerDescription, "inputSchema": schema})
 		}
-		page := map[string]any{"tools": tools}
-		if p+1 < toolCount/pageSize {
+		page := map[string]any{"tools": list}
+		if p+1 < pages {
 			page["nextCursor"] = strconv.Itoa(p + 1)
 		}
 		if modern {
@@ -218,6 +225,7 @@ func appendResponse(b []byte, id, result, rpcErr []byte) []byte {
 type replay struct {
 	modern, sse bool
 	res         *replies
+	delay       time.Duration // before each answer, as a remote server's latency
 }
 
 func (s *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -238,6 +246,9 @@ func (s *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if len(q.ID) == 0 {
 		w.WriteHeader(http.StatusAccepted) // a notification
 		return
+	}
+	if s.delay > 0 {
+		time.Sleep(s.delay) // the latency this server stands for
 	}
 	result, rpcErr := s.res.answer(s.modern, &q)
 	if q.Method == "initialize" {
@@ -261,7 +272,7 @@ func (s *replay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 func serveStdio() error {
 	in := bufio.NewReaderSize(os.Stdin, 64<<10)
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
-	modern, legacy := newReplies(true), newReplies(false)
+	modern, legacy := newReplies(true, toolCount), newReplies(false, toolCount)
 	era := 0 // 0 unknown, 1 modern, 2 legacy
 	var b []byte
 	for {

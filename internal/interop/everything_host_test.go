@@ -195,15 +195,16 @@ func typeAnswers(t *testing.T, w io.Writer, scr *termtest.Screen, lines ...strin
 	return done
 }
 
-// usageModel records the usage of each reply of its Model.
+// usageModel records the usage of each reply of its OpenAI model, and is
+// local as it is.
 type usageModel struct {
-	agent.Model
+	*agent.OpenAI
 	mu     sync.Mutex
 	tokens []int
 }
 
 func (m *usageModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
-	r, err := m.Model.Chat(ctx, req, onDelta)
+	r, err := m.OpenAI.Chat(ctx, req, onDelta)
 	if err == nil {
 		m.mu.Lock()
 		m.tokens = append(m.tokens, r.Usage.CompletionTokens)
@@ -218,12 +219,18 @@ func (m *usageModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta f
 func TestEverythingSamplingWithLlamaCpp(t *testing.T) {
 	node, dir := everythingInstall(t)
 	base := startLlama(t, nil)
-	model := &usageModel{Model: &agent.OpenAI{BaseURL: base, Model: "tiny", MaxTokens: 48}}
+	model := &usageModel{OpenAI: &agent.OpenAI{BaseURL: base, Model: "tiny", MaxTokens: 48}}
 	sampler := &agent.Sampler{Model: model, ModelName: "tiny", Servers: []config.Server{{Name: "everything", Egress: config.EgressLocal}},
 		Policy: permission.NewPolicy(permission.AllowAll{})}
 	ctx := llamaCtx(t)
 	c, err := mcp.Connect(ctx, &mcp.CommandTransport{Command: node, Args: []string{filepath.Join(dir, everythingMain), "stdio"}, Dir: dir},
-		&mcp.Options{ServerName: "everything", Sample: sampler.Sample, CallTimeout: llamaTimeout})
+		&mcp.Options{ServerName: "everything", CallTimeout: llamaTimeout, Sample: func(ctx context.Context, req *mcp.SampleRequest) (*mcp.SampleResult, error) {
+			res, err := sampler.Sample(ctx, req)
+			if err != nil {
+				t.Logf("sampling failed: %v", err)
+			}
+			return res, err
+		}})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	res, err := c.CallTool(ctx, "trigger-sampling-request", map[string]any{"prompt": "Say hello.", "maxTokens": 8})
@@ -242,6 +249,7 @@ func TestEverythingSamplingWithLlamaCpp(t *testing.T) {
 	model.mu.Lock()
 	defer model.mu.Unlock()
 	require.Len(t, model.tokens, 1)
+	t.Logf("the model answered %q in %d tokens", got.Content.Text, model.tokens[0])
 	assert.LessOrEqual(t, model.tokens[0], 8, "the server's maxTokens, below the model's own 48")
 	assert.Positive(t, model.tokens[0])
 }

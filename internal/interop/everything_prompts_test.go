@@ -25,9 +25,9 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	defer cancel()
 	updates := make(chan string, 8)
 	ts, err := toolset.Discover(ctx, []config.Server{{Name: "everything", URL: url}}, &toolset.Options{
-		OnResourceUpdated: func(server, uri string) {
+		OnResourceUpdated: func(u mcp.ResourceUpdate) {
 			select {
-			case updates <- server + " " + uri:
+			case updates <- u.Server + " " + u.URI:
 			default:
 			}
 		}})

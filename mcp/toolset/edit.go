@@ -62,6 +62,7 @@ func (t *Toolset) Add(ctx context.Context, cfg config.Server) error {
 	}
 	t.servers = append(slices.Clone(t.servers), s)
 	ch := t.apply(s, l)
+	t.rebuild()
 	t.applySkills(s, s.sk.first)
 	t.rebuildSkills()
 	promptsCap.added(t, s)

@@ -65,7 +65,7 @@ func filterTools(server string, allow []string, tools []mcp.Tool, invalid []inva
 			continue
 		}
 		if t.Execution != nil && t.Execution.TaskSupport == "required" && use(t) == mcp.TaskNever {
-			warn(WarnTaskRequired, t.Name, "tool requires task execution: enable tasks (Options.Tasks) to use it")
+			warn(WarnTaskRequired, t.Name, "tool requires task execution, and tasks are off (Options.Tasks, or the server's tasks: off)")
 			continue
 		}
 		kept = append(kept, t)
@@ -164,6 +164,8 @@ func hasType(t any, want string) bool {
 }
 
 // escapePointer escapes a key for a JSON pointer (RFC 6901).
-func escapePointer(k string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
-}
+func escapePointer(k string) string { return pointerEscaper.Replace(k) }
+
+// pointerEscaper is built once: building a Replacer costs far more than
+// using it, and escapePointer runs for every property of every schema.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")

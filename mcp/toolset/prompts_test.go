@@ -238,9 +238,9 @@ func TestToolsetResourceSubscriptions(t *testing.T) {
 	modern := &mcptest.Server{Versions: []string{mcptest.Modern}, Catalog: &mcptest.Catalog{
 		Resources: []mcptest.Resource{mcptest.TextResource("file:///m.txt", "m", "m")}}}
 	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}, {Name: "new", URL: mcptest.Start(t, modern)}},
-		&toolset.Options{OnResourceUpdated: func(server, uri string) {
+		&toolset.Options{OnResourceUpdated: func(u mcp.ResourceUpdate) {
 			select {
-			case updates <- server + " " + uri:
+			case updates <- u.Server + " " + u.URI:
 			default: // the test reads only the first ones
 			}
 		}})

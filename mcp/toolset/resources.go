@@ -209,7 +209,16 @@ func (t *Toolset) ResourceTemplates() []ResourceTemplate {
 // ErrUnknownResource and is sent to no server: a URI from a model, a
 // prompt or a user cannot make one server read what another named.
 func (t *Toolset) ReadResource(ctx context.Context, uri string) (*ResourceResult, error) {
-	srv, err := t.resourceServer(uri)
+	return t.ReadResourceFrom(ctx, "", uri)
+}
+
+// ReadResourceFrom reads uri from server, when several serve it (their
+// templates match it): server must list it or have a template that
+// matches it, or the error is ErrUnknownResource (ErrUnknownServer for a
+// server the Toolset does not hold). An empty server is ReadResource's
+// choice.
+func (t *Toolset) ReadResourceFrom(ctx context.Context, server, uri string) (*ResourceResult, error) {
+	srv, err := t.resourceServer(server, uri)
 	if err != nil {
 		return nil, err
 	}
@@ -220,17 +229,30 @@ func (t *Toolset) ReadResource(ctx context.Context, uri string) (*ResourceResult
 	return &ResourceResult{URI: uri, Server: srv.cfg.Name, Egress: srv.cfg.Egress, Result: res}, nil
 }
 
-// resourceServer is the server that reads uri: the one that lists it, or
-// else the first one of whose templates matches it.
-func (t *Toolset) resourceServer(uri string) (*tsServer, error) {
+// resourceServer is the server that reads uri: server, if it lists uri or
+// has a template that matches it; with no server named, the one that
+// lists it, or else the first one of whose templates matches it.
+func (t *Toolset) resourceServer(server, uri string) (*tsServer, error) {
 	t.mu.RLock()
 	closed := t.closed
-	srv := t.resources.byURI[uri]
-	if srv == nil {
-		for _, m := range t.resources.matchers {
-			if m.re.match(uri) {
-				srv = m.srv
-				break
+	var srv *tsServer
+	known := server == ""
+	if server == "" {
+		srv = t.resources.byURI[uri]
+	}
+	for _, m := range t.resources.matchers {
+		if srv == nil && (server == "" || m.srv.cfg.Name == server) && m.re.match(uri) {
+			srv = m.srv
+		}
+	}
+	for _, s := range t.servers {
+		if s.cfg.Name != server {
+			continue
+		}
+		known = true
+		for _, r := range s.resources.items.resources {
+			if r.URI == uri {
+				srv = s
 			}
 		}
 	}
@@ -238,6 +260,8 @@ func (t *Toolset) resourceServer(uri string) (*tsServer, error) {
 	switch {
 	case closed:
 		return nil, fmt.Errorf("mcp: resource %s: %w", textclip.Clip(uri, 200), mcp.ErrClosed)
+	case !known:
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, textclip.Clip(server, 64))
 	case srv == nil:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownResource, textclip.Clip(uri, 200))
 	}

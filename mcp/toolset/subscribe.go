@@ -13,16 +13,27 @@ import (
 // Changes reach Options.OnResourceUpdated. Close ends every
 // subscription with its server's session.
 func (t *Toolset) SubscribeResource(ctx context.Context, uri string) error {
-	return t.subscription(ctx, uri, (*mcp.Client).SubscribeResource)
+	return t.subscription(ctx, "", uri, (*mcp.Client).SubscribeResource)
+}
+
+// SubscribeResourceOn subscribes to uri on server, chosen as
+// ReadResourceFrom chooses it, when several serve the URI.
+func (t *Toolset) SubscribeResourceOn(ctx context.Context, server, uri string) error {
+	return t.subscription(ctx, server, uri, (*mcp.Client).SubscribeResource)
 }
 
 // UnsubscribeResource ends a subscription made by SubscribeResource.
 func (t *Toolset) UnsubscribeResource(ctx context.Context, uri string) error {
-	return t.subscription(ctx, uri, (*mcp.Client).UnsubscribeResource)
+	return t.subscription(ctx, "", uri, (*mcp.Client).UnsubscribeResource)
 }
 
-func (t *Toolset) subscription(ctx context.Context, uri string, do func(*mcp.Client, context.Context, string) error) error {
-	srv, err := t.resourceServer(uri)
+// UnsubscribeResourceOn ends a subscription made by SubscribeResourceOn.
+func (t *Toolset) UnsubscribeResourceOn(ctx context.Context, server, uri string) error {
+	return t.subscription(ctx, server, uri, (*mcp.Client).UnsubscribeResource)
+}
+
+func (t *Toolset) subscription(ctx context.Context, server, uri string, do func(*mcp.Client, context.Context, string) error) error {
+	srv, err := t.resourceServer(server, uri)
 	if err != nil {
 		return err
 	}

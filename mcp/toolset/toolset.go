@@ -11,13 +11,14 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"git.rickub.com/bots-garden/mini-me/mcp"
-
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 
@@ -66,7 +67,13 @@ type Options struct {
 	// OnResourceUpdated receives the changes of the resources subscribed
 	// to with SubscribeResource: the server and the URI. It runs as the
 	// client's notification callbacks do (see Options).
-	OnResourceUpdated func(server, uri string)
+	OnResourceUpdated func(mcp.ResourceUpdate)
+	// Roots, when set, lists the roots the server may see (the host's
+	// own choice, asked each time the server asks), in place of the
+	// configuration's (config.Server.Roots) and of Client.Roots. Without
+	// it, a server whose configuration has roots is offered those (none
+	// for roots: []), and one with nothing configured Client.Roots.
+	Roots func(ctx context.Context, server string) ([]mcp.Root, error)
 	// OnDiscover, when set, is told of each server's progress during
 	// Discover: connecting, listing, then ready or skipped. Reports come
 	// one at a time, from the goroutines connecting the servers, and all
@@ -358,6 +365,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 			t.apply(s, listings[i])
 		}
 	}
+	t.rebuild() // once for all: rebuilding after each server is quadratic
 	t.mu.Unlock()
 	t.startSkills(local, localWarn)
 	promptsCap.start(t)
@@ -497,6 +505,10 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 	o := t.opts.Client
 	o.ConnectTimeout = s.connectTimeout
 	o.ServerName = s.cfg.Name
+	o.Roots = t.roots(s.cfg)
+	if s.cfg.ProtocolVersion != "" {
+		o.ProtocolVersion = s.cfg.ProtocolVersion
+	}
 	if s.cfg.Timeout > 0 {
 		o.CallTimeout = s.cfg.Timeout
 	}
@@ -509,9 +521,7 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 		o.Tasks = mcp.TasksWhenAllowed
 	}
 	o.OnToolsChanged = s.due
-	if onUpdated := t.opts.OnResourceUpdated; onUpdated != nil {
-		o.OnResourceUpdated = func(uri string) { onUpdated(s.cfg.Name, uri) }
-	}
+	o.OnResourceUpdated = t.opts.OnResourceUpdated // ServerName names the server
 	o.OnPromptsChanged = s.prompts.due
 	o.OnResourcesChanged = s.resources.due
 	if o.Skills {
@@ -558,7 +568,8 @@ func (t *Toolset) skip(s *tsServer, err error) {
 }
 
 // apply makes a listing the server's tools: names are kept or given,
-// definitions compared with the first and the previous ones. t.mu is held.
+// definitions compared with the first and the previous ones. t.mu is held;
+// the caller then rebuilds the catalogue (rebuild), once for all it applied.
 func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 	s.status.OAuth = s.auth
 	if s.client != nil {
@@ -613,7 +624,6 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 	t.logNew(s.warnings, warns)
 	s.tools, s.warnings, s.failed = tools, warns, nil
 	s.status.Tools = len(tools)
-	t.rebuild()
 	return ch
 }
 
@@ -748,6 +758,7 @@ func (t *Toolset) refresh(s *tsServer) {
 		t.log.Warn("mcp: refreshing tools failed", "server", s.cfg.Name, "error", l.err)
 	} else {
 		ch = t.apply(s, l)
+		t.rebuild()
 	}
 	t.mu.Unlock()
 	if t.opts.OnChange != nil {
@@ -825,6 +836,24 @@ func (t *Toolset) Servers() []ServerStatus {
 		out[i] = s.status
 	}
 	return out
+}
+
+// roots returns the roots handler of the server cfg (see Options.Roots).
+func (t *Toolset) roots(cfg config.Server) func(context.Context) ([]mcp.Root, error) {
+	switch {
+	case t.opts.Roots != nil:
+		hook, name := t.opts.Roots, cfg.Name
+		return func(ctx context.Context) ([]mcp.Root, error) { return hook(ctx, name) }
+	case cfg.Roots == nil:
+		return t.opts.Client.Roots
+	case len(cfg.Roots) == 0:
+		return nil // roots: []: this server sees none, and is not offered roots
+	}
+	roots := make([]mcp.Root, len(cfg.Roots))
+	for i, uri := range cfg.Roots {
+		roots[i] = mcp.Root{URI: uri, Name: path.Base(uri)}
+	}
+	return func(context.Context) ([]mcp.Root, error) { return slices.Clone(roots), nil }
 }
 
 // NotifyRootsChanged tells every connected server that the roots
