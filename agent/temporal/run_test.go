@@ -271,6 +271,7 @@ func TestManyRuns(t *testing.T) {
 	c := dial(t)
 	const n = 200
 	runs := make([]client.WorkflowRun, n)
+	workers := map[string]bool{} // the identities of the workers that ran activities
 	for i := range runs {
 		runs[i] = start(t, c, q, script{Turns: [][]scriptCall{{
 			call("echo", fmt.Sprintf(`{"text":"%d"}`, i)), call("files_read", fmt.Sprintf(`{"path":"%d"}`, i))}}},
@@ -282,7 +283,16 @@ func TestManyRuns(t *testing.T) {
 		assert.Contains(t, out.Result.Answer, fmt.Sprintf("echo %d", i))
 		assert.Contains(t, out.Result.Answer, fmt.Sprintf("read %d #1", i))
 		assert.Equal(t, 1, cnt.get(fmt.Sprintf("read %d", i)))
+		it := c.GetWorkflowHistory(context.Background(), run.GetID(), run.GetRunID(), false, 0)
+		for it.HasNext() {
+			ev, err := it.Next()
+			require.NoError(t, err)
+			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+				workers[a.GetIdentity()] = true
+			}
+		}
 	}
+	assert.Len(t, workers, 2, "both worker processes ran activities")
 }
 
 // TestReplay: the recorded histories replay with the current code.
