@@ -113,7 +113,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallTool
 	if err != nil {
 		return nil, fmt.Errorf("mcp: tools/call %s: %w", name, err)
 	}
-	if (c.opts.TrustToolHints || c.opts.Tasks != TasksOff && c.legacyTasks().toolCalls()) && c.toolLists.Load() == 0 {
+	if (c.opts.TrustToolHints || c.opts.Tasks != TasksOff && c.serverTasks().legacy.toolCalls()) && c.toolLists.Load() == 0 {
 		// The hints to trust, and which tools run as tasks, come with the
 		// tool list: fetch it once, so that neither depends on the host
 		// listing first.

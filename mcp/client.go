@@ -370,6 +370,11 @@ type protoState struct {
 	serverInfo   Implementation
 	capabilities ServerCapabilities
 	instructions string
+
+	// tasks is what capabilities say of tasks, decoded once (every call
+	// asks, now that tasks are on by default).
+	tasksOnce sync.Once
+	tasks     serverTasks
 }
 
 // state returns what negotiation learnt so far; never nil.

@@ -289,12 +289,12 @@ func (c *Client) TaskUse(t Tool) TaskUse {
 		return TaskNever
 	}
 	if c.era() == EraModern {
-		if c.declares(TasksExtension) {
+		if c.serverTasks().extension {
 			return TaskMaybe
 		}
 		return TaskNever
 	}
-	if !c.legacyTasks().toolCalls() || t.Execution == nil {
+	if !c.serverTasks().legacy.toolCalls() || t.Execution == nil {
 		return TaskNever
 	}
 	switch t.Execution.TaskSupport {
@@ -308,16 +308,6 @@ func (c *Client) TaskUse(t Tool) TaskUse {
 	return TaskNever
 }
 
-// declares reports an extension the server declared with an object.
-func (c *Client) declares(ext string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(c.Capabilities().Extensions, &m) != nil {
-		return false
-	}
-	raw := bytes.TrimSpace(m[ext])
-	return len(raw) > 0 && raw[0] == '{'
-}
-
 // legacyTaskCaps is a 2025-11-25 server's tasks capability.
 type legacyTaskCaps struct {
 	Cancel   json.RawMessage `json:"cancel"`
@@ -328,10 +318,25 @@ type legacyTaskCaps struct {
 	} `json:"requests"`
 }
 
-func (c *Client) legacyTasks() legacyTaskCaps {
-	var t legacyTaskCaps
-	_ = json.Unmarshal(c.Capabilities().Tasks, &t) // none reads as none
-	return t
+// serverTasks is what the server declared of tasks: the 2026-07-28
+// extension, the 2025-11-25 capability.
+type serverTasks struct {
+	extension bool
+	legacy    legacyTaskCaps
+}
+
+// serverTasks decodes the server's capabilities once per negotiation.
+func (c *Client) serverTasks() *serverTasks {
+	p := c.state()
+	p.tasksOnce.Do(func() {
+		var ext map[string]json.RawMessage
+		if json.Unmarshal(p.capabilities.Extensions, &ext) == nil {
+			raw := bytes.TrimSpace(ext[TasksExtension])
+			p.tasks.extension = len(raw) > 0 && raw[0] == '{' // declared with an object
+		}
+		_ = json.Unmarshal(p.capabilities.Tasks, &p.tasks.legacy) // none reads as none
+	})
+	return &p.tasks
 }
 
 func (t legacyTaskCaps) toolCalls() bool { return len(t.Requests.Tools.Call) > 0 }
@@ -371,7 +376,7 @@ func (c *Client) AwaitTask(ctx context.Context, taskID string) (*CallToolResult,
 // CancelTask asks the server to cancel a task. A 2025-11-25 server that
 // did not declare tasks/cancel is not asked, and nil is returned.
 func (c *Client) CancelTask(ctx context.Context, taskID string) error {
-	if c.era() != EraModern && len(c.legacyTasks().Cancel) == 0 {
+	if c.era() != EraModern && len(c.serverTasks().legacy.Cancel) == 0 {
 		return nil
 	}
 	p := &taskParams{TaskID: taskID}
