@@ -217,6 +217,11 @@ type Agent struct {
 	// SkillLimits bound the catalogue and what skills bring into a run.
 	SkillLimits SkillLimits
 
+	// Runtime runs the tool calls of a turn at once, reads the clock and
+	// draws IDs; nil means this process (see Runtime). Only a
+	// durable-execution engine sets it, such as agent/temporal.
+	Runtime Runtime
+
 	schemas  schemaCache
 	catalogs catalogCache
 	search   searchIndex

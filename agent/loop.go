@@ -95,11 +95,17 @@ func (r *run) localOnly(m Message) bool {
 // may quote it, and is labelled config.EgressLocal, so that a hosted
 // model never sees it when the conversation is carried on.
 func (r *run) add(m Message) {
+	r.msgs = append(r.msgs, r.label(m))
+}
+
+// label returns m labelled as add labels it, and notes whether the
+// conversation now holds local-only content.
+func (r *run) label(m Message) Message {
 	if r.local && r.holdsLocal {
 		m.Egress = config.EgressLocal
 	}
 	r.holdsLocal = r.holdsLocal || r.localOnly(m)
-	r.msgs = append(r.msgs, m)
+	return m
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -133,7 +139,9 @@ func (r *run) loop(ctx context.Context) error {
 			return r.limit(ctx, StopMaxTurns, fmt.Errorf("%w (%d)", ErrMaxTurns, maxTurns))
 		}
 		if in := inboxOf(ctx); in != nil {
-			r.msgs = append(r.msgs, in.Take()...)
+			for _, m := range in.Take() {
+				r.add(m)
+			}
 		}
 		cat := r.catalog()
 		var choice ToolChoice

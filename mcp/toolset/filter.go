@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"sort"
 	"strings"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // invalidTool is a tool ListTools left out, with the reason.
@@ -65,7 +66,7 @@ func filterTools(server string, allow []string, tools []mcp.Tool, invalid []inva
 			continue
 		}
 		if t.Execution != nil && t.Execution.TaskSupport == "required" && use(t) == mcp.TaskNever {
-			warn(WarnTaskRequired, t.Name, "tool requires task execution, and tasks are off (Options.Tasks, or the server's tasks: off)")
+			warn(WarnTaskRequired, t.Name, "tool requires task execution, and tasks are off (mcp.Options.Tasks, or the server's tasks: off)")
 			continue
 		}
 		kept = append(kept, t)

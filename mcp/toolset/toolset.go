@@ -119,7 +119,7 @@ type Tool struct {
 	// model off this machine.
 	Egress config.Egress
 	// Task says whether a call runs as an MCP task, which may take far
-	// longer than a plain call (Options.Tasks).
+	// longer than a plain call (mcp.Options.Tasks).
 	Task mcp.TaskUse
 }
 
@@ -141,7 +141,7 @@ const (
 	// produce.
 	WarnBinaryInput WarningKind = "binary-input"
 	// WarnTaskRequired: a tool can only run as a task, and the client
-	// does not use tasks (Options.Tasks is TasksOff).
+	// does not use tasks (mcp.Options.Tasks is mcp.TasksOff, or the server has tasks: off).
 	WarnTaskRequired WarningKind = "task-required"
 	// WarnNameCollision: a tool's name was taken by another tool, so it has
 	// a hashed name.
