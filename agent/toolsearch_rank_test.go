@@ -66,7 +66,7 @@ func TestSearchIndexFollowsChanges(t *testing.T) {
 }
 
 // The inverted index ranks as a straightforward BM25 that reads every
-// tool at every query, on a generated catalogue and random queries, with
+// tool at every query, on a generated catalogue and random queries (150), with
 // and without a server.
 func TestRankToolsMatchesReference(t *testing.T) {
 	vocab := []string{"create", "list", "issues", "issue", "file", "files", "readFile", "write", "page", "pages", "invoice",
@@ -87,7 +87,7 @@ func TestRankToolsMatchesReference(t *testing.T) {
 			description: phrase(rng.IntN(12)), schema: compileSchema(json.RawMessage(params))})
 	}
 	var x searchIndex
-	for range 300 {
+	for range 150 {
 		query, limit := phrase(1+rng.IntN(4)), 1+rng.IntN(MaxToolSearchResults)
 		require.Equal(t, referenceRank(docs, query, limit), x.rankTools(docs, query, limit), "query %q, limit %d", query, limit)
 		server := servers[rng.IntN(len(servers))]
