@@ -63,8 +63,11 @@ If a tool reports an error or a call is refused, read the message and adapt; do 
 // it. Tools is called when a run starts or resumes and again before each
 // model call (more than once a turn, so it must be cheap: a snapshot, no
 // I/O), so a source whose tools change (an MCP server's list_changed) is
-// seen at the next turn. Both methods must be safe for concurrent use;
-// Call must honour ctx.
+// seen at the next turn. The Agent keeps the catalogue it built while
+// Tools gives the same tools (compared field by field), so the byte
+// slices of a definition Tools returned (its schema, its _meta) must not
+// be changed in place afterwards: a new definition comes in new slices.
+// Both methods must be safe for concurrent use; Call must honour ctx.
 type ToolSource interface {
 	// Tools returns the tools offered now.
 	Tools() []toolset.Tool
@@ -214,9 +217,15 @@ type Agent struct {
 	// SkillLimits bound the catalogue and what skills bring into a run.
 	SkillLimits SkillLimits
 
-	schemas schemaCache
-	search  searchIndex
-	changes changeAcks
+	// Runtime runs the tool calls of a turn at once, reads the clock and
+	// draws IDs; nil means this process (see Runtime). Only a
+	// durable-execution engine sets it, such as agent/temporal.
+	Runtime Runtime
+
+	schemas  schemaCache
+	catalogs catalogCache
+	search   searchIndex
+	changes  changeAcks
 }
 
 // Run runs the conversation msgs until the model answers, a limit stops it,

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
@@ -160,4 +161,18 @@ func TestInbox(t *testing.T) {
 	assert.Equal(t, "late", late[0].Content)
 	assert.Equal(t, "ctx", late[1].Content)
 	assert.Empty(t, in.Take())
+}
+
+// A local-only view's message taken from the Inbox counts as local-only
+// content: the local model's reply after it is labelled local too, so a
+// hosted model carrying the conversation on never reads it.
+func TestInboxLocalOnlyLabelsLaterReplies(t *testing.T) {
+	in := &agent.Inbox{}
+	in.Post(agent.Message{Role: agent.RoleUser, Content: "from the view: the diary says call Bob", Server: "notes", Egress: config.EgressLocal})
+	_, local := startLLM(t, llmtest.Turn{Text: "Call Bob."})
+	res, err := (&agent.Agent{Model: local}).Run(agent.WithInbox(context.Background(), in), user("what now?"))
+	require.NoError(t, err)
+	require.Len(t, res.Messages, 3)
+	assert.Equal(t, config.EgressLocal, res.Messages[1].Egress, "the view's message keeps its label")
+	assert.Equal(t, config.EgressLocal, res.Messages[2].Egress, "the local model's reply after it is labelled too")
 }

@@ -3,12 +3,15 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -124,6 +127,28 @@ func BenchmarkOpenAIStream(b *testing.B) {
 		reply, err := m.Chat(context.Background(), userHello, nil)
 		if err != nil || len(reply.Message.ToolCalls) != 2 {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTurnCatalogue is BenchmarkTurn's agent over a source of 500
+// MCP tools with tool search on (the tool called is pinned): the loop's
+// cost with a large catalogue, kept from one model call to the next.
+//
+//	go test -run '^$' -bench TurnCatalogue -benchmem ./agent
+func BenchmarkTurnCatalogue(b *testing.B) {
+	src := &fakeSource{}
+	for i := range 500 {
+		src.tools = append(src.tools, toolset.Tool{Name: fmt.Sprintf("svc_tool%d", i), Server: "svc", Tool: mcp.Tool{Name: fmt.Sprintf("tool%d", i),
+			Description: fmt.Sprintf("Does thing %d of the service, by id.", i), InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)}})
+	}
+	a := &agent.Agent{Model: echoModel{tool: "svc_tool7"}, Tools: src, Policy: permission.NewPolicy(permission.AllowAll{}),
+		ToolSearch: agent.ToolSearchOn, PinnedTools: []string{"svc_tool7"}}
+	msgs := user("say hello")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if res, err := a.Run(context.Background(), msgs); err != nil || res.Answer != "done" {
+			b.Fatal(res.Answer, err)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
@@ -200,26 +199,18 @@ func (r *run) approve(ctx context.Context, c *call) bool {
 
 // execute runs the allowed calls, at most MaxParallel at once.
 func (r *run) execute(ctx context.Context, calls []*call) {
+	if len(calls) == 0 {
+		return
+	}
 	limit := r.a.MaxParallel
 	if limit <= 0 {
 		limit = DefaultMaxParallel
 	}
-	if len(calls) == 1 { // the common case needs no goroutine
-		r.callTool(ctx, calls[0])
-		return
+	fns := make([]func(context.Context), len(calls))
+	for i, c := range calls {
+		fns[i] = func(ctx context.Context) { r.callTool(ctx, c) }
 	}
-	slots := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for _, c := range calls {
-		slots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			r.callTool(ctx, c)
-		}()
-	}
-	wg.Wait()
+	r.runtime().Parallel(ctx, limit, fns)
 }
 
 // callTool runs one call and makes its result the call's tool message.
@@ -253,10 +244,11 @@ func (r *run) callTool(ctx context.Context, c *call) {
 	}
 	tctx, traced := r.traceTool(cctx, c)
 	defer traced()
-	start := time.Now()
+	rt := r.runtime()
+	start := rt.Now()
 	res, err := r.invoke(tctx, c)
 	w.end()
-	c.result.Duration = time.Since(start)
+	c.result.Duration = rt.Now().Sub(start)
 	// A context that ended is blamed only for a call that failed: one
 	// whose result came back ran, whenever the context ended, and keeps
 	// its result.

@@ -104,6 +104,19 @@ func objectSchema(t reflect.Type, what string) (*jsonschema.Schema, json.RawMess
 // Name returns the name the model calls the function by.
 func (f *Func) Name() string { return f.name }
 
+// Description returns the description the model is shown.
+func (f *Func) Description() string { return f.description }
+
+// Call calls the function with args, which must have passed validation
+// against InputSchema, as a run does: an error it returns, or a panic, is
+// a tool error (IsError). It is for a host that runs a Func's calls
+// outside a run, such as a worker of a durable-execution engine
+// (agent/temporal).
+func (f *Func) Call(ctx context.Context, args json.RawMessage) *mcp.CallToolResult {
+	res, _ := f.run(ctx, args)
+	return res
+}
+
 // InputSchema returns the JSON Schema inferred for the arguments.
 func (f *Func) InputSchema() json.RawMessage { return append(json.RawMessage(nil), f.inputSchema...) }
 

@@ -67,6 +67,13 @@ func (l *loadout) toolLoaded(name string) bool {
 	return l.tools[name]
 }
 
+// toolCount returns how many tools ToolSearchTool loaded.
+func (l *loadout) toolCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.tools)
+}
+
 // loadTool records the tool name as loaded.
 func (l *loadout) loadTool(name string) {
 	l.mu.Lock()

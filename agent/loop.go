@@ -34,6 +34,10 @@ type run struct {
 	repeats repeats
 	window  contextWindow
 	loaded  *loadout
+	// narrowed is the catalogue last offered when searching, made when
+	// narrowedAt tools were loaded (see catalog).
+	narrowed   *catalog
+	narrowedAt int
 	// note follows the system prompt, and schema goes with the model
 	// call, in the requests of a typed run (see RunTyped).
 	note   string
@@ -63,8 +67,9 @@ func newRun(a *Agent, msgs []Message, st *State, onEvent func(Event)) *run {
 		r.repeats = newRepeats(Repeats{})
 	}
 	if a.Tools != nil {
-		for _, st := range a.Tools.Tools() {
-			r.egress[st.Server] = st.Egress
+		ts := a.Tools.Tools()
+		for i := range ts { // by index: a Tool is large to copy
+			r.egress[ts[i].Server] = ts[i].Egress
 		}
 	}
 	if lm, ok := a.Model.(LocalModel); ok {
@@ -90,11 +95,17 @@ func (r *run) localOnly(m Message) bool {
 // may quote it, and is labelled config.EgressLocal, so that a hosted
 // model never sees it when the conversation is carried on.
 func (r *run) add(m Message) {
+	r.msgs = append(r.msgs, r.label(m))
+}
+
+// label returns m labelled as add labels it, and notes whether the
+// conversation now holds local-only content.
+func (r *run) label(m Message) Message {
 	if r.local && r.holdsLocal {
 		m.Egress = config.EgressLocal
 	}
 	r.holdsLocal = r.holdsLocal || r.localOnly(m)
-	r.msgs = append(r.msgs, m)
+	return m
 }
 
 func (r *run) run(ctx context.Context) error {
@@ -128,7 +139,9 @@ func (r *run) loop(ctx context.Context) error {
 			return r.limit(ctx, StopMaxTurns, fmt.Errorf("%w (%d)", ErrMaxTurns, maxTurns))
 		}
 		if in := inboxOf(ctx); in != nil {
-			r.msgs = append(r.msgs, in.Take()...)
+			for _, m := range in.Take() {
+				r.add(m)
+			}
 		}
 		cat := r.catalog()
 		var choice ToolChoice

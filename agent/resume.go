@@ -226,7 +226,7 @@ func (r *run) hold(c *call, req permission.Request, err error) {
 	if errors.As(err, &de) {
 		req.Changed = req.Changed || de.Request.Changed // as the policy found it
 	}
-	r.held = append(r.held, PendingCall{ID: randomID(), Turn: c.turn, Index: c.index,
+	r.held = append(r.held, PendingCall{ID: r.runtime().NewID(), Turn: c.turn, Index: c.index,
 		Call: c.stored, Request: req})
 	r.refuse(c, StatusPending, fmt.Sprintf(heldNote, c.sent.Name))
 }
@@ -236,7 +236,7 @@ func (r *run) hold(c *call, req permission.Request, err error) {
 func (r *run) pause() error {
 	st := &State{
 		Version:       StateVersion,
-		ID:            randomID(),
+		ID:            r.runtime().NewID(),
 		Messages:      slices.Clone(r.msgs),
 		Pending:       r.held,
 		Turn:          r.turn,
@@ -291,7 +291,7 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 	for _, c := range calls {
 		for i := first; i < len(r.msgs); i++ {
 			if r.msgs[i].ToolCallID == c.sent.ID {
-				r.msgs[i] = c.msg
+				r.msgs[i] = r.label(c.msg) // as the placeholder it replaces was
 				r.window.keep(i, c.kept)
 			}
 		}

@@ -486,3 +486,26 @@ func TestResumeLocalOnlyServer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "all done", got.Answer)
 }
+
+// A resumed call's tool message is labelled as the run labels it: after
+// local-only content, what a local model's call returns is local-only
+// too (its arguments may quote that content), as the placeholder it
+// replaces was.
+func TestResumeKeepsLocalLabel(t *testing.T) {
+	_, srv := filesServer(t)
+	_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "files_write", Arguments: `{"path":"bob.txt","text":"call Bob"}`}}})
+	a := &agent.Agent{Model: model, Tools: discover(t, srv), Policy: permission.NewPolicy(webHost)}
+	msgs := []agent.Message{{Role: agent.RoleUser, Content: "my diary says: call Bob. Note it.", Egress: config.EgressLocal}}
+	res, err := a.Run(context.Background(), msgs)
+	require.ErrorIs(t, err, agent.ErrPendingApproval)
+	require.Len(t, res.Messages, 3)
+	require.Equal(t, config.EgressLocal, res.Messages[2].Egress, "the placeholder is labelled")
+
+	got, err := newResumer(t, srv, llmtest.Turn{Text: "noted"}).agent.Resume(context.Background(), res.Pending, allowEvery(res.Pending))
+	require.NoError(t, err)
+	require.Len(t, got.Messages, 4)
+	assert.Equal(t, "files_write", got.Messages[2].Name)
+	assert.Contains(t, got.Messages[2].Content, "write bob.txt done", "the call ran")
+	assert.Equal(t, config.EgressLocal, got.Messages[2].Egress, "the resumed call's output keeps the label")
+	assert.Equal(t, config.EgressLocal, got.Messages[3].Egress)
+}

@@ -52,13 +52,7 @@ var toolSearchToolSchema = compileSchema(json.RawMessage(toolSearchSchema))
 // searching reports whether the run gives the model ToolSearchTool for
 // the MCP tools of c.
 func (r *run) searching(c *catalog) bool {
-	var n, size int
-	for _, t := range c.tools {
-		if t.searchable() {
-			n++
-			size += t.defSize()
-		}
-	}
+	n, size := len(c.searchable), c.searchableSize
 	switch r.a.ToolSearch {
 	case ToolSearchOn:
 		return n > 0
@@ -73,19 +67,16 @@ func (r *run) searching(c *catalog) bool {
 // all's order, then ToolSearchTool. all stays the catalogue searched.
 func (r *run) narrow(all *catalog) *catalog {
 	c := &catalog{byName: map[string]*tool{}, all: all}
-	n := 0
+	loaded := r.loaded.toolCount() > 0
 	for _, t := range all.tools {
-		if t.searchable() {
-			n++
-		}
-		if !t.searchable() || r.loaded.toolLoaded(t.name) || slices.Contains(r.a.PinnedTools, t.name) ||
+		if !t.searchable() || loaded && r.loaded.toolLoaded(t.name) || slices.Contains(r.a.PinnedTools, t.name) ||
 			string(r.a.ToolChoice) == t.name {
 			c.add(t)
 		}
 	}
 	c.add(&tool{name: ToolSearchTool, server: BuiltinServer, original: ToolSearchTool, search: true,
 		description: fmt.Sprintf("Find the tools you need among the %d tools of the connected servers, by keywords, and load them: "+
-			"the tools found become callable from your next turn on. Servers: %s.", n, strings.Join(all.servers(), ", ")),
+			"the tools found become callable from your next turn on. Servers: %s.", len(all.searchable), strings.Join(all.servers, ", ")),
 		inputSchema: []byte(toolSearchSchema), schema: toolSearchToolSchema,
 		annotations: permission.Annotations{ReadOnlyHint: ptr(true), OpenWorldHint: ptr(false)}})
 	return c
@@ -95,15 +86,19 @@ func (r *run) narrow(all *catalog) *catalog {
 // finds: Funcs and the skill tool are always offered.
 func (t *tool) searchable() bool { return t.fn == nil && !t.skill }
 
-// servers lists the MCP servers of c's tools, in order.
-func (c *catalog) servers() []string {
-	var out []string
+// index records what a search of c reads: its searchable tools, their
+// definitions' size and their servers, in order. c is complete.
+func (c *catalog) index() {
 	for _, t := range c.tools {
-		if t.searchable() && !slices.Contains(out, t.server) {
-			out = append(out, t.server)
+		if !t.searchable() {
+			continue
+		}
+		c.searchable = append(c.searchable, t)
+		c.searchableSize += t.defSize()
+		if !slices.Contains(c.servers, t.server) {
+			c.servers = append(c.servers, t.server)
 		}
 	}
-	return out
 }
 
 // searchTools runs a call of ToolSearchTool on all: it loads the best
@@ -118,15 +113,9 @@ func (r *run) searchTools(all *catalog, args []byte) string {
 	if a.Limit <= 0 {
 		a.Limit = DefaultToolSearchResults
 	}
-	var docs []*tool
-	for _, t := range all.tools {
-		if t.searchable() && (a.Server == "" || t.server == a.Server) {
-			docs = append(docs, t)
-		}
-	}
-	found := r.a.search.rankTools(docs, a.Query, min(a.Limit, MaxToolSearchResults))
+	found := r.a.search.inverted(all.searchable).rank(a.Query, a.Server, min(a.Limit, MaxToolSearchResults))
 	if len(found) == 0 {
-		return fmt.Sprintf("No tool matches %q. Try other keywords, or another server: %s.", clip(a.Query, 100), strings.Join(all.servers(), ", "))
+		return fmt.Sprintf("No tool matches %q. Try other keywords, or another server: %s.", clip(a.Query, 100), strings.Join(all.servers, ", "))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d tools loaded; call them from your next turn on:\n", len(found))
@@ -141,11 +130,14 @@ func (r *run) searchTools(all *catalog, args []byte) string {
 // name, description and parameter names, so that a search over a large
 // catalogue tokenises each tool once, at the first search that reads it,
 // rather than at every search. An entry is by the tool's name, and made
-// again when its description or parameters change. The zero value is
-// ready to use; it is safe for concurrent use.
+// again when its description or parameters change. It also keeps the
+// inverted index (each word's tools) of the last tool list searched, so
+// that a query over the same list reads only the tools that have its
+// words. The zero value is ready to use; it is safe for concurrent use.
 type searchIndex struct {
-	mu sync.Mutex
-	m  map[string]*searchDoc
+	mu   sync.Mutex
+	m    map[string]*searchDoc
+	last *invertedIndex
 }
 
 // maxIndexedTools bounds a searchIndex: past it, it starts afresh.
@@ -162,10 +154,11 @@ type searchDoc struct {
 
 func newSearchDoc(t *tool) *searchDoc {
 	ws := words(t.name + " " + t.description + " " + t.schema.params)
-	d := &searchDoc{description: t.description, params: t.schema.params, length: len(ws)}
+	d := &searchDoc{description: t.description, params: t.schema.params, length: len(ws), counts: make([]int, 0, len(ws))}
 	slices.Sort(ws)
-	for i, w := range ws {
-		if i > 0 && w == ws[i-1] {
+	d.words = ws[:0] // the distinct words, in place
+	for _, w := range ws {
+		if len(d.words) > 0 && w == d.words[len(d.words)-1] {
 			d.counts[len(d.counts)-1]++
 			continue
 		}
@@ -174,19 +167,15 @@ func newSearchDoc(t *tool) *searchDoc {
 	return d
 }
 
-// count returns how many times w occurs in d.
-func (d *searchDoc) count(w string) int {
-	if i, ok := slices.BinarySearch(d.words, w); ok {
-		return d.counts[i]
-	}
-	return 0
-}
-
 // docs returns the entries of ts, making those it lacks.
 func (x *searchIndex) docs(ts []*tool) []*searchDoc {
-	out := make([]*searchDoc, len(ts))
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.docsLocked(ts)
+}
+
+func (x *searchIndex) docsLocked(ts []*tool) []*searchDoc {
+	out := make([]*searchDoc, len(ts))
 	for i, t := range ts {
 		d := x.m[t.name]
 		if d == nil || d.description != t.description || d.params != t.schema.params {
@@ -201,60 +190,118 @@ func (x *searchIndex) docs(ts []*tool) []*searchDoc {
 	return out
 }
 
+// invertedIndex is a list of tools by word: for each word, the tools that
+// have it, in the list's order, and how many times. Once made it is only
+// read. A catalogue's tools are not changed once it is built, so the
+// same *tool values are the same words.
+type invertedIndex struct {
+	tools    []*tool
+	lengths  []int // the words of each tool
+	postings map[string][]posting
+	all      docStats
+	servers  map[string]docStats
+}
+
+type posting struct{ doc, tf int32 }
+
+// docStats are the tool count and the words of some tools, for BM25.
+type docStats struct{ n, total int }
+
+// inverted returns the inverted index of ts: the last one made, if it was
+// made of the same tools, else a new one.
+func (x *searchIndex) inverted(ts []*tool) *invertedIndex {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.last != nil && slices.Equal(x.last.tools, ts) {
+		return x.last
+	}
+	docs := x.docsLocked(ts)
+	ix := &invertedIndex{tools: slices.Clone(ts), lengths: make([]int, len(ts)),
+		postings: map[string][]posting{}, servers: map[string]docStats{}}
+	for i, d := range docs {
+		ix.lengths[i] = d.length
+		for j, w := range d.words {
+			ix.postings[w] = append(ix.postings[w], posting{int32(i), int32(d.counts[j])})
+		}
+		st := ix.servers[ts[i].server]
+		st.n++
+		st.total += d.length
+		ix.servers[ts[i].server] = st
+		ix.all.n++
+		ix.all.total += d.length
+	}
+	x.last = ix
+	return ix
+}
+
 // rankTools returns the at most n tools of docs that best match query,
 // by BM25 over the words of their names, descriptions and parameter
 // names; a tool matching no word is left out, ties keep docs' order.
 func (x *searchIndex) rankTools(docs []*tool, query string, n int) []*tool {
+	return x.inverted(docs).rank(query, "", n)
+}
+
+// rank is rankTools over the tools of ix, those of server only unless
+// server is "".
+func (ix *invertedIndex) rank(query, server string, n int) []*tool {
 	const k1, b = 1.2, 0.75
 	terms := words(query)
-	entries := x.docs(docs)
-	total := 0
-	for _, d := range entries {
-		total += d.length
+	st := ix.all
+	if server != "" {
+		st = ix.servers[server]
 	}
-	// tfs[i*len(terms)+j] is how many times docs[i] has terms[j]; df[j]
-	// how many docs have terms[j].
-	tfs, df := make([]int, len(entries)*len(terms)), make([]int, len(terms))
-	for i, d := range entries {
-		for j, w := range terms {
-			if tf := d.count(w); tf > 0 {
-				tfs[i*len(terms)+j] = tf
-				df[j]++
+	if st.n == 0 || len(terms) == 0 || n <= 0 {
+		return []*tool{}
+	}
+	avg := float64(st.total) / float64(max(st.n, 1))
+	scores := make([]float64, len(ix.tools))
+	var hits []int32 // the tools scored, as first scored
+	for _, w := range terms {
+		ps := ix.postings[w]
+		df := len(ps)
+		if server != "" {
+			df = 0
+			for _, p := range ps {
+				if ix.tools[p.doc].server == server {
+					df++
+				}
 			}
 		}
-	}
-	avg := float64(total) / float64(max(len(docs), 1))
-	type scored struct {
-		i     int
-		score float64
-	}
-	var hits []scored
-	for i, d := range entries {
-		s := 0.0
-		for j := range terms {
-			tf := float64(tfs[i*len(terms)+j])
-			if tf == 0 {
+		if df == 0 {
+			continue
+		}
+		idf := math.Log(1 + (float64(st.n)-float64(df)+0.5)/(float64(df)+0.5))
+		for _, p := range ps {
+			if server != "" && ix.tools[p.doc].server != server {
 				continue
 			}
-			idf := math.Log(1 + (float64(len(docs))-float64(df[j])+0.5)/(float64(df[j])+0.5))
-			s += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(d.length)/max(avg, 1)))
-		}
-		if s > 0 {
-			hits = append(hits, scored{i, s})
+			tf := float64(p.tf)
+			if scores[p.doc] == 0 {
+				hits = append(hits, p.doc)
+			}
+			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(ix.lengths[p.doc])/max(avg, 1)))
 		}
 	}
-	slices.SortStableFunc(hits, func(x, y scored) int {
-		switch {
-		case x.score > y.score:
-			return -1
-		case x.score < y.score:
-			return 1
+	// The n best, by score then by place in the list: what a stable sort
+	// by score would put first.
+	better := func(i, j int32) bool { return scores[i] > scores[j] || scores[i] == scores[j] && i < j }
+	best := make([]int32, 0, min(n, len(hits)))
+	for _, h := range hits {
+		if len(best) == n && !better(h, best[n-1]) {
+			continue
 		}
-		return 0
-	})
-	out := make([]*tool, 0, min(n, len(hits)))
-	for _, h := range hits[:min(n, len(hits))] {
-		out = append(out, docs[h.i])
+		if len(best) < n {
+			best = append(best, h)
+		}
+		k := len(best) - 1
+		for ; k > 0 && better(h, best[k-1]); k-- {
+			best[k] = best[k-1]
+		}
+		best[k] = h
+	}
+	out := make([]*tool, len(best))
+	for i, h := range best {
+		out[i] = ix.tools[h]
 	}
 	return out
 }
@@ -264,30 +311,33 @@ func (x *searchIndex) rankTools(docs []*tool, query string, n int) []*tool {
 // off; words of a letter and "the", "of", ... are left out.
 func words(s string) []string {
 	var out []string
-	var cur []rune
-	flush := func() {
-		if w := strings.ToLower(string(cur)); len(cur) > 1 && !stopWords[w] {
+	start, n := 0, 0 // the current word is s[start:i], of n characters
+	flush := func(i int) {
+		if w := strings.ToLower(s[start:i]); n > 1 && !stopWords[w] {
 			if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 				w = w[:len(w)-1] // plurals: issues and issue match
 			}
 			out = append(out, w)
 		}
-		cur = cur[:0]
+		start, n = i, 0
 	}
 	var prev rune
-	for _, c := range s {
+	for i, c := range s {
 		switch {
 		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
-			flush()
+			flush(i)
 		case unicode.IsUpper(c) && unicode.IsLower(prev):
-			flush()
-			cur = append(cur, c)
+			flush(i)
+			fallthrough
 		default:
-			cur = append(cur, c)
+			if n == 0 {
+				start = i
+			}
+			n++
 		}
 		prev = c
 	}
-	flush()
+	flush(len(s))
 	return out
 }
 

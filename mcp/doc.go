@@ -65,8 +65,9 @@
 // # Tracing
 //
 // A [ClientTrace] attached to a context with [WithTrace] is called at the
-// start and end of every request made with that context, and of each
-// server's discovery by a Toolset; its TraceContext hook puts the W3C
+// start and end of every request made with that context (a Toolset's
+// discovery of each server has its own hooks, toolset.Trace); its
+// TraceContext hook puts the W3C
 // trace context of the host's span in the request's params._meta. The
 // hooks run on the calling goroutine and must not block; without a trace
 // they cost nothing. [RequestInfo.Attributes] names what is known after
@@ -101,10 +102,11 @@
 // [TasksExtension] on every request and the server decides. [Client.CallTool]
 // then polls tasks/get until the task ends and returns its result as any
 // call's; input the task asks for goes to [Options.Elicit],
-// [Options.Sample] and [Options.Roots], as for a plain call. [toolset.Tool.Task] says how a tool
-// of a Toolset runs, [WithTaskObserver] reports each step of a call, and
-// [Client.AwaitTask] (or [Toolset.AwaitTask]) follows a task created
-// before a restart, from its id.
+// [Options.Sample] and [Options.Roots], as for a plain call.
+// toolset.Tool.Task says how a tool of a Toolset runs, [WithTaskObserver]
+// reports each step of a call, and [Client.AwaitTask] (or
+// toolset.Toolset.AwaitTask) follows a task created before a restart, from
+// its id.
 //
 // # Deliberate limits
 //

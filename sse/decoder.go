@@ -41,8 +41,7 @@ type Options struct {
 	// A larger event ends the stream with an error matching
 	// ErrEventTooLarge, before the decoder buffers more than MaxEventSize
 	// bytes: an event's bytes are kept back, in pooled 32 KiB chunks, until
-	// the event is complete, so that go-sse's scanner, which grows its
-	// buffer by doubling, never grows it for an event that is refused.
+	// the event is complete, never in a buffer grown by doubling.
 	// Zero means DefaultMaxEventSize; negative values are invalid.
 	MaxEventSize int
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,27 +29,45 @@ type host struct {
 	elicitor agent.Elicitor
 
 	mu    sync.Mutex
-	roots []mcp.Root
+	roots []mcp.Root            // what /roots shares, from mcp.roots at the start
+	own   map[string][]mcp.Root // servers with roots of their own in the file
 }
 
-// newHost asks its questions on term; its roots start as the
-// configuration's (mcp.roots, file URIs). A server with roots of its own
-// in the configuration keeps those: /roots changes the others'.
-func newHost(term *permission.Terminal, roots []string) *host {
-	h := &host{elicitor: agent.Elicitor{Ask: term.Elicit}}
-	for _, uri := range roots {
-		name := uri
-		if u, err := url.Parse(uri); err == nil {
-			name = path.Base(u.Path)
+// newHost asks its questions on term, and starts from the roots of cfg:
+// /roots edits the list of mcp.roots; a server with its own roots key
+// keeps those.
+func newHost(term *permission.Terminal, cfg *config.Config) *host {
+	h := &host{elicitor: agent.Elicitor{Ask: term.Elicit}, roots: fileRoots(cfg.Roots), own: map[string][]mcp.Root{}}
+	for _, s := range cfg.Servers {
+		// Server.Roots is the server's own key, else mcp.roots, else nil.
+		if s.Roots != nil && (cfg.Roots == nil || !slices.Equal(s.Roots, cfg.Roots)) {
+			h.own[s.Name] = fileRoots(s.Roots)
 		}
-		h.roots = append(h.roots, mcp.Root{URI: uri, Name: name})
 	}
 	return h
 }
 
+// fileRoots are the roots of the file URIs of a configuration.
+func fileRoots(uris []string) []mcp.Root {
+	roots := make([]mcp.Root, len(uris))
+	for i, u := range uris {
+		roots[i] = mcp.Root{URI: u, Name: path.Base(u)}
+	}
+	return roots
+}
+
+// serverRoots answers a server's roots/list (toolset.Options.Roots): its
+// own roots from the file, else the list /roots edits.
+func (h *host) serverRoots(ctx context.Context, server string) ([]mcp.Root, error) {
+	if own, ok := h.own[server]; ok {
+		return slices.Clone(own), nil
+	}
+	return h.listRoots(ctx)
+}
+
 // options are the client options that route the servers' requests here.
 func (h *host) options() mcp.Options {
-	return mcp.Options{Sample: h.sample, SampleTools: true, Elicit: h.elicitor.Elicit, ElicitURL: true, Roots: h.listRoots}
+	return mcp.Options{Sample: h.sample, SampleTools: true, Elicit: h.elicitor.Elicit, ElicitURL: true}
 }
 
 // answerWith makes the model answer the servers' sampling requests, asking
@@ -120,6 +139,11 @@ func (c *chat) rootsCommand(args string) {
 	}
 	for i, r := range roots {
 		fmt.Fprintf(c.out, "%3d  %s\n", i+1, render.Clean(r.URI, 300))
+	}
+	for _, s := range c.cfg.Servers {
+		if own, ok := h.own[s.Name]; ok {
+			fmt.Fprintf(c.out, "(%s sees its own roots from the configuration instead: %d)\n", render.Clean(s.Name, 40), len(own))
+		}
 	}
 	if changed {
 		ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)

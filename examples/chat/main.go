@@ -43,9 +43,10 @@
 // call (y shows you the answer before it goes back, e edits the request
 // or the answer, a allows that server's sampling for the session); a form
 // is filled in field by field; a URL is shown with its site, never opened
-// for you. /roots lists the folders servers may see (at first those of
-// the configuration's mcp.roots), /roots add <folder> shares one, /roots
-// remove <N> stops sharing it.
+// for you. /roots lists the folders servers may see (at first, the
+// configuration's mcp.roots), /roots add <folder> shares one, /roots
+// remove <N> stops sharing it; a server with a roots key of its own sees
+// those instead.
 package main
 
 import (
@@ -116,8 +117,8 @@ func run(configPath string, stdin io.Reader, out io.Writer) error {
 	lines := permission.NewLines(stdin)
 	defer lines.Close()
 	term := permission.NewSharedTerminal(lines, out)
-	h := newHost(term, cfg.Roots)
-	tools, err := discover(cfg, h.options())
+	h := newHost(term, cfg)
+	tools, err := discover(cfg, h)
 	if err != nil {
 		return err
 	}
@@ -173,10 +174,11 @@ func findConfig(path string) (*config.Config, error) {
 	return &config.Config{}, nil
 }
 
-// discover discovers the servers' tools (toolset.Discover), giving them a
-// minute, or the time a person takes to sign in when a server uses OAuth.
-func discover(cfg *config.Config, client mcp.Options) (*toolset.Toolset, error) {
-	opts := &toolset.Options{Client: client, Browser: oauth.Terminal{Out: os.Stderr}}
+// discover discovers the servers' tools (toolset.Discover), their requests
+// answered by h, giving them a minute, or the time a person takes to sign
+// in when a server uses OAuth.
+func discover(cfg *config.Config, h *host) (*toolset.Toolset, error) {
+	opts := &toolset.Options{Client: h.options(), Roots: h.serverRoots, Browser: oauth.Terminal{Out: os.Stderr}}
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute

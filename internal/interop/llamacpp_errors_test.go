@@ -47,7 +47,7 @@ func TestLlamaCppErrors(t *testing.T) {
 				}
 			})
 		require.NoError(t, err)
-		assert.NotEmpty(t, res.Answer)
+		assert.Equal(t, agent.StopAnswer, res.Stop, "the run ends with the model's answer (the tiny model's may be empty)")
 		require.NotEmpty(t, srv.calls(), "the tool was called")
 		assert.Contains(t, strings.Join(warnings, "\n"), `"float" → "number"`)
 	})

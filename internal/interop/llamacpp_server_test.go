@@ -79,6 +79,7 @@ func startLlama(t *testing.T, env []string, flags ...string) string {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "llama-server's /health")
+	findGreeting(t, base+"/v1")
 	return base + "/v1"
 }
 

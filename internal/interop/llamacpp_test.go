@@ -5,7 +5,9 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,7 +36,40 @@ func tiny(base string, noStream bool) *agent.OpenAI {
 }
 
 func hello(tools ...agent.ToolDef) *agent.ChatRequest {
-	return &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}, Tools: tools}
+	return &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: greeting.prompt}}, Tools: tools}
+}
+
+// greeting is the user message of the wire tests, chosen once per test
+// binary (see findGreeting).
+var greeting struct {
+	once   sync.Once
+	prompt string
+}
+
+// greetings are the user messages findGreeting tries, in order.
+var greetings = []string{"hi", "Hello", "Write a sentence.", "Hello there", "What is a tiny model?", "Say something."}
+
+// findGreeting picks the first of greetings that the tiny model, greedy
+// and without tools, answers with at least four tokens ending in "stop":
+// the tests need an answer long enough to stream in pieces and to be cut
+// by a small max_tokens. The model's greedy answer to a given message
+// differs with the CPU the server runs on (its weights are tiny, near-tied
+// logits follow the order of the sums), so a fixed message is not enough.
+func findGreeting(t *testing.T, base string) {
+	greeting.once.Do(func() {
+		zero, seed := 0.0, 1
+		m := &agent.OpenAI{BaseURL: base, Model: "tiny", Temperature: &zero, Seed: &seed, MaxTokens: 48, NoStream: true}
+		for _, p := range greetings {
+			r, err := m.Chat(context.Background(), &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: p}}}, nil)
+			if err == nil && r.Finish == agent.FinishStop && r.Usage.CompletionTokens >= 4 {
+				greeting.prompt = p
+				return
+			}
+		}
+	})
+	if greeting.prompt == "" {
+		t.Fatalf("the tiny model answers none of %q with four tokens or more", greetings)
+	}
 }
 
 func llamaCtx(t *testing.T) context.Context {
@@ -76,7 +111,7 @@ func TestLlamaCppWire(t *testing.T) {
 	})
 
 	t.Run("usage comes in an extra chunk without choices", func(t *testing.T) {
-		body := `{"model":"tiny","temperature":0,"seed":1,"max_tokens":48,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
+		body := `{"model":"tiny","temperature":0,"seed":1,"max_tokens":48,"stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":` + strconv.Quote(greeting.prompt) + `}]}`
 		chunks := postRaw(t, base, body)
 		require.GreaterOrEqual(t, len(chunks), 3)
 		last, finish := chunks[len(chunks)-1], chunks[len(chunks)-2]
@@ -110,7 +145,7 @@ func TestLlamaCppWire(t *testing.T) {
 	})
 
 	t.Run("a tool call, streamed and whole", func(t *testing.T) {
-		body := `{"model":"tiny","temperature":0,"seed":1,"max_tokens":48,"stream":true,"messages":[{"role":"user","content":"hi"}],` +
+		body := `{"model":"tiny","temperature":0,"seed":1,"max_tokens":48,"stream":true,"messages":[{"role":"user","content":` + strconv.Quote(greeting.prompt) + `}],` +
 			`"tools":[{"type":"function","function":{"name":"lookup","parameters":` + lookupSchema + `}}]}`
 		var first *rawChunk
 		var fragments []string

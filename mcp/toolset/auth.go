@@ -2,11 +2,11 @@ package toolset
 
 import (
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"os"
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/oauth"
 )
 

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"reflect"
 	"slices"
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // ErrUnknownServer is returned by Toolset.Remove for a name the Toolset

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"sort"
 	"strings"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // invalidTool is a tool ListTools left out, with the reason.
@@ -65,7 +66,7 @@ func filterTools(server string, allow []string, tools []mcp.Tool, invalid []inva
 			continue
 		}
 		if t.Execution != nil && t.Execution.TaskSupport == "required" && use(t) == mcp.TaskNever {
-			warn(WarnTaskRequired, t.Name, "tool requires task execution, and tasks are off (Options.Tasks, or the server's tasks: off)")
+			warn(WarnTaskRequired, t.Name, "tool requires task execution, and tasks are off (mcp.Options.Tasks, or the server's tasks: off)")
 			continue
 		}
 		kept = append(kept, t)
@@ -90,6 +91,10 @@ func isObject(raw json.RawMessage) bool {
 // schema) and why, or "" when there is none. Keys are visited in sorted
 // order, so the answer is deterministic.
 func binaryInput(schema json.RawMessage) (where, why string) {
+	if !bytes.ContainsRune(schema, '\\') && !bytes.Contains(schema, []byte(`"binary"`)) &&
+		!bytes.Contains(schema, []byte(`"contentEncoding"`)) && !bytes.Contains(schema, []byte(`"contentMediaType"`)) {
+		return "", "" // without escapes, a keyword of binaryKeyword would be there as is: most schemas are not decoded
+	}
 	var root any
 	if json.Unmarshal(schema, &root) != nil {
 		return "", ""

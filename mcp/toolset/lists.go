@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/internal/textclip"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"slices"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // capList is what a Toolset keeps of one capability (prompts; resources

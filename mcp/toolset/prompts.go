@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // ErrUnknownPrompt is returned for a prompt name the Toolset does not

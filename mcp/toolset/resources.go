@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/internal/textclip"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"slices"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // ErrUnknownResource is returned by Toolset.ReadResource for a URI that

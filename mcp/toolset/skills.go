@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/internal/textclip"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"slices"
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
+	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
 // ErrUnknownSkill is returned for a skill name the Toolset does not offer.

@@ -3,6 +3,7 @@ package toolset
 import (
 	"context"
 	"fmt"
+
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 

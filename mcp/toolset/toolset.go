@@ -3,7 +3,6 @@ package toolset
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,7 +119,7 @@ type Tool struct {
 	// model off this machine.
 	Egress config.Egress
 	// Task says whether a call runs as an MCP task, which may take far
-	// longer than a plain call (Options.Tasks).
+	// longer than a plain call (mcp.Options.Tasks).
 	Task mcp.TaskUse
 }
 
@@ -142,7 +141,7 @@ const (
 	// produce.
 	WarnBinaryInput WarningKind = "binary-input"
 	// WarnTaskRequired: a tool can only run as a task, and the client
-	// does not use tasks (Options.Tasks is TasksOff).
+	// does not use tasks (mcp.Options.Tasks is mcp.TasksOff, or the server has tasks: off).
 	WarnTaskRequired WarningKind = "task-required"
 	// WarnNameCollision: a tool's name was taken by another tool, so it has
 	// a hashed name.
@@ -282,10 +281,15 @@ type assignedName struct {
 	holder        toolKey
 }
 
-// fingerprint identifies what a model and a permission depend on in a
-// tool definition.
+// fingerprint is what a model and a permission depend on in a tool
+// definition. It holds the definition's own values (no copy): comparing
+// two costs nothing when they are the same memory, as they are from one
+// listing to the next of an unchanged tool, and re-encodes the schemas
+// and annotations only when their bytes differ.
 type fingerprint struct {
-	description, schema, annotations [sha256.Size]byte
+	description string
+	schema      json.RawMessage
+	annotations *mcp.ToolAnnotations
 }
 
 // listing is one tools/list of a server after filtering, or why it failed.
@@ -606,7 +610,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 		switch {
 		case !prev[a.name]:
 			ch.Added = append(ch.Added, a.name)
-		case last != fp:
+		case len(last.diff(fp)) > 0:
 			ch.Updated = append(ch.Updated, a.name)
 		}
 		delete(prev, a.name)
@@ -680,25 +684,26 @@ func (t *Toolset) rebuild() {
 }
 
 func fingerprintOf(t *mcp.Tool) fingerprint {
-	ann, _ := json.Marshal(t.Annotations) // plain struct: cannot fail
-	return fingerprint{
-		description: sha256.Sum256([]byte(t.Description)),
-		schema:      sha256.Sum256(canonicalJSON(t.InputSchema)),
-		annotations: sha256.Sum256(ann),
-	}
+	return fingerprint{description: t.Description, schema: t.InputSchema, annotations: t.Annotations}
 }
 
-// diff names the parts of g that differ from f.
+// diff names the parts of g that differ from f: the description, the
+// schema once re-encoded canonically (so that key order and spacing do
+// not count), the annotations as JSON.
 func (f fingerprint) diff(g fingerprint) []string {
 	var parts []string
 	if f.description != g.description {
 		parts = append(parts, "description")
 	}
-	if f.schema != g.schema {
+	if !bytes.Equal(f.schema, g.schema) && !bytes.Equal(canonicalJSON(f.schema), canonicalJSON(g.schema)) {
 		parts = append(parts, "input schema")
 	}
 	if f.annotations != g.annotations {
-		parts = append(parts, "annotations")
+		a, _ := json.Marshal(f.annotations) // plain struct: cannot fail
+		b, _ := json.Marshal(g.annotations)
+		if !bytes.Equal(a, b) {
+			parts = append(parts, "annotations")
+		}
 	}
 	return parts
 }

@@ -2,9 +2,10 @@ package toolset
 
 import (
 	"fmt"
-	"git.rickub.com/bots-garden/mini-me/internal/textclip"
 	"regexp"
 	"strings"
+
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
 )
 
 // maxTemplateLength bounds a URI template the Toolset compiles.

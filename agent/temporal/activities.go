@@ -1,0 +1,236 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/mcp"
+	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
+)
+
+// Names of the activities.
+const (
+	catalogActivity = "minime.agent.Catalog"
+	chatActivity    = "minime.agent.Chat"
+	toolActivity    = "minime.agent.CallTool"
+)
+
+// apiErrorType is the type of the ApplicationError of a model endpoint
+// that answered with an error.
+const apiErrorType = "minime.APIError"
+
+// toolErrorType is the type of the ApplicationError of a tool source that
+// returned an error: the model is told, as in a run in one process.
+const toolErrorType = "minime.ToolError"
+
+// Activities are the worker's side of durable runs: what does I/O. One
+// Activities serves every run of the worker, concurrently: its ToolSource
+// (an *toolset.Toolset) holds the worker's MCP connections, shared by all the
+// runs, and its Model, Funcs and Blobs must be safe for concurrent use.
+type Activities struct {
+	// Model answers the model calls; required.
+	Model agent.Model
+	// Tools offers the MCP tools; nil means none.
+	Tools agent.ToolSource
+	// Funcs are local Go functions offered as tools, under the server
+	// agent.FuncServer. Every worker of a task queue must offer the same
+	// tools.
+	Funcs []*agent.Func
+	// MaxToolOutput bounds, in bytes, the output of a tool call that goes
+	// into the workflow's history; zero or less means
+	// agent.DefaultMaxToolOutput. A longer output is cut, keeping its head
+	// and its tail; the model never sees more than the run's
+	// Config.MaxToolOutput anyway.
+	MaxToolOutput int
+	// Blobs, when set, stores each output longer than MaxToolOutput, whole,
+	// before it is cut; the cut output names the reference it returns.
+	Blobs BlobStore
+}
+
+// BlobStore stores tool outputs too large for a workflow's history.
+type BlobStore interface {
+	// Put stores data, the output of the call of tool in the workflow
+	// workflowID, and returns a reference to it that the host can resolve
+	// later (a URL, an object key). It must honour ctx.
+	Put(ctx context.Context, workflowID, tool string, data []byte) (ref string, err error)
+}
+
+// ToolCall is the input of the CallTool activity.
+type ToolCall struct {
+	// Name is the tool's name as the model knows it; Server its server
+	// (agent.FuncServer for a Func).
+	Name   string `json:"name"`
+	Server string `json:"server"`
+	// Arguments are the checked arguments.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// apiError is an *agent.APIError as an ApplicationError carries it.
+type apiError struct {
+	StatusCode                int
+	Message, Type, Code       string
+	PromptTokens, ContextSize int
+}
+
+// Register registers the workflow Run (see RegisterWorkflow) and the
+// activities with w.
+func (a *Activities) Register(w worker.Registry) {
+	RegisterWorkflow(w)
+	w.RegisterActivityWithOptions(a.Catalog, activity.RegisterOptions{Name: catalogActivity})
+	w.RegisterActivityWithOptions(a.Chat, activity.RegisterOptions{Name: chatActivity})
+	w.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: toolActivity})
+}
+
+// Catalog is the activity that lists the tools: the Funcs, then the
+// ToolSource's tools. MCP tasks are the worker's business: a tool that
+// may run as a task is listed as one the workflow calls like any other.
+func (a *Activities) Catalog(ctx context.Context) ([]toolset.Tool, error) {
+	var out []toolset.Tool
+	for _, f := range a.Funcs {
+		out = append(out, toolset.Tool{Name: f.Name(), Server: agent.FuncServer,
+			Tool: mcp.Tool{Name: f.Name(), Description: f.Description(), InputSchema: f.InputSchema()}})
+	}
+	if a.Tools != nil {
+		for _, t := range a.Tools.Tools() {
+			t.Task = mcp.TaskNever
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// Chat is the activity of a model call. An endpoint's 429 or 5xx is
+// retried, after its Retry-After when it sends one; another error from
+// the endpoint is not.
+func (a *Activities) Chat(ctx context.Context, req *agent.ChatRequest) (*agent.Reply, error) {
+	defer heartbeat(ctx)()
+	reply, err := a.Model.Chat(ctx, req, nil)
+	var api *agent.APIError
+	switch {
+	case err == nil:
+		return reply, nil
+	case errors.As(err, &api):
+		details := apiError{StatusCode: api.StatusCode, Message: api.Message, Type: api.Type, Code: api.Code,
+			PromptTokens: api.PromptTokens, ContextSize: api.ContextSize}
+		retry := api.StatusCode == 429 || api.StatusCode >= 500
+		return nil, temporal.NewApplicationErrorWithOptions(api.Error(), apiErrorType, temporal.ApplicationErrorOptions{
+			NonRetryable: !retry, NextRetryDelay: api.RetryAfter, Details: []any{details}})
+	}
+	return nil, err // a network failure: retried
+}
+
+// CallTool is the activity of a tool call. The tool's own failure (an
+// error result, or the tool source's error) is its outcome, not the
+// activity's: it is not retried, and the model reads about it.
+func (a *Activities) CallTool(ctx context.Context, c ToolCall) (*mcp.CallToolResult, error) {
+	defer heartbeat(ctx)()
+	var res *mcp.CallToolResult
+	if c.Server == agent.FuncServer {
+		for _, f := range a.Funcs {
+			if f.Name() == c.Name {
+				res = f.Call(ctx, c.Arguments)
+			}
+		}
+		if res == nil {
+			return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("no func %q on this worker", c.Name), toolErrorType, nil)
+		}
+	} else {
+		if a.Tools == nil {
+			return nil, temporal.NewNonRetryableApplicationError("no tool source on this worker", toolErrorType, nil)
+		}
+		tr, err := a.Tools.Call(ctx, c.Name, c.Arguments)
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			return nil, temporal.NewNonRetryableApplicationError(err.Error(), toolErrorType, nil)
+		case tr == nil || tr.Result == nil:
+			return nil, temporal.NewNonRetryableApplicationError("the tool source returned no result", toolErrorType, nil)
+		}
+		res = tr.Result
+	}
+	return a.bound(ctx, c, res)
+}
+
+// bound cuts an output longer than MaxToolOutput, keeping head and tail,
+// after storing it whole in Blobs.
+func (a *Activities) bound(ctx context.Context, c ToolCall, res *mcp.CallToolResult) (*mcp.CallToolResult, error) {
+	limit := a.MaxToolOutput
+	if limit <= 0 {
+		limit = agent.DefaultMaxToolOutput
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("encoding the tool's result: "+err.Error(), toolErrorType, nil)
+	}
+	if len(raw) <= limit {
+		return res, nil
+	}
+	text := res.Text()
+	note := fmt.Sprintf("\n[... %d bytes cut ...]\n", len(text))
+	if a.Blobs != nil {
+		ref, err := a.Blobs.Put(ctx, activity.GetInfo(ctx).WorkflowExecution.ID, c.Name, []byte(text))
+		if err != nil {
+			return nil, fmt.Errorf("agent/temporal: storing a tool output: %w", err) // retried
+		}
+		note = fmt.Sprintf("\n[... %d bytes cut; the whole output is stored as %s ...]\n", len(text), ref)
+	}
+	half := max((limit-len(note))/2, 0)
+	cut := text
+	if len(text) > 2*half {
+		cut = validUTF8(text[:half]) + note + validUTF8(text[len(text)-half:])
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{{Type: "text", Text: cut}}, IsError: res.IsError}, nil
+}
+
+// heartbeat heartbeats the activity of ctx, three times per heartbeat
+// timeout, until the returned func is called: a worker that dies stops
+// heartbeating, which is how Temporal learns the activity is lost, and a
+// heartbeat is how a cancellation reaches the activity's ctx.
+func heartbeat(ctx context.Context) (stop func()) {
+	every := activity.GetInfo(ctx).HeartbeatTimeout / 3
+	if every <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
+}
+
+// validUTF8 drops the bytes of a rune cut at either end of s.
+func validUTF8(s string) string {
+	return string([]rune(s)) // invalid bytes become U+FFFD, never a broken sequence
+}
+
+// RegisterWorkflow registers the workflow Run with r as WorkflowName: for
+// a replayer (worker.NewWorkflowReplayer), which runs no activity.
+func RegisterWorkflow(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(Run, workflow.RegisterOptions{Name: WorkflowName})
+}
