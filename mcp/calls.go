@@ -259,14 +259,9 @@ func marshalArgs(args any) (json.RawMessage, error) {
 
 // ListPrompts lists every prompt of the server.
 func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
-	prompts, fresh, err := listFresh(ctx, c, "prompts/list", func(p *promptsPage) ([]Prompt, *string, *int64) { return p.Prompts, p.NextCursor, p.TTLMs })
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.promptsFresh = fresh
-	c.mu.Unlock()
-	return prompts, nil
+	return listFresh(ctx, c, "prompts/list", &c.promptsFresh, func(p *promptsPage) ([]Prompt, *string, *int64) {
+		return p.Prompts, p.NextCursor, p.TTLMs
+	})
 }
 
 // PromptsFreshUntil says until when the last ListPrompts result may be
@@ -277,16 +272,23 @@ func (c *Client) PromptsFreshUntil() time.Time {
 	return c.promptsFresh
 }
 
-// listFresh follows every page of a listing (listAll) and says until when
-// it is fresh: the smallest ttlMs of its pages.
-func listFresh[P any, T any](ctx context.Context, c *Client, method string, items func(*P) ([]T, *string, *int64)) ([]T, time.Time, error) {
+// listFresh follows every page of a listing (listAll) and, when it
+// succeeds, records in *fresh (under c.mu) until when it is fresh: the
+// smallest ttlMs of its pages.
+func listFresh[P any, T any](ctx context.Context, c *Client, method string, fresh *time.Time, items func(*P) ([]T, *string, *int64)) ([]T, error) {
 	var life pageLife
 	all, err := listAll(ctx, c, method, func(p *P) ([]T, *string) {
 		list, next, ttl := items(p)
 		life.page(ttl)
 		return list, next
 	})
-	return all, life.until(), err
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	*fresh = life.until()
+	c.mu.Unlock()
+	return all, nil
 }
 
 type promptsPage struct {
@@ -323,16 +325,9 @@ type getPromptWire struct {
 
 // ListResources lists every resource of the server.
 func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
-	res, fresh, err := listFresh(ctx, c, "resources/list", func(p *resourcesPage) ([]Resource, *string, *int64) {
+	return listFresh(ctx, c, "resources/list", &c.resourcesFresh, func(p *resourcesPage) ([]Resource, *string, *int64) {
 		return p.Resources, p.NextCursor, p.TTLMs
 	})
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.resourcesFresh = fresh
-	c.mu.Unlock()
-	return res, nil
 }
 
 // ResourcesFreshUntil says until when the last ListResources result may
