@@ -125,9 +125,9 @@ func postRaw(t *testing.T, base, body string) []rawChunk {
 	req.Header.Set("Content-Type", "application/json")
 	// llama-server closes its connection after each stream though it says
 	// Keep-Alive, and a POST that meets the closed connection is not sent
-	// again by net/http: one connection per request.
-	req.Close = true
-	resp, err := http.DefaultClient.Do(req)
+	// again by net/http: a connection of its own for each request (an idle
+	// one of a shared pool, such as the SDK's, may already be closed).
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

@@ -34,6 +34,11 @@ type Server struct {
 	ExpiresIn int
 	// Refresh issues refresh tokens (rotated on every refresh).
 	Refresh bool
+	// RevokeOnReuse revokes the whole grant (every access and refresh
+	// token descended from one sign-in) when a spent refresh token comes
+	// back, as authorization servers that rotate refresh tokens do; the
+	// reuse is counted in Reuses.
+	RevokeOnReuse bool
 	// NoIss leaves iss out of authorization responses while the metadata
 	// still advertises it; WrongIss sends this value instead.
 	NoIss    bool
@@ -58,12 +63,16 @@ type Server struct {
 	Authorizations atomic.Int32
 	// Registrations counts registrations.
 	Registrations atomic.Int32
+	// Reuses counts spent refresh tokens sent again.
+	Reuses atomic.Int32
 
 	mu        sync.Mutex
 	clients   map[string]bool     // registered client ids it knows
 	challenge map[string]string   // code → PKCE challenge
 	scopes    map[string][]string // code or token → scopes
 	refresh   map[string][]string // refresh token → scopes
+	grant     map[string]int      // access or refresh token → its grant (the n of its sign-in)
+	spent     map[string]int      // rotated refresh token → its grant
 	n         int
 	resources []string // resource parameters seen
 }
@@ -71,6 +80,7 @@ type Server struct {
 // Start serves on 127.0.0.1 and returns the issuer.
 func (s *Server) Start() string {
 	s.challenge, s.scopes, s.refresh, s.clients = map[string]string{}, map[string][]string{}, map[string][]string{}, map[string]bool{}
+	s.grant, s.spent = map[string]int{}, map[string]int{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-authorization-server"+s.Path, s.metadata)
 	mux.HandleFunc(s.Path+"/authorize", s.authorize)
@@ -244,6 +254,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var scopes []string
+	grant := s.n + 1 // a new grant, unless a refresh continues one
 	switch r.PostForm.Get("grant_type") {
 	case "authorization_code":
 		s.CodeGrants.Add(1)
@@ -261,10 +272,18 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		rt := r.PostForm.Get("refresh_token")
 		sc, ok := s.refresh[rt]
 		if !ok {
+			if g, reused := s.spent[rt]; reused {
+				s.Reuses.Add(1)
+				if s.RevokeOnReuse {
+					s.revoke(g)
+				}
+			}
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "refresh token reused or unknown"})
 			return
 		}
 		delete(s.refresh, rt) // rotation: a second use fails
+		grant = s.grant[rt]
+		s.spent[rt] = grant
 		scopes = sc
 	case "client_credentials":
 		s.MachineGrants.Add(1)
@@ -286,6 +305,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.n++
 	at := fmt.Sprintf("at-%d-%s", s.n, Sentinel)
 	s.scopes[at] = scopes
+	s.grant[at] = grant
 	exp := s.ExpiresIn
 	if exp == 0 {
 		exp = 3600
@@ -294,9 +314,20 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	if s.Refresh {
 		rt := fmt.Sprintf("rt-%d-%s", s.n, Sentinel)
 		s.refresh[rt] = scopes
+		s.grant[rt] = grant
 		reply["refresh_token"] = rt
 	}
 	writeJSON(w, http.StatusOK, reply)
+}
+
+// revoke invalidates every token of grant g; s.mu is held.
+func (s *Server) revoke(g int) {
+	for tok, tg := range s.grant {
+		if tg == g {
+			delete(s.scopes, tok)
+			delete(s.refresh, tok)
+		}
+	}
 }
 
 // Protect guards next: a request without a valid token of as gets 401
