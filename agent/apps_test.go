@@ -51,14 +51,6 @@ func (u *unfiltered) Call(ctx context.Context, name string, args any) (*toolset.
 	return u.ToolSource.Call(ctx, name, args)
 }
 
-func offered(r llmtest.Request) []string {
-	var names []string
-	for _, tl := range r.Tools {
-		names = append(names, tl.Name)
-	}
-	return names
-}
-
 // A tool whose visibility lacks "model" is never offered, and a call the
 // model makes of it anyway is an unknown tool, never sent to the server.
 func TestAppOnlyToolNeverOffered(t *testing.T) {
@@ -72,7 +64,7 @@ func TestAppOnlyToolNeverOffered(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "done", res.Answer)
 	for i, r := range llm.Requests() {
-		assert.ElementsMatch(t, []string{"mon_get-info", "mon_bad-view"}, offered(r), "request %d", i)
+		assert.ElementsMatch(t, []string{"mon_get-info", "mon_bad-view"}, toolNames(r), "request %d", i)
 	}
 	assert.NotContains(t, string(llm.Requests()[0].Body), "poll-stats", "nowhere in the first request")
 	assert.Equal(t, agent.StatusUnknown, rec.results()["1.0"].Status)
@@ -113,11 +105,11 @@ func TestAppOnlyToolNotSearchable(t *testing.T) {
 	require.NoError(t, err)
 	reqs := llm.Requests()
 	require.Len(t, reqs, 2)
-	assert.Equal(t, []string{agent.ToolSearchTool}, offered(reqs[0]))
+	assert.Equal(t, []string{agent.ToolSearchTool}, toolNames(reqs[0]))
 	last := reqs[1].Messages[len(reqs[1].Messages)-1]
 	require.Equal(t, "tool", last.Role)
 	assert.NotContains(t, last.Content, "poll-stats")
-	assert.NotContains(t, offered(reqs[1]), "mon_poll-stats")
+	assert.NotContains(t, toolNames(reqs[1]), "mon_poll-stats")
 }
 
 // What a view sends while the run goes on reaches the next model call:
