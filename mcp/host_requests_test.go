@@ -438,3 +438,18 @@ func TestNotifyRootsChanged(t *testing.T) {
 		require.Error(t, c.NotifyRootsChanged(context.Background()))
 	})
 }
+
+// A text block keeps its "text" member when the model answered nothing:
+// the schema requires it, and a server that validates refuses the
+// completion without it.
+func TestSamplingContentEmptyText(t *testing.T) {
+	b, err := json.Marshal(mcp.SampleResult{Role: "assistant", Model: "m", Content: mcp.SamplingContents{{Type: "text"}}})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"content":{"type":"text","text":""}`)
+	b, err = json.Marshal(mcp.SamplingContent{Type: "image", Data: "AA==", MIMEType: "image/png"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), `"text"`, "only a text block carries text")
+	var back mcp.SamplingContents
+	require.NoError(t, json.Unmarshal([]byte(`{"type":"text","text":"hi"}`), &back))
+	assert.Equal(t, mcp.SamplingContents{{Type: "text", Text: "hi"}}, back)
+}

@@ -105,6 +105,19 @@ type SamplingContent struct {
 	Meta json.RawMessage `json:"_meta,omitempty"`
 }
 
+// MarshalJSON writes the block; a "text" block always has its text, even
+// empty (the schema requires it: a model may answer with nothing).
+func (c SamplingContent) MarshalJSON() ([]byte, error) {
+	type plain SamplingContent
+	if c.Type != "text" || c.Text != "" {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		plain
+		Text string `json:"text"`
+	}{plain(c), ""})
+}
+
 // SamplingContents are the blocks of a message. On the wire they are one
 // block or an array of blocks; one block is sent alone, which every
 // revision reads.
