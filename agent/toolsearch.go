@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -181,7 +182,7 @@ func (x *searchIndex) docsLocked(ts []*tool) []*searchDoc {
 		if d == nil || d.description != t.description || d.params != t.schema.params {
 			d = newSearchDoc(t)
 			if x.m == nil || len(x.m) >= maxIndexedTools {
-				x.m = map[string]*searchDoc{}
+				x.m = make(map[string]*searchDoc, len(ts))
 			}
 			x.m[t.name] = d
 		}
@@ -217,7 +218,7 @@ func (x *searchIndex) inverted(ts []*tool) *invertedIndex {
 	}
 	docs := x.docsLocked(ts)
 	ix := &invertedIndex{tools: slices.Clone(ts), lengths: make([]int, len(ts)),
-		postings: map[string][]posting{}, servers: map[string]docStats{}}
+		postings: make(map[string][]posting, len(ts)), servers: map[string]docStats{}}
 	for i, d := range docs {
 		ix.lengths[i] = d.length
 		for j, w := range d.words {
@@ -313,20 +314,23 @@ func words(s string) []string {
 	var out []string
 	start, n := 0, 0 // the current word is s[start:i], of n characters
 	flush := func(i int) {
-		if w := strings.ToLower(s[start:i]); n > 1 && !stopWords[w] {
-			if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
-				w = w[:len(w)-1] // plurals: issues and issue match
+		if n > 1 {
+			// A stop word is ASCII of at most 4 bytes: a longer word needs no lookup.
+			if w := strings.ToLower(s[start:i]); len(w) > 4 || !stopWords[w] {
+				if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+					w = w[:len(w)-1] // plurals: issues and issue match
+				}
+				out = append(out, w)
 			}
-			out = append(out, w)
 		}
 		start, n = i, 0
 	}
 	var prev rune
 	for i, c := range s {
 		switch {
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+		case !isWordRune(c):
 			flush(i)
-		case unicode.IsUpper(c) && unicode.IsLower(prev):
+		case isUpper(c) && isLower(prev):
 			flush(i)
 			fallthrough
 		default:
@@ -339,6 +343,29 @@ func words(s string) []string {
 	}
 	flush(len(s))
 	return out
+}
+
+// isWordRune, isUpper and isLower are unicode.IsLetter || unicode.IsDigit,
+// unicode.IsUpper and unicode.IsLower, without a call for ASCII.
+func isWordRune(c rune) bool {
+	if c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return unicode.IsLetter(c) || unicode.IsDigit(c)
+}
+
+func isUpper(c rune) bool {
+	if c < utf8.RuneSelf {
+		return 'A' <= c && c <= 'Z'
+	}
+	return unicode.IsUpper(c)
+}
+
+func isLower(c rune) bool {
+	if c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z'
+	}
+	return unicode.IsLower(c)
 }
 
 var stopWords = map[string]bool{"the": true, "an": true, "of": true, "to": true, "and": true, "or": true, "in": true, "on": true,

@@ -50,6 +50,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (filter to one client to profile it)")
 	memProfile := flag.String("memprofile", "", "write an allocation profile at the end")
 	scale := flag.Bool("scale", false, "measure the costs at scale (idle servers, discovery, catalogues, the agent loop) instead of comparing clients")
+	parts := flag.String("parts", "", "with -scale, only these comma-separated parts: idle,discover,catalogue,agent (default all)")
 	flag.Parse()
 	var err error
 	switch *serve {
@@ -58,7 +59,7 @@ func main() {
 	case "stdio":
 		err = serveStdio()
 	case "":
-		err = run(config{rounds: *rounds, n: *n, bigs: *bigs, huges: *huges, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile, scale: *scale})
+		err = run(config{rounds: *rounds, n: *n, bigs: *bigs, huges: *huges, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile, scale: *scale, parts: *parts})
 	default:
 		err = fmt.Errorf("unknown -serve %q", *serve)
 	}
@@ -73,6 +74,7 @@ type config struct {
 	servers, clients       string
 	cpuProfile, memProfile string
 	scale                  bool
+	parts                  string // of the scale mode
 }
 
 // scenario is one server the contenders are measured against.
