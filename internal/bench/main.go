@@ -13,9 +13,11 @@
 // Usage:
 //
 //	cd internal/bench && go run . [-rounds 5] [-n 500] [-servers REGEXP] [-clients floor,mini-me,...]
+//	cd internal/bench && go run . -scale [-rounds 10] [-parts idle,discover,catalogue,agent]
 //
-// A quick run: go run . -rounds 3 -n 200. To profile the 1 MiB result
-// path of one client: go run . -rounds 1 -n 1 -big 200 -servers 'replay
+// A quick run: go run . -rounds 3 -n 200. -huge N sets the 16 MiB calls
+// per round whose peak live heap is sampled (see peakHeap). To profile the
+// 1 MiB result path of one client: go run . -rounds 1 -n 1 -big 200 -servers 'replay
 // 2026-07-28 sse' -clients mini-me -cpuprofile cpu.out -memprofile mem.out.
 package main
 

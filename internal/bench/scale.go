@@ -25,7 +25,8 @@ import (
 // rather than comparing clients: the memory and goroutines of an idle
 // connected server, by transport and era, against the floor of an idle
 // keep-alive connection or a bare child process; discovering 100 servers
-// that answer after smallDelay, against one of them; discovering a
+// that answer after smallDelay, against one of them and against 100 floor
+// clients sending the same requests; discovering a
 // 10,000-tool catalogue; the agent loop's turn with a 500-tool catalogue
 // and tool search on; and one tool search over 10,000 tools.
 
