@@ -75,12 +75,15 @@ func checkText(blocks, textLen int, isText bool, want int) error {
 
 const echoLen = len("echo: hello")
 
-// hold calls held, if not nil, while v (a result) is still reachable.
-func hold(held func(), v any) {
+// checkHeld is checkText, then it calls held, if not nil, while res (the
+// result) is still reachable.
+func checkHeld(held func(), res any, blocks, textLen int, isText bool, want int) error {
+	err := checkText(blocks, textLen, isText, want)
 	if held != nil {
 		held()
 	}
-	runtime.KeepAlive(v)
+	runtime.KeepAlive(res)
+	return err
 }
 
 // --- mini-me
@@ -110,9 +113,7 @@ func (m miniMe) call(ctx context.Context, name string, want int, held func()) er
 	if err != nil || len(res.Content) == 0 {
 		return cmp.Or(err, checkText(0, 0, false, want))
 	}
-	err = checkText(len(res.Content), len(res.Content[0].Text), res.Content[0].Type == "text", want)
-	hold(held, res)
-	return err
+	return checkHeld(held, res, len(res.Content), len(res.Content[0].Text), res.Content[0].Type == "text", want)
 }
 
 var echoArgs = map[string]any{"text": "hello"}
@@ -162,9 +163,7 @@ func (g goSDK) call(ctx context.Context, name string, want int, held func()) err
 	if !ok {
 		tc = &sdk.TextContent{}
 	}
-	err = checkText(len(res.Content), len(tc.Text), ok, want)
-	hold(held, res)
-	return err
+	return checkHeld(held, res, len(res.Content), len(tc.Text), ok, want)
 }
 
 func (g goSDK) echo(ctx context.Context) error { return g.call(ctx, "echo", echoLen, nil) }
@@ -219,9 +218,7 @@ func (m mcpGo) call(ctx context.Context, name string, want int, held func()) err
 		return cmp.Or(err, checkText(0, 0, false, want))
 	}
 	tc, ok := res.Content[0].(mcpgotypes.TextContent)
-	err = checkText(len(res.Content), len(tc.Text), ok, want)
-	hold(held, res)
-	return err
+	return checkHeld(held, res, len(res.Content), len(tc.Text), ok, want)
 }
 
 func (m mcpGo) echo(ctx context.Context) error { return m.call(ctx, "echo", echoLen, nil) }

@@ -267,9 +267,7 @@ func (f *floor) text(ctx context.Context, name string, want int, held func()) er
 		if err != nil {
 			return err
 		}
-		err = checkText(blocks, n, isText, want)
-		hold(held, msg)
-		return err
+		return checkHeld(held, msg, blocks, n, isText, want)
 	})
 }
 
