@@ -1,0 +1,86 @@
+package mcp_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
+)
+
+// A 16 MiB tool result is resident at most about twice at once while the
+// client reads it, in either era, as SSE or as JSON: the message's bytes
+// and the result's text (issue 29's target), plus a sixteenth of slack
+// for the client's own small buffers.
+//
+// The live heap is sampled: a goroutine forces collections back to back
+// and reads the bytes each found live, and the test samples once more
+// while it holds the result. The figure is a lower bound of the true peak
+// (a peak shorter than a collection can fall between two samples), so the
+// test cannot fail on a peak it did not see; it fails when the client
+// keeps a third copy for as long as a collection takes. The test is not
+// parallel: Go runs it while no other test of the package runs.
+func TestLargeResultResidency(t *testing.T) {
+	const size = 16 << 20
+	text := strings.Repeat("0123456789abcdef", size/16)
+	for _, tc := range []struct {
+		name        string
+		modern, sse bool
+	}{
+		{"2026-07-28 SSE", true, true},
+		{"2026-07-28 JSON", true, false},
+		{"2025-11-25 SSE", false, true},
+		{"2025-11-25 JSON", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(newBigServer(tc.modern, tc.sse, text))
+			defer srv.Close()
+			c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+			require.NoError(t, err)
+			defer c.Close()
+
+			markedHeap() // two collections empty the sync.Pools
+			base := markedHeap()
+			done, sampled := make(chan struct{}), make(chan uint64)
+			go func() {
+				var hi uint64
+				for {
+					hi = max(hi, markedHeap())
+					select {
+					case <-done:
+						sampled <- hi
+						return
+					default:
+					}
+				}
+			}()
+			res, err := c.CallTool(context.Background(), "big", nil)
+			held := markedHeap() // with the result still reachable
+			close(done)
+			peak := max(held, <-sampled)
+			require.NoError(t, err)
+			require.Len(t, res.Content, 1)
+			require.Equal(t, len(text), len(res.Content[0].Text))
+			runtime.KeepAlive(res)
+
+			resident := float64(peak) - float64(base)
+			t.Logf("%.2f MiB resident at the peak seen (%.2fx the payload)", resident/(1<<20), resident/size)
+			assert.LessOrEqual(t, resident, 2*size+size/16.0, "%.2f MiB resident at once for a 16 MiB result", resident/(1<<20))
+		})
+	}
+}
+
+// markedHeap forces a complete collection and returns the bytes of the
+// heap objects it found live.
+func markedHeap() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
