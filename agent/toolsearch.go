@@ -154,7 +154,9 @@ type searchDoc struct {
 }
 
 func newSearchDoc(t *tool) *searchDoc {
-	ws := words(t.name + " " + t.description + " " + t.schema.params)
+	// The words of the name, description and parameters, as if joined by spaces.
+	ws := make([]string, 0, (len(t.name)+len(t.description)+len(t.schema.params))/6+1)
+	ws = appendWords(appendWords(appendWords(ws, t.name), t.description), t.schema.params)
 	d := &searchDoc{description: t.description, params: t.schema.params, length: len(ws), counts: make([]int, 0, len(ws))}
 	slices.Sort(ws)
 	d.words = ws[:0] // the distinct words, in place
@@ -310,15 +312,19 @@ func (ix *invertedIndex) rank(query, server string, n int) []*tool {
 // words splits s into lower-case words at every character that is not a
 // letter or digit, and where camelCase changes case, with a final s cut
 // off; words of a letter and "the", "of", ... are left out.
-func words(s string) []string {
-	var out []string
+func words(s string) []string { return appendWords(nil, s) }
+
+// appendWords appends the words of s to out; out is made for s, if nil.
+func appendWords(out []string, s string) []string {
 	start, n := 0, 0 // the current word is s[start:i], of n characters
 	flush := func(i int) {
 		if n > 1 {
-			// A stop word is ASCII of at most 4 bytes: a longer word needs no lookup.
-			if w := strings.ToLower(s[start:i]); len(w) > 4 || !stopWords[w] {
+			if w := strings.ToLower(s[start:i]); !isStopWord(w) {
 				if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 					w = w[:len(w)-1] // plurals: issues and issue match
+				}
+				if out == nil {
+					out = make([]string, 0, len(s)/6+1) // about a word per 6 bytes of prose: one allocation
 				}
 				out = append(out, w)
 			}
@@ -368,8 +374,14 @@ func isLower(c rune) bool {
 	return unicode.IsLower(c)
 }
 
-var stopWords = map[string]bool{"the": true, "an": true, "of": true, "to": true, "and": true, "or": true, "in": true, "on": true,
-	"for": true, "is": true, "it": true, "by": true, "with": true, "from": true, "this": true, "that": true}
+// isStopWord reports the words a search leaves out: "the", "of", ...
+func isStopWord(w string) bool {
+	switch w {
+	case "the", "an", "of", "to", "and", "or", "in", "on", "for", "is", "it", "by", "with", "from", "this", "that":
+		return true
+	}
+	return false
+}
 
 // paramNames lists the top-level property names of a projected schema.
 func paramNames(schema []byte) []string {
