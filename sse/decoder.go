@@ -124,8 +124,8 @@ func (d *Decoder) Reset(r io.Reader) {
 // Events returns an iterator over the events of the stream. It yields each
 // dispatched event with a nil error and, if the stream does not end cleanly,
 // one final zero Event with an error; then it stops. A Decoder can be
-// iterated only once (by Events or RawEvents); breaking out of the loop
-// stops reading.
+// iterated only once per stream (by Events or RawEvents; see Reset);
+// breaking out of the loop stops reading.
 //
 // Following WHATWG, comments are ignored, as are blocks without a data
 // field (their id and retry fields still count), and an event that the
