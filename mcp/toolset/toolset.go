@@ -594,7 +594,7 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 	}
 	tools := make([]Tool, 0, len(l.tools))
 	warns := l.warnings
-	if len(s.names) == 0 { // the first listing (names are never forgotten): room for all at once
+	if len(s.names) == 0 && len(l.tools) > 8 { // the first listing (names are never forgotten), past a small map: room for all at once
 		s.names = make(map[string]assignedName, len(l.tools))
 		s.first = make(map[string]fingerprint, len(l.tools))
 		s.last = make(map[string]fingerprint, len(l.tools))
