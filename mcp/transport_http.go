@@ -334,8 +334,8 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 		}
 		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
-	msg := jsonrpc.Message{Result: result}
-	if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
+	msg, err := decodeMessage(buf.Bytes(), result)
+	if err != nil || msg.Check() != nil {
 		if resp.StatusCode >= 400 {
 			return h.httpError(r.method, resp.StatusCode, "application/json", buf.Bytes())
 		}
@@ -444,8 +444,8 @@ type elsewhere struct {
 
 // decodeResponse decodes a response that arrived on another stream.
 func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
-	msg := jsonrpc.Message{Result: result}
-	if err := json.Unmarshal(data, &msg); err != nil {
+	msg, err := decodeMessage(data, result)
+	if err != nil {
 		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, r.method, err)
 	}
 	return h.reply(r.method, &msg)
@@ -482,8 +482,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 		if len(ev.Data) == 0 {
 			continue // a priming event: only its id and retry matter
 		}
-		msg := jsonrpc.Message{Result: result}
-		err := json.Unmarshal(ev.Data, &msg)
+		msg, err := decodeMessage(ev.Data, result)
 		if err == nil {
 			err = msg.Check()
 		}
