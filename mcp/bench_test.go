@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +64,71 @@ func BenchmarkCallTool(b *testing.B) {
 				tc += t1.Sub(t0)
 			}
 			b.ReportMetric(float64(tc)/float64(tb), "x-bare")
+		})
+	}
+}
+
+// BenchmarkCallToolLarge measures a tools/call of a 1 MiB text result, in
+// both eras, as JSON and as SSE, next to its floor: the same POST, its
+// body read into a reused buffer and the text found with bytes.Index,
+// never decoded (x-floor is the ratio of the times, alternating in
+// batches).
+func BenchmarkCallToolLarge(b *testing.B) {
+	text := strings.Repeat("0123456789abcdef", 1<<16)
+	for _, tc := range []struct {
+		name        string
+		modern, sse bool
+	}{{"2026-07-28/json", true, false}, {"2026-07-28/sse", true, true}, {"2025-11-25/json", false, false}, {"2025-11-25/sse", false, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			srv := httptest.NewServer(newBigServer(tc.modern, tc.sse, text))
+			defer srv.Close()
+			c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			hc := &http.Client{}
+			defer hc.CloseIdleConnections()
+			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big"}}`)
+			var buf bytes.Buffer
+			floor := func() {
+				resp, err := hc.Post(srv.URL, "application/json", bytes.NewReader(req))
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf.Reset()
+				_, err = buf.ReadFrom(resp.Body)
+				resp.Body.Close()
+				data := buf.Bytes()
+				i := bytes.Index(data, []byte(`"text":"`))
+				if err != nil || i < 0 || bytes.IndexByte(data[i+8:], '"') != len(text) {
+					b.Fatal("floor: no text", err)
+				}
+			}
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			var tc, tf time.Duration
+			const batch = 10
+			for done := 0; done < b.N; done += batch {
+				n := min(batch, b.N-done)
+				t0 := time.Now()
+				for range n {
+					res, err := c.CallTool(context.Background(), "big", nil)
+					if err != nil || len(res.Content) != 1 || len(res.Content[0].Text) != len(text) {
+						b.Fatal(err)
+					}
+				}
+				t1 := time.Now()
+				b.StopTimer()
+				for range n {
+					floor()
+				}
+				tf += time.Since(t1)
+				b.StartTimer()
+				tc += t1.Sub(t0)
+			}
+			b.ReportMetric(float64(tc)/float64(tf), "x-floor")
 		})
 	}
 }

@@ -32,7 +32,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"math/bits"
 	"reflect"
 	"strconv"
 	"strings"
@@ -369,60 +368,75 @@ const (
 	highs = 0x8080808080808080
 )
 
-// special has the high bit set in the lowest byte of x that is a quote, a
-// backslash, a control character or not ASCII (bytes above it may be
-// marked wrongly, by a borrow): 0 when there is none.
-func special(x uint64) uint64 {
-	q := x ^ ('"' * ones)
-	b := x ^ ('\\' * ones)
-	return (x | (x-0x20*ones)&^x | (q-ones)&^q | (b-ones)&^b) & highs
-}
-
-// measure checks the content of a string literal (between its quotes) as
-// encoding/json does, and returns its decoded size, and whether decoded
-// it is its own bytes.
-func measure(s []byte) (size int, plain, ok bool) {
-	plain = true
-	for i := 0; i < len(s); {
-		for i+8 <= len(s) {
-			if t := special(binary.LittleEndian.Uint64(s[i:])); t != 0 {
-				k := bits.TrailingZeros64(t) / 8
-				i += k
-				size += k
-				break
-			}
-			i += 8
-			size += 8
-		}
-		if i == len(s) {
-			break
-		}
-		switch c := s[i]; {
-		case c == '\\':
-			plain = false
-			n, r, ok := escape(s[i:])
-			if !ok {
-				return 0, false, false
-			}
-			i += n
-			size += utf8.RuneLen(r)
-		case c == '"' || c < 0x20:
-			return 0, false, false
-		case c < utf8.RuneSelf:
-			i++
-			size++
-		default:
-			r, n := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				plain = false
-				size += 3 // U+FFFD
-			} else {
-				size += n
-			}
-			i += n
+// classes reports whether s holds a control character, and whether it
+// holds a byte that is not ASCII, reading it eight bytes at a time.
+func classes(s []byte) (ctrl, high bool) {
+	var c, h uint64
+	// (x - 0x20…) &^ x has the high bit set in some byte of x exactly
+	// when a byte of x is below 0x20 (not always in that byte: a borrow
+	// may mark the bytes above it), which is all that is asked here.
+	i := 0
+	for ; i+32 <= len(s); i += 32 {
+		x0 := binary.LittleEndian.Uint64(s[i:])
+		x1 := binary.LittleEndian.Uint64(s[i+8:])
+		x2 := binary.LittleEndian.Uint64(s[i+16:])
+		x3 := binary.LittleEndian.Uint64(s[i+24:])
+		h |= x0 | x1 | x2 | x3
+		c |= (x0-0x20*ones)&^x0 | (x1-0x20*ones)&^x1 | (x2-0x20*ones)&^x2 | (x3-0x20*ones)&^x3
+	}
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		h |= x
+		c |= (x - 0x20*ones) &^ x
+	}
+	for ; i < len(s); i++ {
+		h |= uint64(s[i])
+		if s[i] < 0x20 {
+			c |= highs
 		}
 	}
-	return size, plain, true
+	return c&highs != 0, h&highs != 0
+}
+
+// measure checks the content of a string literal, between the quotes
+// that stringEnd found, as encoding/json does, and returns its decoded
+// size, and whether decoded it is its own bytes. The content is read in
+// runs between backslashes: a run has no quote (the literal ends at the
+// first quote that is not escaped), so it is valid when it has no control
+// character, and its own decoding when it is valid UTF-8.
+func measure(s []byte) (size int, plain, ok bool) {
+	plain = true
+	for i := 0; ; {
+		k := bytes.IndexByte(s[i:], '\\')
+		if k < 0 {
+			k = len(s) - i
+		}
+		run := s[i : i+k]
+		ctrl, high := classes(run)
+		switch {
+		case ctrl:
+			return 0, false, false
+		case high && !utf8.Valid(run):
+			plain = false
+			for j := 0; j < len(run); {
+				r, n := utf8.DecodeRune(run[j:])
+				j += n
+				size += utf8.RuneLen(r) // U+FFFD for a byte that is not UTF-8
+			}
+		default:
+			size += len(run)
+		}
+		if i += k; i == len(s) {
+			return size, plain, true
+		}
+		plain = false
+		n, r, ok := escape(s[i:])
+		if !ok {
+			return 0, false, false
+		}
+		i += n
+		size += utf8.RuneLen(r)
+	}
 }
 
 // escape reads the escape sequence at the start of s: its length and the
@@ -491,25 +505,25 @@ func hex4(s []byte) rune {
 // unquote writes the decoded content of a string literal that measure
 // accepted.
 func unquote(b *strings.Builder, s []byte) {
-	for i := 0; i < len(s); {
-		j := i
-		for j+8 <= len(s) && special(binary.LittleEndian.Uint64(s[j:])) == 0 {
-			j += 8
+	for i := 0; ; {
+		k := bytes.IndexByte(s[i:], '\\')
+		if k < 0 {
+			k = len(s) - i
 		}
-		for j < len(s) && s[j] >= 0x20 && s[j] < utf8.RuneSelf && s[j] != '\\' && s[j] != '"' {
-			j++
+		run := s[i : i+k]
+		if utf8.Valid(run) {
+			b.Write(run)
+		} else {
+			for j := 0; j < len(run); {
+				r, n := utf8.DecodeRune(run[j:]) // U+FFFD for a byte that is not UTF-8
+				b.WriteRune(r)
+				j += n
+			}
 		}
-		b.Write(s[i:j])
-		if i = j; i == len(s) {
-			break
+		if i += k; i == len(s) {
+			return
 		}
-		if s[i] == '\\' {
-			n, r, _ := escape(s[i:])
-			b.WriteRune(r)
-			i += n
-			continue
-		}
-		r, n := utf8.DecodeRune(s[i:]) // RuneError for a byte that is not UTF-8
+		n, r, _ := escape(s[i:])
 		b.WriteRune(r)
 		i += n
 	}
