@@ -46,9 +46,10 @@ type Cut struct {
 	// placeholder.
 	Small []byte
 	data  []byte // the original message, which must not change until Done
-	nonce string
+	nonce [nonceLen]byte
 	longs []long
-	bad   bool // a placeholder was seen that is not one, or twice
+	first [4]long // longs' room, for a message with few
+	bad   bool    // a placeholder was seen that is not one, or twice
 }
 
 // long is one string literal cut out.
@@ -67,7 +68,8 @@ const nonceLen = 32
 // a valid JSON string (encoding/json then reports it). data must not
 // change while the Cut is in use.
 func New(data []byte, minLen int) *Cut {
-	var longs []long
+	c := &Cut{data: data}
+	longs := c.first[:0]
 	removed := 0
 	for i := 0; ; {
 		j := bytes.IndexByte(data[i:], '"')
@@ -97,7 +99,8 @@ func New(data []byte, minLen int) *Cut {
 	if _, err := rand.Read(r[:]); err != nil {
 		return nil // no nonce, no placeholders: encoding/json does it all
 	}
-	c := &Cut{data: data, nonce: hex.EncodeToString(r[:]), longs: longs}
+	hex.Encode(c.nonce[:], r[:])
+	c.longs = longs
 	c.Small = make([]byte, 0, len(data)-removed+len(longs)*(nonceLen+2+20))
 	last := 0
 	for k, l := range longs {
@@ -112,7 +115,7 @@ func New(data []byte, minLen int) *Cut {
 // placeholder appends the quoted placeholder of the k-th string to b.
 func (c *Cut) placeholder(b []byte, k int) []byte {
 	b = append(b, '"')
-	b = append(b, c.nonce...)
+	b = append(b, c.nonce[:]...)
 	b = strconv.AppendInt(b, int64(k), 10)
 	return append(b, '"')
 }
@@ -121,7 +124,7 @@ func (c *Cut) placeholder(b []byte, k int) []byte {
 // placeholder; a string that starts with the nonce but is not one marks
 // the Cut bad.
 func (c *Cut) index(s string) int {
-	if len(s) <= nonceLen || s[:nonceLen] != c.nonce {
+	if len(s) <= nonceLen || s[:nonceLen] != string(c.nonce[:]) {
 		return -1
 	}
 	k, err := strconv.Atoi(s[nonceLen:])
@@ -228,13 +231,13 @@ func (c *Cut) seen() int {
 // splice returns raw with each placeholder replaced by the literal it
 // stands for, raw itself when there is none.
 func (c *Cut) splice(raw []byte) []byte {
-	if bytes.Index(raw, []byte(c.nonce)) < 0 {
+	if bytes.Index(raw, c.nonce[:]) < 0 {
 		return raw
 	}
 	var out []byte
 	last := 0
 	for i := 0; ; {
-		j := bytes.Index(raw[i:], []byte(c.nonce))
+		j := bytes.Index(raw[i:], c.nonce[:])
 		if j < 0 {
 			break
 		}

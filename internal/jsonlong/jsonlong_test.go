@@ -120,7 +120,7 @@ func TestCutFindsValuesNotKeys(t *testing.T) {
 	require.NotNil(t, c)
 	assert.Len(t, c.longs, 2)
 	assert.True(t, json.Valid(c.Small))
-	assert.Contains(t, string(c.Small), `{"0123456789":"`+c.nonce+`0", "x" :"abc", "y":["`+c.nonce+`1"]}`)
+	assert.Contains(t, string(c.Small), `{"0123456789":"`+string(c.nonce[:])+`0", "x" :"abc", "y":["`+string(c.nonce[:])+`1"]}`)
 	assert.Nil(t, New(data, 11), "nothing as long")
 	assert.Nil(t, New([]byte(`{"a":"0123456789\q"}`), 5), "an invalid long string is left to encoding/json")
 }
@@ -136,7 +136,7 @@ func TestPlaceholderSeenTwice(t *testing.T) {
 		require.NotNil(t, c)
 		got := []any{nil, nil}
 		require.NoError(t, json.Unmarshal(c.Small, &got))
-		got[1] = c.nonce + suffix
+		got[1] = string(c.nonce[:]) + suffix
 		c.Put(reflect.ValueOf(&got))
 		assert.Equal(t, done, c.Done(), "second string: the nonce and %q", suffix)
 		assert.Equal(t, "0123456789", got[0])
