@@ -45,25 +45,7 @@ func BenchmarkCallTool(b *testing.B) {
 			bare := barePost(b, url, sse)
 			defer bare.close()
 			b.ReportAllocs()
-			b.ResetTimer()
-			var tc, tb time.Duration
-			const batch = 50
-			for done := 0; done < b.N; done += batch {
-				n := min(batch, b.N-done)
-				t0 := time.Now()
-				for range n {
-					client()
-				}
-				t1 := time.Now()
-				b.StopTimer()
-				for range n {
-					bare.call()
-				}
-				tb += time.Since(t1)
-				b.StartTimer()
-				tc += t1.Sub(t0)
-			}
-			b.ReportMetric(float64(tc)/float64(tb), "x-bare")
+			b.ReportMetric(paired(b, 50, client, bare.call), "x-bare")
 		})
 	}
 }
@@ -105,32 +87,40 @@ func BenchmarkCallToolLarge(b *testing.B) {
 					b.Fatal("floor: no text", err)
 				}
 			}
+			client := func() {
+				res, err := c.CallTool(context.Background(), "big", nil)
+				if err != nil || len(res.Content) != 1 || len(res.Content[0].Text) != len(text) {
+					b.Fatal(err)
+				}
+			}
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
-			b.ResetTimer()
-			var tc, tf time.Duration
-			const batch = 10
-			for done := 0; done < b.N; done += batch {
-				n := min(batch, b.N-done)
-				t0 := time.Now()
-				for range n {
-					res, err := c.CallTool(context.Background(), "big", nil)
-					if err != nil || len(res.Content) != 1 || len(res.Content[0].Text) != len(text) {
-						b.Fatal(err)
-					}
-				}
-				t1 := time.Now()
-				b.StopTimer()
-				for range n {
-					floor()
-				}
-				tf += time.Since(t1)
-				b.StartTimer()
-				tc += t1.Sub(t0)
-			}
-			b.ReportMetric(float64(tc)/float64(tf), "x-floor")
+			b.ReportMetric(paired(b, 10, client, floor), "x-floor")
 		})
 	}
+}
+
+// paired runs b.N calls of client, and as many of floor, alternating in
+// batches, timing client alone, and returns the ratio of their times.
+func paired(b *testing.B, batch int, client, floor func()) float64 {
+	b.ResetTimer()
+	var tc, tf time.Duration
+	for done := 0; done < b.N; done += batch {
+		n := min(batch, b.N-done)
+		t0 := time.Now()
+		for range n {
+			client()
+		}
+		t1 := time.Now()
+		b.StopTimer()
+		for range n {
+			floor()
+		}
+		tf += time.Since(t1)
+		b.StartTimer()
+		tc += t1.Sub(t0)
+	}
+	return float64(tc) / float64(tf)
 }
 
 // bare is the floor of BenchmarkCallTool: one JSON-RPC POST with net/http

@@ -77,7 +77,7 @@ func New(data []byte, minLen int) *Cut {
 			break
 		}
 		start := i + j
-		end := stringEnd(data, start)
+		end := StringEnd(data, start)
 		if end < 0 {
 			break
 		}
@@ -231,7 +231,7 @@ func (c *Cut) seen() int {
 // splice returns raw with each placeholder replaced by the literal it
 // stands for, raw itself when there is none.
 func (c *Cut) splice(raw []byte) []byte {
-	if bytes.Index(raw, c.nonce[:]) < 0 {
+	if !bytes.Contains(raw, c.nonce[:]) {
 		return raw
 	}
 	var out []byte
@@ -330,10 +330,10 @@ func plain(t reflect.Type, seen map[reflect.Type]bool) bool {
 	return true
 }
 
-// stringEnd returns the index just past the string literal that opens at
+// StringEnd returns the index just past the string literal that opens at
 // i, -1 if it does not end. In a valid literal a quote is escaped exactly
 // when an odd run of backslashes precedes it.
-func stringEnd(data []byte, i int) int {
+func StringEnd(data []byte, i int) int {
 	for j := i + 1; ; {
 		k := bytes.IndexByte(data[j:], '"')
 		if k < 0 {
@@ -402,7 +402,7 @@ func classes(s []byte) (ctrl, high bool) {
 }
 
 // measure checks the content of a string literal, between the quotes
-// that stringEnd found, as encoding/json does, and returns its decoded
+// that StringEnd found, as encoding/json does, and returns its decoded
 // size, and whether decoded it is its own bytes. The content is read in
 // runs between backslashes: a run has no quote (the literal ends at the
 // first quote that is not escaped), so it is valid when it has no control

@@ -41,7 +41,7 @@ func checkUnquote(t *testing.T, s string) {
 	lit := []byte(`"` + s + `"`)
 	var want string
 	err := json.Unmarshal(lit, &want)
-	if stringEnd(lit, 0) != len(lit) {
+	if StringEnd(lit, 0) != len(lit) {
 		require.Error(t, err, "%q: a quote ends the literal early, or none ends it", s)
 		return
 	}
