@@ -16,39 +16,39 @@ const (
 	longString   = 4 << 10
 )
 
-// decodeMessage decodes data as json.Unmarshal does into a Message whose
-// Result is result, a pointer to a zero value: the same outcome, the same
+// decodeMessage is json.Unmarshal(data, msg) for a msg whose one field
+// set is its Result, a pointer to a zero value: the same outcome, the same
 // errors, but a large message's long strings are read in one pass (see
 // jsonlong).
-func decodeMessage(data []byte, result any) (jsonrpc.Message, error) {
-	return decodeMessageAbove(data, result, largeMessage, longString)
+func decodeMessage(data []byte, msg *jsonrpc.Message) error {
+	return decodeMessageAbove(data, msg, largeMessage, longString)
 }
 
 // decodeMessageAbove is decodeMessage with its thresholds given.
-func decodeMessageAbove(data []byte, result any, minMessage, minString int) (jsonrpc.Message, error) {
-	msg := jsonrpc.Message{Result: result}
+func decodeMessageAbove(data []byte, msg *jsonrpc.Message, minMessage, minString int) error {
+	result := msg.Result
 	res := reflect.ValueOf(result)
 	if len(data) < minMessage || res.Kind() != reflect.Pointer || res.IsNil() ||
 		!jsonlong.Plain(res.Type()) || !jsonlong.Plain(rpcErrorType) || !res.Elem().IsZero() {
-		return msg, json.Unmarshal(data, &msg)
+		return json.Unmarshal(data, msg)
 	}
 	cut := jsonlong.New(data, minString)
 	if cut == nil {
-		return msg, json.Unmarshal(data, &msg)
+		return json.Unmarshal(data, msg)
 	}
-	if json.Unmarshal(cut.Small, &msg) == nil {
+	if json.Unmarshal(cut.Small, msg) == nil {
 		// A long string in the envelope itself (its id, method or
 		// params) is not put back: Done is false, as for one that went
 		// nowhere.
 		cut.Put(res)
 		cut.Put(reflect.ValueOf(msg.Error))
 		if cut.Done() {
-			return msg, nil
+			return nil
 		}
 	}
 	res.Elem().SetZero()
-	msg = jsonrpc.Message{Result: result}
-	return msg, json.Unmarshal(data, &msg)
+	*msg = jsonrpc.Message{Result: result}
+	return json.Unmarshal(data, msg)
 }
 
 var rpcErrorType = reflect.TypeFor[jsonrpc.Error]()

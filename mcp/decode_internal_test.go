@@ -66,7 +66,8 @@ func checkDecode(t *testing.T, data []byte, minMessage, minString int) {
 	for _, newResult := range decodeResults {
 		want := jsonrpc.Message{Result: newResult()}
 		werr := json.Unmarshal(data, &want)
-		got, gerr := decodeMessageAbove(data, newResult(), minMessage, minString)
+		got := jsonrpc.Message{Result: newResult()}
+		gerr := decodeMessageAbove(data, &got, minMessage, minString)
 		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), "%T: %.200q", want.Result, data)
 		require.Equal(t, reflect.TypeOf(werr), reflect.TypeOf(gerr), "%T: %.200q", want.Result, data)
 		require.True(t, reflect.DeepEqual(want, got), "%T: %.200q\nwant %+v\ngot  %+v", want.Result, data, want.Result, got.Result)
@@ -98,7 +99,7 @@ func FuzzDecodeMessage(f *testing.F) {
 // which an SSE stream's decoding branches on (strayResult).
 func TestDecodeMessageTypeError(t *testing.T) {
 	data := expand(decodeSeeds[8], 2*longString)
-	_, err := decodeMessageAbove(data, new(callToolWire), 0, longString)
+	err := decodeMessageAbove(data, &jsonrpc.Message{Result: new(callToolWire)}, 0, longString)
 	var te *json.UnmarshalTypeError
 	require.True(t, errors.As(err, &te), "%v", err)
 	assert.Equal(t, "result.CallToolResult.isError", te.Field) // encoding/json names the embedded struct
@@ -112,9 +113,9 @@ func TestDecodeMessagePlaceholderLookalike(t *testing.T) {
 	for _, text := range []string{"00000000000000000000000000000000" + "0", "0123456789abcdef0123456789abcdef1", `\"0123456789abcdef0123456789abcdef0\"`} {
 		data := []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"` + long + `"},{"type":"text","text":"` + text + `"}],"structuredContent":{"t":"` + text + `"}}}`)
 		checkDecode(t, data, 0, longString)
-		got, err := decodeMessage(data, new(callToolWire))
-		require.NoError(t, err)
-		assert.Equal(t, long, got.Result.(*callToolWire).Content[0].Text)
+		got := new(callToolWire)
+		require.NoError(t, decodeMessage(data, &jsonrpc.Message{Result: got}))
+		assert.Equal(t, long, got.Content[0].Text)
 	}
 }
 
@@ -146,9 +147,9 @@ func TestDecodeMessageCopiesOnce(t *testing.T) {
 		require.Len(t, data, tc.size)
 		var decoded int
 		n := allocated(func() {
-			msg, err := decodeMessage(data, new(callToolWire))
-			require.NoError(t, err)
-			decoded = len(msg.Result.(*callToolWire).Content[0].Text)
+			res := new(callToolWire)
+			require.NoError(t, decodeMessage(data, &jsonrpc.Message{Result: res}))
+			decoded = len(res.Content[0].Text)
 		})
 		if tc.fast {
 			assert.Less(t, float64(n), 1.1*float64(decoded), "%d bytes: %d allocated for a text of %d", tc.size, n, decoded)

@@ -127,7 +127,8 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 // decode decodes a response delivered to a call of method into result:
 // a JSON-RPC error as *RPCError, bytes that do not decode as ErrProtocol.
 func (m *mux) decode(method string, rp delivery, result any) error {
-	msg, err := decodeMessage(rp.data, result)
+	msg := jsonrpc.Message{Result: result}
+	err := decodeMessage(rp.data, &msg)
 	if err == nil {
 		err = msg.Check()
 	}

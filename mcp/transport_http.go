@@ -334,8 +334,8 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 		}
 		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
-	msg, err := decodeMessage(buf.Bytes(), result)
-	if err != nil || msg.Check() != nil {
+	msg := jsonrpc.Message{Result: result}
+	if err := decodeMessage(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
 		if resp.StatusCode >= 400 {
 			return h.httpError(r.method, resp.StatusCode, "application/json", buf.Bytes())
 		}
@@ -444,8 +444,8 @@ type elsewhere struct {
 
 // decodeResponse decodes a response that arrived on another stream.
 func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
-	msg, err := decodeMessage(data, result)
-	if err != nil {
+	msg := jsonrpc.Message{Result: result}
+	if err := decodeMessage(data, &msg); err != nil {
 		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, r.method, err)
 	}
 	return h.reply(r.method, &msg)
@@ -482,7 +482,8 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 		if len(ev.Data) == 0 {
 			continue // a priming event: only its id and retry matter
 		}
-		msg, err := decodeMessage(ev.Data, result)
+		msg := jsonrpc.Message{Result: result}
+		err := decodeMessage(ev.Data, &msg)
 		if err == nil {
 			err = msg.Check()
 		}
