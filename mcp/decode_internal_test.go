@@ -158,3 +158,51 @@ func TestDecodeMessageCopiesOnce(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeMessage decodes 1 MiB responses with decodeMessage and
+// with encoding/json alone: one plain text, one text with an escape every
+// 64 bytes, 256 texts of 4 KiB (the shortest string cut out), and 4096
+// texts of 256 bytes (none cut out: what looking for them costs).
+func BenchmarkDecodeMessage(b *testing.B) {
+	block := func(text string) string { return `{"type":"text","text":"` + text + `"}` }
+	blocks := func(n, size int, esc bool) []byte {
+		unit := strings.Repeat("0123456789abcdef", 4)
+		if esc {
+			unit = unit[:62] + `\n`
+		}
+		text := strings.Repeat(unit, size/len(unit)+1)[:size]
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = block(text)
+		}
+		return []byte(`{"jsonrpc":"2.0","id":1,"result":{"content":[` + strings.Join(parts, ",") + `]}}`)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"1x1MiB", blocks(1, 1<<20, false)},
+		{"1x1MiB-escaped", blocks(1, 1<<20, true)},
+		{"256x4KiB", blocks(256, 4<<10, false)},
+		{"4096x256B", blocks(4096, 256, false)},
+	} {
+		for _, path := range []string{"encoding-json", "decodeMessage"} {
+			b.Run(tc.name+"/"+path, func(b *testing.B) {
+				b.SetBytes(int64(len(tc.data)))
+				b.ReportAllocs()
+				for range b.N {
+					msg := jsonrpc.Message{Result: new(callToolWire)}
+					var err error
+					if path == "decodeMessage" {
+						err = decodeMessage(tc.data, &msg)
+					} else {
+						err = json.Unmarshal(tc.data, &msg)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
