@@ -43,6 +43,7 @@ var decodeSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text" "text":"L"}]}}`,
 	`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"L\q"}]}}`,
 	`{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"L"}]},"result":{"content":[]}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","description":"L","inputSchema":{"type":"object","description":"L"}}],"nextCursor":"L"}}`,
 }
 
 // expand replaces each L of a seed by a text of n bytes.
@@ -55,6 +56,7 @@ var decodeResults = []func() any{
 	func() any { return new(callToolWire) },
 	func() any { return new(readResourceWire) },
 	func() any { return new(getPromptWire) },
+	func() any { return new(toolsPage) },
 	func() any { return new(json.RawMessage) },
 }
 
