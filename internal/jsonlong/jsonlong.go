@@ -2,11 +2,12 @@
 // a large JSON message, which it would read three times, byte by byte
 // (validating the message, finding each literal's end, unquoting it).
 //
-// Cut finds the long string values of a message (not its keys), checks
-// each as encoding/json would, and returns a copy of the message in which
-// each of them is replaced by a short placeholder string: a nonce drawn
-// from crypto/rand for this message, and the string's index. The caller
-// decodes the copy with encoding/json, into a value of a type that Plain
+// New finds the long string values of a message (not its keys), checks
+// each as encoding/json would, and returns a Cut: a copy of the message in
+// which each of them is replaced by a short placeholder string, a nonce
+// drawn from crypto/rand for this message and the string's index (see
+// StringEnd for how a literal's end is found). The caller decodes the copy
+// with encoding/json, into a value of a type that Plain
 // accepts, then calls Put on it: each placeholder that landed in a string
 // is replaced by the string it stands for, decoded here in one pass with
 // encoding/json's semantics (escapes, surrogate pairs, and U+FFFD for a
@@ -19,7 +20,7 @@
 // never depends on this package.
 //
 // A copy with its long strings replaced is valid JSON exactly when the
-// message is: Cut replaces only a literal that is a valid string with
+// message is: New replaces only a literal that is a valid string with
 // another valid string, and finds literals as encoding/json does on any
 // prefix that it accepts. So encoding/json's validation of the copy is
 // the validation of the message.
