@@ -15,9 +15,11 @@ import (
 )
 
 // A 16 MiB tool result is resident at most about twice at once while the
-// client reads it as JSON, in either era: the message's bytes and the
-// result's text (issue 29's target), plus a sixteenth of slack for the
-// client's own small buffers. Over SSE, at most three times (see below).
+// client reads it, in either era, as SSE or as JSON: the message's bytes
+// and the result's text (issue 29's target), plus a sixteenth of slack
+// for the client's own small buffers. Over SSE this holds because the
+// stream's spool does not pool the chunks of an event that large: pooled,
+// they would stay live beside the data and the text.
 //
 // The live heap is sampled: a goroutine forces collections back to back
 // and reads the bytes each found live, and the test samples once more
@@ -74,16 +76,7 @@ func checkResidency(t *testing.T, modern, sse bool, text string) {
 
 	resident := float64(peak) - float64(base)
 	t.Logf("%.2f MiB resident at the peak seen (%.2fx the payload)", resident/(1<<20), resident/size)
-	bound := 2.0
-	if sse {
-		// Over SSE the stream's spool chunks (sse/spool.go), given back to
-		// their sync.Pool once the event's data is copied out, stay live
-		// until two collections pass: up to one more payload while the
-		// data and the text are both held. This misses issue 29's 2x; the
-		// bound keeps it from growing further.
-		bound = 3
-	}
-	assert.LessOrEqual(t, resident, bound*size+size/16, "%.2f MiB resident at once for a %.0f MiB result", resident/(1<<20), size/(1<<20))
+	assert.LessOrEqual(t, resident, 2*size+size/16, "%.2f MiB resident at once for a %.0f MiB result", resident/(1<<20), size/(1<<20))
 }
 
 // markedHeap forces a complete collection and returns the bytes of the
