@@ -43,11 +43,17 @@ func (g *gather) room() []byte {
 	return g.cur[len(g.cur):cap(g.cur)]
 }
 
-// release gives the chunks back for other gathers; what was gathered is
-// gone.
+// maxPooledGather bounds the messages whose chunks are pooled: those of a
+// larger one go to the collector, because the pool would keep them live
+// until two collections pass, beside the message and what is decoded from
+// it.
+const maxPooledGather = 4 << 20
+
+// release gives the chunks back for other gathers, unless the message was
+// above maxPooledGather; what was gathered is gone.
 func (g *gather) release() {
 	for _, c := range g.parts() {
-		if cap(c) == gatherChunk {
+		if cap(c) == gatherChunk && g.size <= maxPooledGather {
 			gatherChunks.Put((*[gatherChunk]byte)(c[:gatherChunk]))
 		}
 	}
