@@ -18,9 +18,9 @@ var errGatherLimit = errors.New("mcp: message over the limit")
 // by doubling allocates about twice the limit to refuse a message just
 // over it, and holds one and a half times the limit at once; a gather
 // allocates the limit and one chunk at most, and copies a message it
-// keeps only once, into its final place; its chunks are pooled, so that
-// release makes the next gather cost nothing. The zero value, with max
-// set, is ready to use.
+// keeps only once, into its final place; its chunks are pooled (those of
+// a message up to maxPooledGather), so that release makes the next gather
+// cost nothing. The zero value, with max set, is ready to use.
 type gather struct {
 	max  int64
 	size int64
