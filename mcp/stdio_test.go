@@ -52,6 +52,8 @@ func TestStdio(t *testing.T) {
 		{"MissingCommand", testStdioMissingCommand},
 		{"ConcurrentCalls", testStdioConcurrent},
 		{"Cancellation", testStdioCancellation},
+		{"CancelledBeforeSent", testStdioCancelledBefore},
+		{"FullPipe", testStdioFullPipe},
 		{"Environment", testStdioEnv},
 		{"ServerRequests", testStdioServerRequests},
 		{"OversizedMessage", testStdioOversized},
@@ -530,6 +532,41 @@ func testStdioCancellation(t *testing.T, bin string) {
 			assert.Equal(t, "ok", call(t, c, "echo", map[string]string{"text": "ok"}))
 		})
 	}
+}
+
+// A call whose context ended before its request was written is not sent:
+// the server never sees it.
+func testStdioCancelledBefore(t *testing.T, bin string) {
+	c := stdioConnect(t, finance(bin, "-era", "modern"), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 20 {
+		_, err := c.CallTool(ctx, "echo", map[string]string{"text": "never"})
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	h := history(t, c)
+	calls := 0
+	for _, m := range h.Methods {
+		if m == "tools/call" {
+			calls++
+		}
+	}
+	assert.Equal(t, 1, calls, "only the history call reached the server: %v", h.Methods)
+}
+
+// A request to a server that no longer reads its stdin fills the pipe: the
+// write waits, the call's context cuts it, and the connection, whose
+// framing a cut line lost, is broken for the next calls.
+func testStdioFullPipe(t *testing.T, bin string) {
+	c := stdioConnect(t, finance(bin, "-era", "modern", "-stall-stdin"), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.CallTool(ctx, "echo", map[string]string{"text": strings.Repeat("x", 1<<20)})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 10*time.Second, "the write was cut at the deadline")
+	_, err = c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
+	require.ErrorIs(t, err, mcp.ErrStreamBroken)
 }
 
 func testStdioEnv(t *testing.T, bin string) {
