@@ -58,6 +58,9 @@ type httpConn struct {
 	// responses: a slow callback or handler never stalls a call.
 	notes   *notifyQueue
 	answers handlers
+	// decoders keeps the SSE decoders of finished response streams
+	// (*sse.Decoder, made with maxSize) for the next ones.
+	decoders sync.Pool
 
 	mu      sync.Mutex
 	modern  bool
@@ -391,8 +394,13 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 	}
 	want := jsonrpc.Int(r.id)
 	from := "" // the event id the current stream resumed from
+	dec := h.responseDecoder()
+	defer func() {
+		dec.Reset(nil) // hold on to no body while pooled
+		h.decoders.Put(dec)
+	}()
 	for resumes := 0; ; resumes++ {
-		dec := sse.NewDecoder(body, &sse.Options{MaxEventSize: int(h.maxSize)})
+		dec.Reset(body)
 		done, err := h.events(ctx, dec, r, want, result, modern)
 		if done && err == nil {
 			return nil
@@ -434,6 +442,15 @@ func (h *httpConn) readStream(ctx context.Context, body io.ReadCloser, r *outgoi
 		}
 		defer closeBody(body)
 	}
+}
+
+// responseDecoder returns a decoder for a response stream, one that an
+// earlier response used if there is one: each is Reset to its stream.
+func (h *httpConn) responseDecoder() *sse.Decoder {
+	if dec, ok := h.decoders.Get().(*sse.Decoder); ok {
+		return dec
+	}
+	return sse.NewDecoder(nil, &sse.Options{MaxEventSize: int(h.maxSize)})
 }
 
 // elsewhere is where the GET stream delivers a legacy call's response.

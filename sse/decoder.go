@@ -66,6 +66,10 @@ type Decoder struct {
 	used    bool
 	err     error   // bad arguments, reported by Events
 	data    *[]byte // the data buffer of RawEvents, from dataBufs
+
+	// The Options, kept for Reset.
+	idle   time.Duration
+	optErr error
 }
 
 // NewDecoder returns a Decoder that reads the stream from r, typically an
@@ -78,33 +82,50 @@ type Decoder struct {
 // io.PipeReader allow. If r is not an io.Closer, such a Read blocks until r
 // returns by itself, and the decoder reports the cause then.
 func NewDecoder(r io.Reader, opts *Options) *Decoder {
-	d := &Decoder{lines: lineReader{r: r}, maxSize: DefaultMaxEventSize}
-	if c, ok := r.(io.Closer); ok {
-		d.lines.wd.closer = c
-	}
+	d := &Decoder{maxSize: DefaultMaxEventSize}
 	switch {
-	case r == nil:
-		d.err = errors.New("sse: nil reader")
 	case opts == nil:
 	case opts.MaxEventSize < 0:
-		d.err = fmt.Errorf("sse: negative MaxEventSize %d", opts.MaxEventSize)
+		d.optErr = fmt.Errorf("sse: negative MaxEventSize %d", opts.MaxEventSize)
 	case opts.IdleTimeout < 0:
-		d.err = fmt.Errorf("sse: negative IdleTimeout %v", opts.IdleTimeout)
+		d.optErr = fmt.Errorf("sse: negative IdleTimeout %v", opts.IdleTimeout)
 	default:
 		if opts.MaxEventSize > 0 {
 			d.maxSize = opts.MaxEventSize
 		}
-		d.lines.wd.idle = opts.IdleTimeout
+		d.idle = opts.IdleTimeout
 	}
-	d.lines.max = d.maxSize
+	d.Reset(r)
 	return d
+}
+
+// Reset makes d read the stream r from its start, as a Decoder that
+// NewDecoder(r, opts) returned with the Options d was made with: the last
+// event ID and retry are forgotten, and the closing rule of NewDecoder
+// applies to r. It keeps the memory of d's bookkeeping, so that a client
+// reading one short stream after another (one per request) allocates no
+// Decoder for each. Reset must not be called while d is being iterated;
+// it may be called after the loop, whether it ran or not.
+func (d *Decoder) Reset(r io.Reader) {
+	l := &d.lines
+	spans, queue := l.spans[:0], l.queue[:0]
+	clear(queue[:cap(queue)]) // let go of the old stream's strings
+	*l = lineReader{r: r, max: d.maxSize, spans: spans, queue: queue}
+	l.wd.idle = d.idle
+	if c, ok := r.(io.Closer); ok {
+		l.wd.closer = c
+	}
+	d.lastID, d.used, d.err = "", false, d.optErr
+	if r == nil && d.err == nil {
+		d.err = errors.New("sse: nil reader")
+	}
 }
 
 // Events returns an iterator over the events of the stream. It yields each
 // dispatched event with a nil error and, if the stream does not end cleanly,
 // one final zero Event with an error; then it stops. A Decoder can be
-// iterated only once (by Events or RawEvents); breaking out of the loop
-// stops reading.
+// iterated only once per stream (by Events or RawEvents; see Reset);
+// breaking out of the loop stops reading.
 //
 // Following WHATWG, comments are ignored, as are blocks without a data
 // field (their id and retry fields still count), and an event that the

@@ -14,7 +14,12 @@ import (
 // It fails the test if the iterator yields anything after an error.
 func decodeAll(t testing.TB, r io.Reader, opts *Options) (out decoded, err error) {
 	t.Helper()
-	d := NewDecoder(r, opts)
+	return drain(t, NewDecoder(r, opts))
+}
+
+// drain is decodeAll with a Decoder of the caller's.
+func drain(t testing.TB, d *Decoder) (out decoded, err error) {
+	t.Helper()
 	var end error
 	for ev, err := range d.Events(context.Background()) {
 		if end != nil {
