@@ -54,6 +54,7 @@ func TestStdio(t *testing.T) {
 		{"Cancellation", testStdioCancellation},
 		{"CancelledBeforeSent", testStdioCancelledBefore},
 		{"FullPipe", testStdioFullPipe},
+		{"CloseEndsCalls", testStdioCloseEndsCalls},
 		{"Environment", testStdioEnv},
 		{"ServerRequests", testStdioServerRequests},
 		{"OversizedMessage", testStdioOversized},
@@ -567,6 +568,35 @@ func testStdioFullPipe(t *testing.T, bin string) {
 	assert.Less(t, time.Since(start), 10*time.Second, "the write was cut at the deadline")
 	_, err = c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
 	require.ErrorIs(t, err, mcp.ErrStreamBroken)
+}
+
+// Close ends the calls in flight at once with ErrClosed, a call bounded by
+// its own deadline (which gets no context of the Client's: stopping the
+// process fails it) as one that has none, in both eras.
+func testStdioCloseEndsCalls(t *testing.T, bin string) {
+	for _, era := range []string{"modern", "legacy"} {
+		t.Run(era, func(t *testing.T) {
+			c, err := mcp.Connect(context.Background(), finance(bin, "-era", era), nil)
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			errs := make(chan error, 2)
+			for _, ctx := range []context.Context{ctx, context.Background()} {
+				go func() {
+					_, err := c.CallTool(ctx, "slow", map[string]int{"ms": 60000})
+					errs <- err
+				}()
+			}
+			// Both calls are in flight once the server has seen them.
+			require.Eventually(t, func() bool { return len(history(t, c).Slow) == 2 }, 10*time.Second, 10*time.Millisecond)
+			start := time.Now()
+			require.NoError(t, c.Close())
+			for range 2 {
+				assert.ErrorIs(t, <-errs, mcp.ErrClosed)
+			}
+			assert.Less(t, time.Since(start), 10*time.Second, "ended by Close, not by the 60 s calls")
+		})
+	}
 }
 
 func testStdioEnv(t *testing.T, bin string) {
