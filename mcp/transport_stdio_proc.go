@@ -73,6 +73,7 @@ type proc struct {
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 	stderr io.ReadCloser // nil over a host's stream
+	exit   *os.File      // the process's pidfd (Linux), which wait waits on; nil if none
 	wsem   chan struct{} // serialises writes to stdin
 	cut    writeCut      // cancels the write in progress; used under wsem
 	mux    *mux
@@ -124,8 +125,9 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 	}
 	cmd := &exec.Cmd{Path: l.path, Args: l.args, Env: l.env, Dir: l.dir, ExtraFiles: l.extra,
 		SysProcAttr: groupAttr(l.attr), Stdin: inR, Stdout: outW, Stderr: errW}
+	pidfd := watchExit(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
-		closeAll()
+		closeAll() // a failed start closed the pidfd, if any
 		return nil, fmt.Errorf("%w: server %q: start %s: %w", ErrUnreachable, l.name, l.command, err)
 	}
 	// The child has its ends; ours would keep the pipes open.
@@ -135,6 +137,7 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 		l: l, log: log, maxMsg: c.opts.MaxMessageSize, cmd: cmd, pgid: processGroup(cmd.Process.Pid),
 		stdin: inW, stdout: outR, stderr: errR, wsem: make(chan struct{}, 1), notice: notice, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}), stdoutDone: make(chan struct{}), stderrDone: make(chan struct{}), gone: make(chan struct{}),
+		exit: exitFile(pidfd),
 	}
 	p.mux = newMux(c, func(ctx context.Context, msg jsonrpc.Response) error { return p.write(ctx, msg) }, notice, modern)
 	log.Debug("mcp: server started", "pid", cmd.Process.Pid)
@@ -510,10 +513,16 @@ func (p *proc) readStderr() {
 	}
 }
 
-// wait reaps the process, lets the readers finish what it wrote, then
-// fails the calls still in flight.
+// wait waits for the process's exit and reaps it, lets the readers finish
+// what it wrote, then fails the calls still in flight.
 func (p *proc) wait() {
+	// Parked on the pidfd until the exit, rather than in a waitid that
+	// holds a thread for as long as the server runs; then reaped at once.
+	awaitExit(p.exit)
 	_ = p.cmd.Wait() // the state says it all
+	if p.exit != nil {
+		_ = p.exit.Close()
+	}
 	t := time.NewTimer(pipeGrace)
 	defer t.Stop()
 	for _, done := range []chan struct{}{p.stdoutDone, p.stderrDone} {
