@@ -56,7 +56,7 @@ const siPid = 12 + 4*(unsafe.Sizeof(uintptr(0))/8)
 // it to be reaped (waitid with WNOHANG and WNOWAIT). An error, a kernel
 // without waitid on pidfds among them, counts as exited: cmd.Wait decides.
 func exited(fd uintptr) bool {
-	const pPIDFD = 3 // idtype P_PIDFD
+	const pPIDFD = 3   // idtype P_PIDFD
 	var info [128]byte // siginfo_t
 	_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPIDFD, fd, uintptr(unsafe.Pointer(&info[0])),
 		syscall.WEXITED|syscall.WNOHANG|syscall.WNOWAIT, 0, 0)
