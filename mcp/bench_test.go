@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,27 +45,82 @@ func BenchmarkCallTool(b *testing.B) {
 			bare := barePost(b, url, sse)
 			defer bare.close()
 			b.ReportAllocs()
-			b.ResetTimer()
-			var tc, tb time.Duration
-			const batch = 50
-			for done := 0; done < b.N; done += batch {
-				n := min(batch, b.N-done)
-				t0 := time.Now()
-				for range n {
-					client()
-				}
-				t1 := time.Now()
-				b.StopTimer()
-				for range n {
-					bare.call()
-				}
-				tb += time.Since(t1)
-				b.StartTimer()
-				tc += t1.Sub(t0)
-			}
-			b.ReportMetric(float64(tc)/float64(tb), "x-bare")
+			b.ReportMetric(paired(b, 50, client, bare.call), "x-bare")
 		})
 	}
+}
+
+// BenchmarkCallToolLarge measures a tools/call of a 1 MiB text result, in
+// both eras, as JSON and as SSE, next to its floor: the same POST, its
+// body read into a reused buffer and the text found with bytes.Index,
+// never decoded (x-floor is the ratio of the times, alternating in
+// batches).
+func BenchmarkCallToolLarge(b *testing.B) {
+	text := strings.Repeat("0123456789abcdef", 1<<16)
+	for _, tc := range []struct {
+		name        string
+		modern, sse bool
+	}{{"2026-07-28/json", true, false}, {"2026-07-28/sse", true, true}, {"2025-11-25/json", false, false}, {"2025-11-25/sse", false, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			srv := httptest.NewServer(newBigServer(tc.modern, tc.sse, text))
+			defer srv.Close()
+			c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			hc := &http.Client{}
+			defer hc.CloseIdleConnections()
+			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"big"}}`)
+			var buf bytes.Buffer
+			floor := func() {
+				resp, err := hc.Post(srv.URL, "application/json", bytes.NewReader(req))
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf.Reset()
+				_, err = buf.ReadFrom(resp.Body)
+				resp.Body.Close()
+				data := buf.Bytes()
+				i := bytes.Index(data, []byte(`"text":"`))
+				if err != nil || i < 0 || bytes.IndexByte(data[i+8:], '"') != len(text) {
+					b.Fatal("floor: no text", err)
+				}
+			}
+			client := func() {
+				res, err := c.CallTool(context.Background(), "big", nil)
+				if err != nil || len(res.Content) != 1 || len(res.Content[0].Text) != len(text) {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			b.ReportMetric(paired(b, 10, client, floor), "x-floor")
+		})
+	}
+}
+
+// paired runs b.N calls of client, and as many of floor, alternating in
+// batches, timing client alone, and returns the ratio of their times.
+func paired(b *testing.B, batch int, client, floor func()) float64 {
+	b.ResetTimer()
+	var tc, tf time.Duration
+	for done := 0; done < b.N; done += batch {
+		n := min(batch, b.N-done)
+		t0 := time.Now()
+		for range n {
+			client()
+		}
+		t1 := time.Now()
+		b.StopTimer()
+		for range n {
+			floor()
+		}
+		tf += time.Since(t1)
+		b.StartTimer()
+		tc += t1.Sub(t0)
+	}
+	return float64(tc) / float64(tf)
 }
 
 // bare is the floor of BenchmarkCallTool: one JSON-RPC POST with net/http

@@ -128,7 +128,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 // a JSON-RPC error as *RPCError, bytes that do not decode as ErrProtocol.
 func (m *mux) decode(method string, rp delivery, result any) error {
 	msg := jsonrpc.Message{Result: result}
-	err := json.Unmarshal(rp.data, &msg)
+	err := decodeMessage(rp.data, &msg)
 	if err == nil {
 		err = msg.Check()
 	}

@@ -1,6 +1,10 @@
 package mcp
 
-import "bytes"
+import (
+	"bytes"
+
+	"git.rickub.com/bots-garden/mini-me/internal/jsonlong"
+)
 
 // routeResponse finds, without decoding it, what the mux needs to hand a plain
 // response to its caller: its integer id, and whether it has a result that
@@ -24,7 +28,7 @@ func routeResponse(data []byte) (id int64, result, ok bool) {
 		if i == len(data) || data[i] != '"' {
 			return 0, false, false
 		}
-		end := stringEnd(data, i)
+		end := jsonlong.StringEnd(data, i)
 		if end < 0 {
 			return 0, false, false
 		}
@@ -88,26 +92,6 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-// stringEnd returns the index just past the string that opens at i, -1 if
-// it does not end.
-func stringEnd(data []byte, i int) int {
-	for j := i + 1; ; {
-		k := bytes.IndexByte(data[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		q := j + k
-		n := 0 // backslashes just before the quote
-		for q-n-1 > i && data[q-n-1] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
-	}
-}
-
 // skipValue returns the index just past the value that starts at i, -1 if
 // its outline is broken. A scalar ends at the next delimiter.
 func skipValue(data []byte, i int) int {
@@ -116,13 +100,13 @@ func skipValue(data []byte, i int) int {
 	}
 	switch data[i] {
 	case '"':
-		return stringEnd(data, i)
+		return jsonlong.StringEnd(data, i)
 	case '{', '[':
 		depth := 0
 		for i < len(data) {
 			switch data[i] {
 			case '"':
-				if i = stringEnd(data, i); i < 0 {
+				if i = jsonlong.StringEnd(data, i); i < 0 {
 					return -1
 				}
 				continue

@@ -338,7 +338,7 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
 	msg := jsonrpc.Message{Result: result}
-	if err := json.Unmarshal(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
+	if err := decodeMessage(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
 		if resp.StatusCode >= 400 {
 			return h.httpError(r.method, resp.StatusCode, "application/json", buf.Bytes())
 		}
@@ -462,7 +462,7 @@ type elsewhere struct {
 // decodeResponse decodes a response that arrived on another stream.
 func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
 	msg := jsonrpc.Message{Result: result}
-	if err := json.Unmarshal(data, &msg); err != nil {
+	if err := decodeMessage(data, &msg); err != nil {
 		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, r.method, err)
 	}
 	return h.reply(r.method, &msg)
@@ -500,7 +500,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			continue // a priming event: only its id and retry matter
 		}
 		msg := jsonrpc.Message{Result: result}
-		err := json.Unmarshal(ev.Data, &msg)
+		err := decodeMessage(ev.Data, &msg)
 		if err == nil {
 			err = msg.Check()
 		}

@@ -1,0 +1,54 @@
+package mcp
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"git.rickub.com/bots-garden/mini-me/internal/jsonlong"
+	"git.rickub.com/bots-garden/mini-me/internal/jsonrpc"
+)
+
+// A response of at least largeMessage bytes has its string values of at
+// least longString bytes decoded by jsonlong, not by encoding/json (a
+// large tool result or resource is mostly one or a few long texts).
+const (
+	largeMessage = 64 << 10
+	longString   = 4 << 10
+)
+
+// decodeMessage is json.Unmarshal(data, msg) for a msg whose one field
+// set is its Result, a pointer to a zero value: the same outcome, the same
+// errors, but a large message's long strings are read in one pass (see
+// jsonlong).
+func decodeMessage(data []byte, msg *jsonrpc.Message) error {
+	return decodeMessageAbove(data, msg, largeMessage, longString)
+}
+
+// decodeMessageAbove is decodeMessage with its thresholds given.
+func decodeMessageAbove(data []byte, msg *jsonrpc.Message, minMessage, minString int) error {
+	result := msg.Result
+	res := reflect.ValueOf(result)
+	if len(data) < minMessage || res.Kind() != reflect.Pointer || res.IsNil() ||
+		!jsonlong.Plain(res.Type()) || !jsonlong.Plain(rpcErrorType) || !res.Elem().IsZero() {
+		return json.Unmarshal(data, msg)
+	}
+	cut := jsonlong.New(data, minString)
+	if cut == nil {
+		return json.Unmarshal(data, msg)
+	}
+	if json.Unmarshal(cut.Small, msg) == nil {
+		// A long string in the envelope itself (its id, method or
+		// params) is not put back: Done is false, as for one that went
+		// nowhere.
+		cut.Put(res)
+		cut.Put(reflect.ValueOf(msg.Error))
+		if cut.Done() {
+			return nil
+		}
+	}
+	res.Elem().SetZero()
+	*msg = jsonrpc.Message{Result: result}
+	return json.Unmarshal(data, msg)
+}
+
+var rpcErrorType = reflect.TypeFor[jsonrpc.Error]()
