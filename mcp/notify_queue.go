@@ -15,9 +15,10 @@ const notifyQueueLen = 256
 // goroutine of its own, one at a time and in arrival order. The goroutine
 // that reads the server's messages only pushes, so it never runs host
 // code: a callback may call the Client back (OnToolsChanged calling
-// ListTools) while responses keep flowing. The delivery goroutine starts
-// with the first notification, and the queue grows as notifications wait,
-// so that a connection that gets none (most idle servers) pays for neither.
+// ListTools) while responses keep flowing. The delivering goroutine runs
+// only while there is something to deliver: push starts it, and it ends
+// once the queue is empty, so an idle connection holds none. There is
+// never more than one at a time.
 //
 // It holds notifyQueueLen notifications. A host that falls further behind
 // loses the others, progress included (counted, and logged at Warn when
@@ -26,18 +27,17 @@ const notifyQueueLen = 256
 // number of changes. Progress is matched to its call when it arrives, so
 // it is delivered even if the call returns before the callback runs.
 //
-// push is safe for concurrent use, by several readers at once.
+// push is safe for concurrent use, by several readers at once. The zero
+// value, with c set, is ready to use.
 type notifyQueue struct {
-	c    *Client
-	wake chan struct{} // capacity 1: something was queued or flagged
-	stop chan struct{}
-	done chan struct{} // closed when the delivery goroutine ends
+	c *Client
 
 	mu           sync.Mutex
-	queue        []notice // waiting, in arrival order
-	toolsChanged bool     // a list_changed that did not fit
-	dropped      int64    // dropped since the last push that fit
-	started      bool     // the delivery goroutine was started
+	items        []notice // queued from head on
+	head         int
+	toolsChanged bool          // a list_changed that did not fit
+	dropped      int64         // dropped since the last push that fit
+	running      chan struct{} // the delivering goroutine's, closed as it ends; nil when none runs
 	stopped      bool
 }
 
@@ -50,15 +50,17 @@ type notice struct {
 	progress *Progress
 }
 
-// newNotifyQueue returns the queue of a connection; its delivery goroutine
-// runs from the first notification until close.
-func newNotifyQueue(c *Client) *notifyQueue {
-	return &notifyQueue{c: c, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-}
+// keptNotices is the capacity of the queue's slice kept while it is idle;
+// a larger one, grown by a burst, is let go.
+const keptNotices = 16
 
-// push queues a notification for the host; it never blocks. Task status
-// notifications are not queued: polling follows tasks, so a server that
-// floods them crowds out no other notification.
+// newNotifyQueue makes the queue of c's notifications; it starts nothing.
+func newNotifyQueue(c *Client) *notifyQueue { return &notifyQueue{c: c} }
+
+// push queues a notification for the host, starting the delivery if none
+// runs; it never blocks. Task status notifications are not queued: polling
+// follows tasks, so a server that floods them crowds out no other
+// notification.
 func (q *notifyQueue) push(method string, params json.RawMessage) {
 	if method == "notifications/tasks/status" || method == "notifications/tasks" {
 		return
@@ -79,8 +81,12 @@ func (q *notifyQueue) push(method string, params json.RawMessage) {
 	}
 	var caughtUp, dropping int64
 	switch {
-	case len(q.queue) < notifyQueueLen:
-		q.queue = append(q.queue, n)
+	case len(q.items)-q.head < notifyQueueLen:
+		if q.head > 0 && len(q.items) == cap(q.items) {
+			q.items = q.items[:copy(q.items, q.items[q.head:])]
+			q.head = 0
+		}
+		q.items = append(q.items, n)
 		caughtUp, q.dropped = q.dropped, 0
 	case method == "notifications/tools/list_changed":
 		q.toolsChanged = true
@@ -88,80 +94,79 @@ func (q *notifyQueue) push(method string, params json.RawMessage) {
 		q.dropped++
 		dropping = q.dropped
 	}
-	if !q.started {
-		q.started = true
-		go q.run()
+	var done chan struct{}
+	if q.running == nil && (len(q.items) > q.head || q.toolsChanged) {
+		done = make(chan struct{})
+		q.running = done
 	}
 	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default: // a wake is already pending
+	if done != nil {
+		go q.run(done)
 	}
-	switch {
-	case caughtUp > 0:
+	if caughtUp > 0 {
 		q.c.log.Warn("mcp: the host's callbacks caught up", "dropped", caughtUp)
-	case dropping == 1:
+	}
+	if dropping == 1 {
 		q.c.log.Warn("mcp: the host's callbacks are too slow; notifications dropped", "method", method)
 	}
 }
 
-// next takes the next notification to deliver: the first queued, else the
-// flagged list change; ok is false when there is none or the queue is
-// stopped.
+// run delivers what is queued, in order, until the queue is empty or
+// close stops it; then it closes done.
+func (q *notifyQueue) run(done chan struct{}) {
+	defer close(done)
+	for {
+		n, ok := q.next()
+		if !ok {
+			return
+		}
+		if n.progress != nil {
+			q.c.opts.OnProgress(*n.progress)
+		} else {
+			q.c.notification(n.method, n.params)
+		}
+	}
+}
+
+// next takes the next notification to deliver: a list_changed that did
+// not fit first, then the queue in order. When there is none, or the
+// queue was closed, the delivering goroutine ends: ok is false.
 func (q *notifyQueue) next() (n notice, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
 	case q.stopped: // once stopped, nothing more is delivered
-		return notice{}, false
-	case len(q.queue) > 0:
-		n = q.queue[0]
-		q.queue[0] = notice{}
-		q.queue = q.queue[1:]
-		if len(q.queue) == 0 {
-			q.queue = nil // its room goes with it
-		}
-		return n, true
 	case q.toolsChanged:
 		q.toolsChanged = false
 		return notice{method: "notifications/tools/list_changed"}, true
+	case q.head < len(q.items):
+		n = q.items[q.head]
+		q.items[q.head] = notice{}
+		if q.head++; q.head == len(q.items) {
+			q.items, q.head = q.items[:0], 0
+		}
+		return n, true
 	}
+	if cap(q.items) > keptNotices {
+		q.items, q.head = nil, 0
+	}
+	q.running = nil
 	return notice{}, false
-}
-
-func (q *notifyQueue) run() {
-	defer close(q.done)
-	for {
-		select {
-		case <-q.stop:
-			return
-		case <-q.wake:
-		}
-		for n, ok := q.next(); ok; n, ok = q.next() {
-			if n.progress != nil {
-				q.c.opts.OnProgress(*n.progress)
-			} else {
-				q.c.notification(n.method, n.params)
-			}
-		}
-	}
 }
 
 // close stops the delivery: what is still queued is dropped. It waits for
 // a callback in progress until ctx is done, then abandons it.
 func (q *notifyQueue) close(ctx context.Context) {
 	q.mu.Lock()
-	first, started := !q.stopped, q.started
-	q.stopped, q.queue = true, nil
+	q.stopped = true
+	q.items, q.head, q.toolsChanged = nil, 0, false
+	done := q.running
 	q.mu.Unlock()
-	if first {
-		close(q.stop)
-	}
-	if !started {
-		return // no goroutine, and none will start: push sees stopped
+	if done == nil {
+		return
 	}
 	select {
-	case <-q.done:
+	case <-done:
 	case <-ctx.Done():
 		q.c.log.Warn("mcp: a notification callback did not return; abandoned")
 	}
