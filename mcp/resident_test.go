@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
@@ -51,15 +50,6 @@ func checkResidency(t *testing.T, modern, sse bool, text string) {
 	require.NoError(t, err)
 	defer c.Close()
 	assertResident(t, len(text), func() (*mcp.CallToolResult, error) { return c.CallTool(context.Background(), "big", nil) })
-}
-
-// The same over stdio, against internal/mcptest/finance's big tool.
-func TestStdioLargeResultResidency(t *testing.T) {
-	const size = 16 << 20
-	c := stdioConnect(t, finance(mcptest.BuildFinance(t), "-era", "modern"), nil)
-	assertResident(t, size, func() (*mcp.CallToolResult, error) {
-		return c.CallTool(context.Background(), "big", map[string]int{"bytes": size})
-	})
 }
 
 // assertResident runs call three times, each returning a result of one
