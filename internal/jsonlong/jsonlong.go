@@ -50,6 +50,7 @@ type Cut struct {
 	nonce [nonceLen]byte
 	longs []long
 	first [4]long // longs' room, for a message with few
+	put   int     // the placeholders put back
 	bad   bool    // a placeholder was seen that is not one, or twice
 }
 
@@ -134,20 +135,13 @@ func (c *Cut) index(s string) int {
 		return -1
 	}
 	c.longs[k].seen = true
+	c.put++
 	return k
 }
 
 // Done reports whether every placeholder was put back, exactly once.
 func (c *Cut) Done() bool {
-	if c.bad {
-		return false
-	}
-	for _, l := range c.longs {
-		if !l.seen {
-			return false
-		}
-	}
-	return true
+	return !c.bad && c.put == len(c.longs)
 }
 
 // Put replaces the placeholders found in v, a value decoded from Small:
@@ -209,24 +203,13 @@ func (c *Cut) Put(v reflect.Value) {
 		for it := v.MapRange(); it.Next(); {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(it.Value())
-			before := c.seen()
+			before := c.put
 			c.Put(e)
-			if c.seen() != before {
+			if c.put != before {
 				v.SetMapIndex(it.Key(), e)
 			}
 		}
 	}
-}
-
-// seen counts the placeholders put back.
-func (c *Cut) seen() int {
-	n := 0
-	for _, l := range c.longs {
-		if l.seen {
-			n++
-		}
-	}
-	return n
 }
 
 // splice returns raw with each placeholder replaced by the literal it
