@@ -267,12 +267,14 @@ var (
 	rawType       = reflect.TypeFor[json.RawMessage]()
 	unmarshaler   = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshal = reflect.TypeFor[encoding.TextUnmarshaler]()
+	numberType    = reflect.TypeFor[json.Number]()
 	plainTypes    sync.Map // reflect.Type → bool
 )
 
 // Plain reports whether encoding/json decodes into t without any
 // UnmarshalJSON or UnmarshalText method in its tree (json.RawMessage
-// aside): a placeholder is then decoded like the string it stands for,
+// aside), and without a json.Number (which takes a string only if it holds
+// a number): a placeholder is then decoded like the string it stands for,
 // whatever reads it, so that putting the string back gives what decoding
 // it would have. A field of type any counts as plain: encoding/json fills
 // an empty one with maps, slices and strings of its own.
@@ -290,7 +292,7 @@ func plain(t reflect.Type, seen map[reflect.Type]bool) bool {
 		return true
 	}
 	seen[t] = true
-	if t.Implements(unmarshaler) || t.Implements(textUnmarshal) ||
+	if t == numberType || t.Implements(unmarshaler) || t.Implements(textUnmarshal) ||
 		reflect.PointerTo(t).Implements(unmarshaler) || reflect.PointerTo(t).Implements(textUnmarshal) {
 		return false
 	}
