@@ -147,7 +147,8 @@ func (c *Cut) Done() bool {
 // Put replaces the placeholders found in v, a value decoded from Small:
 // in its strings, and in its json.RawMessage bytes. It follows pointers,
 // slices, arrays, struct fields that encoding/json sets, maps, and
-// interfaces.
+// interfaces. A placeholder in a value that cannot be set (v not reached
+// through a pointer) is not put back.
 func (c *Cut) Put(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -160,15 +161,19 @@ func (c *Cut) Put(v reflect.Value) {
 		}
 		e := v.Elem()
 		if e.Kind() == reflect.String {
-			if k := c.index(e.String()); k >= 0 && v.CanSet() {
-				v.Set(reflect.ValueOf(c.decode(k)).Convert(e.Type()))
+			if v.CanSet() {
+				if k := c.index(e.String()); k >= 0 {
+					v.Set(reflect.ValueOf(c.decode(k)).Convert(e.Type()))
+				}
 			}
 			return
 		}
 		c.Put(e)
 	case reflect.String:
-		if k := c.index(v.String()); k >= 0 && v.CanSet() {
-			v.SetString(c.decode(k))
+		if v.CanSet() {
+			if k := c.index(v.String()); k >= 0 {
+				v.SetString(c.decode(k))
+			}
 		}
 	case reflect.Slice:
 		if v.Type() == rawType {

@@ -302,3 +302,20 @@ func TestPlainRefusesNumber(t *testing.T) {
 	assert.False(t, Plain(reflect.TypeFor[*num]()))
 	assert.False(t, Plain(reflect.TypeFor[*struct{ M map[string]json.Number }]()))
 }
+
+// A placeholder in a value Put cannot set stays, and Done says so.
+func TestPutUnsettable(t *testing.T) {
+	c := New([]byte(`{"text":"0123456789"}`), 10)
+	require.NotNil(t, c)
+	var got doc
+	require.NoError(t, json.Unmarshal(c.Small, &got))
+	c.Put(reflect.ValueOf(got))
+	assert.False(t, c.Done(), "a struct, not a pointer to it")
+
+	c = New([]byte(`["0123456789"]`), 10)
+	require.NotNil(t, c)
+	var arr [1]any
+	require.NoError(t, json.Unmarshal(c.Small, &arr))
+	c.Put(reflect.ValueOf(arr))
+	assert.False(t, c.Done(), "an array of any, not a pointer to it")
+}
