@@ -230,6 +230,10 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		raw = a
 	case []byte:
 		raw = a
+	case map[string]any:
+		return marshalMap(a, appendAny)
+	case map[string]string:
+		return marshalMap(a, func(b []byte, v string) ([]byte, error) { return appendString(b, v), nil })
 	default:
 		given = false
 		b, err := json.Marshal(args)
@@ -255,6 +259,47 @@ func marshalArgs(args any) (json.RawMessage, error) {
 		raw = b.Bytes()
 	}
 	return raw, nil
+}
+
+// marshalMap encodes a host's map of arguments as json.Marshal does (keys
+// sorted byte-wise, strings escaped alike) without its reflection, in one
+// buffer: arguments are most often a map of a few strings. value appends
+// one value. A nil map is no arguments.
+func marshalMap[V any](m map[string]V, value func([]byte, V) ([]byte, error)) (json.RawMessage, error) {
+	if m == nil {
+		return nil, nil
+	}
+	var small [16]string
+	keys := small[:0]
+	size := 2
+	for k := range m {
+		keys = append(keys, k)
+		size += len(k) + 28 // quotes, colon, comma and a short value
+	}
+	slices.Sort(keys)
+	b := make([]byte, 1, size)
+	b[0] = '{'
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendString(b, k), ':')
+		var err error
+		if b, err = value(b, m[k]); err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendAny appends v as json.Marshal encodes it: a string by hand, any
+// other value by json.Marshal.
+func appendAny(b []byte, v any) ([]byte, error) {
+	if s, ok := v.(string); ok {
+		return appendString(b, s), nil
+	}
+	p, err := json.Marshal(v)
+	return append(b, p...), err
 }
 
 // ListPrompts lists every prompt of the server.

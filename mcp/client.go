@@ -443,29 +443,33 @@ const DefaultCloseTimeout = 5 * time.Second
 // call sends one request and decodes its result, applying the call timeout,
 // progress tokens, cancellation and the legacy session rules.
 func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) {
-	var cancel context.CancelFunc
-	if _, ok := ctx.Deadline(); ok && !r.callTimeout {
-		ctx, cancel = context.WithCancel(ctx)
-	} else {
-		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
-	}
-	defer cancel()
-	// Close ends the calls in flight: each is listed until it returns (a
-	// map entry under the lock taken anyway, cheaper than an AfterFunc).
+	_, deadline := ctx.Deadline()
+	// Close must end the calls in flight. Over stdio it does so itself:
+	// stopping the process fails every call waiting on it (mux.fail), so
+	// a call whose own context bounds it needs no context of ours. Any
+	// other call gets one that Close cancels, with the call timeout when
+	// its context has no deadline or the timeout binds it anyway.
+	_, endsItsCalls := c.conn.(*stdioConn)
 	c.mu.Lock()
-	closed, gen, key := c.closed, c.initGen, c.callSeq
-	if !closed {
-		if c.inflight == nil {
-			c.inflight = map[uint64]context.CancelFunc{}
-		}
-		c.callSeq++
-		c.inflight[key] = cancel
-	}
+	closed, gen := c.closed, c.initGen
 	c.mu.Unlock()
 	if closed {
 		return ErrClosed
 	}
-	defer c.unlist(key)
+	if !deadline || r.callTimeout || !endsItsCalls {
+		timeout := c.opts.CallTimeout
+		if deadline && !r.callTimeout {
+			timeout = 0
+		}
+		var cancel context.CancelFunc
+		var key uint64
+		if ctx, cancel, key, err = c.closeable(ctx, timeout); err != nil {
+			return err
+		}
+		defer cancel()
+		defer c.unlist(key)
+		endsItsCalls = false
+	}
 	r.id = c.nextID.Add(1)
 	if t := ContextTrace(ctx); t != nil { // a call on a closed Client is not reported
 		var done func(error)
@@ -474,8 +478,19 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) 
 	}
 	err = c.send(ctx, r, result, gen)
 	if rpcCode(err) == CodeURLElicitationRequired && c.opts.ElicitURL && c.opts.Elicit != nil && c.era() == EraLegacy {
-		// The server ran nothing: it needs the user at a URL first.
-		if err = c.elicitRequired(ctx, err); err == nil {
+		// The server ran nothing: it needs the user at a URL first. The
+		// host's answer and the wait for the completion end at Close.
+		ectx := ctx
+		if endsItsCalls {
+			cctx, cancel, key, cerr := c.closeable(ctx, 0)
+			if cerr != nil {
+				return cerr
+			}
+			defer cancel()
+			defer c.unlist(key)
+			ectx = cctx
+		}
+		if err = c.elicitRequired(ectx, err); err == nil {
 			r.id = c.nextID.Add(1)
 			err = c.send(ctx, r, result, gen)
 		}
@@ -484,6 +499,32 @@ func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) 
 		return ErrClosed
 	}
 	return err
+}
+
+// closeable derives from ctx a context that Close cancels, bounded by
+// timeout when it is not 0, and lists its cancel among the calls in
+// flight under key until unlist. It fails with ErrClosed once Close began.
+func (c *Client) closeable(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc, uint64, error) {
+	var cancel context.CancelFunc
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	// A map entry under the lock, cheaper than an AfterFunc.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		cancel()
+		return nil, nil, 0, ErrClosed
+	}
+	if c.inflight == nil {
+		c.inflight = map[uint64]context.CancelFunc{}
+	}
+	key := c.callSeq
+	c.callSeq++
+	c.inflight[key] = cancel
+	return ctx, cancel, key, nil
 }
 
 // unlist removes the call key from the calls in flight.

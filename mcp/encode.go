@@ -11,7 +11,11 @@ import (
 // block and the arguments, which are valid and compact already (ours, or
 // compacted by marshalArgs). Other params go through json.Marshal.
 func encodeRequest(id int64, method string, params any) ([]byte, error) {
-	b := make([]byte, 0, 128+requestSizeHint(params))
+	return appendRequest(make([]byte, 0, 128+requestSizeHint(params)), id, method, params)
+}
+
+// appendRequest appends the request that encodeRequest encodes to b.
+func appendRequest(b []byte, id int64, method string, params any) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"method":`...)

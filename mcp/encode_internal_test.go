@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +52,36 @@ func TestMarshalArgsCompactsGivenJSON(t *testing.T) {
 	assert.ErrorContains(t, err, "arguments")
 	_, err = marshalArgs(json.RawMessage(`[1]`))
 	assert.ErrorContains(t, err, "must be a JSON object")
+}
+
+// A host's map of arguments is encoded as json.Marshal encodes it, byte
+// for byte (marshalMap): keys sorted, strings escaped alike, other values
+// left to encoding/json, a bad value refused.
+func TestMarshalArgsMapMatchesMarshal(t *testing.T) {
+	odd := "a\"b\\\n\t<&>é\u2028\u2029\x7f\x00\xff"
+	cases := []any{
+		map[string]any{"text": "hello"},
+		map[string]any{},
+		map[string]any{"b": 1, "a": 2.5, "c": nil, "d": true, "e": []any{"x", 1}, "f": map[string]any{"z": "y"}, "g": json.RawMessage(`{ "r" : 1 }`)},
+		map[string]any{odd: odd, "Z": "upper first", "z": "lower", "é": 1, "": "empty key"},
+		map[string]string{"text": "hello"},
+		map[string]string{odd: odd, "b": "", "a": "1"},
+	}
+	many := map[string]any{}
+	for i := range 40 { // past marshalMap's small key array
+		many[string(rune('a'+i%26))+strconv.Itoa(i)] = i
+	}
+	cases = append(cases, many)
+	for _, args := range cases {
+		want, err := json.Marshal(args)
+		require.NoError(t, err)
+		got, err := marshalArgs(args)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got))
+	}
+	raw, err := marshalArgs(map[string]any(nil))
+	assert.NoError(t, err)
+	assert.Nil(t, raw, "a nil map is no arguments, as null is")
+	_, err = marshalArgs(map[string]any{"f": func() {}})
+	assert.ErrorContains(t, err, "arguments: json: unsupported type")
 }

@@ -251,10 +251,13 @@ func FuzzMarshalArgs(f *testing.F) {
 				t.Fatalf("%q marshals again to %q, %v", raw, again, err)
 			}
 		}
-		// A value that is not raw JSON is marshalled by encoding/json.
-		raw, err := marshalArgs(map[string]string{"v": string(in)})
-		if err != nil || !json.Valid(raw) {
-			t.Fatalf("a map gave %q, %v", raw, err)
+		// A map is encoded as encoding/json encodes it, byte for byte.
+		for _, m := range []any{map[string]string{"v": string(in), string(in): "k"}, map[string]any{"v": string(in), string(in): 1}} {
+			raw, err := marshalArgs(m)
+			want, _ := json.Marshal(m)
+			if err != nil || !json.Valid(raw) || !bytes.Equal(raw, want) {
+				t.Fatalf("a map gave %q, %v; encoding/json gives %q", raw, err, want)
+			}
 		}
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"sync/atomic"
 )
 
 // notifyQueueLen bounds the notifications waiting for the host's
@@ -16,7 +15,10 @@ const notifyQueueLen = 256
 // goroutine of its own, one at a time and in arrival order. The goroutine
 // that reads the server's messages only pushes, so it never runs host
 // code: a callback may call the Client back (OnToolsChanged calling
-// ListTools) while responses keep flowing.
+// ListTools) while responses keep flowing. The delivering goroutine runs
+// only while there is something to deliver: push starts it, and it ends
+// once the queue is empty, so an idle connection holds none. There is
+// never more than one at a time.
 //
 // It holds notifyQueueLen notifications. A host that falls further behind
 // loses the others, progress included (counted, and logged at Warn when
@@ -25,16 +27,18 @@ const notifyQueueLen = 256
 // number of changes. Progress is matched to its call when it arrives, so
 // it is delivered even if the call returns before the callback runs.
 //
-// push is safe for concurrent use, by several readers at once.
+// push is safe for concurrent use, by several readers at once. The zero
+// value, with c set, is ready to use.
 type notifyQueue struct {
-	c            *Client
-	ch           chan notice
-	toolsChanged atomic.Bool   // a list_changed that did not fit
-	wake         chan struct{} // capacity 1: toolsChanged was set
-	dropped      atomic.Int64  // dropped since the last push that fit
-	stop         chan struct{}
-	stopOnce     sync.Once
-	done         chan struct{}
+	c *Client
+
+	mu           sync.Mutex
+	items        []notice // queued from head on
+	head         int
+	toolsChanged bool          // a list_changed that did not fit
+	dropped      int64         // dropped since the last push that fit
+	running      chan struct{} // the delivering goroutine's, closed as it ends; nil when none runs
+	stopped      bool
 }
 
 // notice is one notification on its way to the host.
@@ -46,17 +50,17 @@ type notice struct {
 	progress *Progress
 }
 
-// newNotifyQueue starts the delivery goroutine, which runs until close.
-func newNotifyQueue(c *Client) *notifyQueue {
-	q := &notifyQueue{c: c, ch: make(chan notice, notifyQueueLen), wake: make(chan struct{}, 1),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go q.run()
-	return q
-}
+// keptNotices is the capacity of the queue's slice kept while it is idle;
+// a larger one, grown by a burst, is let go.
+const keptNotices = 16
 
-// push queues a notification for the host; it never blocks. Task status
-// notifications are not queued: polling follows tasks, so a server that
-// floods them crowds out no other notification.
+// newNotifyQueue makes the queue of c's notifications; it starts nothing.
+func newNotifyQueue(c *Client) *notifyQueue { return &notifyQueue{c: c} }
+
+// push queues a notification for the host, starting the delivery if none
+// runs; it never blocks. Task status notifications are not queued: polling
+// follows tasks, so a server that floods them crowds out no other
+// notification.
 func (q *notifyQueue) push(method string, params json.RawMessage) {
 	if method == "notifications/tasks/status" || method == "notifications/tasks" {
 		return
@@ -70,60 +74,99 @@ func (q *notifyQueue) push(method string, params json.RawMessage) {
 		}
 		n.progress = &p
 	}
-	select {
-	case <-q.stop:
+	q.mu.Lock()
+	if q.stopped {
+		q.mu.Unlock()
 		return
-	case q.ch <- n:
-		if d := q.dropped.Swap(0); d > 0 {
-			q.c.log.Warn("mcp: the host's callbacks caught up", "dropped", d)
+	}
+	var caughtUp, dropping int64
+	switch {
+	case len(q.items)-q.head < notifyQueueLen:
+		if q.head > 0 && len(q.items) == cap(q.items) {
+			q.items = q.items[:copy(q.items, q.items[q.head:])]
+			q.head = 0
 		}
-		return
+		q.items = append(q.items, n)
+		caughtUp, q.dropped = q.dropped, 0
+	case method == "notifications/tools/list_changed":
+		q.toolsChanged = true
 	default:
+		q.dropped++
+		dropping = q.dropped
 	}
-	if method == "notifications/tools/list_changed" {
-		q.toolsChanged.Store(true)
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
-		return
+	var done chan struct{}
+	if q.running == nil && (len(q.items) > q.head || q.toolsChanged) {
+		done = make(chan struct{})
+		q.running = done
 	}
-	if q.dropped.Add(1) == 1 {
+	q.mu.Unlock()
+	if done != nil {
+		go q.run(done)
+	}
+	if caughtUp > 0 {
+		q.c.log.Warn("mcp: the host's callbacks caught up", "dropped", caughtUp)
+	}
+	if dropping == 1 {
 		q.c.log.Warn("mcp: the host's callbacks are too slow; notifications dropped", "method", method)
 	}
 }
 
-func (q *notifyQueue) run() {
-	defer close(q.done)
+// run delivers what is queued, in order, until the queue is empty or
+// close stops it; then it closes done.
+func (q *notifyQueue) run(done chan struct{}) {
+	defer close(done)
 	for {
-		select {
-		case <-q.stop: // first: once stopped, nothing more is delivered
+		n, ok := q.next()
+		if !ok {
 			return
-		default:
 		}
-		select {
-		case <-q.stop:
-			return
-		case n := <-q.ch:
-			if n.progress != nil {
-				q.c.opts.OnProgress(*n.progress)
-			} else {
-				q.c.notification(n.method, n.params)
-			}
-		case <-q.wake:
-		}
-		if q.toolsChanged.Swap(false) {
-			q.c.notification("notifications/tools/list_changed", nil)
+		if n.progress != nil {
+			q.c.opts.OnProgress(*n.progress)
+		} else {
+			q.c.notification(n.method, n.params)
 		}
 	}
+}
+
+// next takes the next notification to deliver: a list_changed that did
+// not fit first, then the queue in order. When there is none, or the
+// queue was closed, the delivering goroutine ends: ok is false.
+func (q *notifyQueue) next() (n notice, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.stopped: // once stopped, nothing more is delivered
+	case q.toolsChanged:
+		q.toolsChanged = false
+		return notice{method: "notifications/tools/list_changed"}, true
+	case q.head < len(q.items):
+		n = q.items[q.head]
+		q.items[q.head] = notice{}
+		if q.head++; q.head == len(q.items) {
+			q.items, q.head = q.items[:0], 0
+		}
+		return n, true
+	}
+	if cap(q.items) > keptNotices {
+		q.items, q.head = nil, 0
+	}
+	q.running = nil
+	return notice{}, false
 }
 
 // close stops the delivery: what is still queued is dropped. It waits for
 // a callback in progress until ctx is done, then abandons it.
 func (q *notifyQueue) close(ctx context.Context) {
-	q.stopOnce.Do(func() { close(q.stop) })
+	q.mu.Lock()
+	q.stopped = true
+	q.items, q.head, q.toolsChanged = nil, 0, false
+	done := q.running
+	q.mu.Unlock()
+	if done == nil {
+		return
+	}
 	select {
-	case <-q.done:
+	case <-done:
 	case <-ctx.Done():
 		q.c.log.Warn("mcp: a notification callback did not return; abandoned")
 	}

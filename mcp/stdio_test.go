@@ -52,6 +52,9 @@ func TestStdio(t *testing.T) {
 		{"MissingCommand", testStdioMissingCommand},
 		{"ConcurrentCalls", testStdioConcurrent},
 		{"Cancellation", testStdioCancellation},
+		{"CancelledBeforeSent", testStdioCancelledBefore},
+		{"FullPipe", testStdioFullPipe},
+		{"CloseEndsCalls", testStdioCloseEndsCalls},
 		{"Environment", testStdioEnv},
 		{"ServerRequests", testStdioServerRequests},
 		{"OversizedMessage", testStdioOversized},
@@ -528,6 +531,70 @@ func testStdioCancellation(t *testing.T, bin string) {
 			assert.Equal(t, h.Slow, h.Cancelled, "notifications/cancelled names the slow call")
 			// The connection is still good.
 			assert.Equal(t, "ok", call(t, c, "echo", map[string]string{"text": "ok"}))
+		})
+	}
+}
+
+// A call whose context ended before its request was written is not sent:
+// the server never sees it.
+func testStdioCancelledBefore(t *testing.T, bin string) {
+	c := stdioConnect(t, finance(bin, "-era", "modern"), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 20 {
+		_, err := c.CallTool(ctx, "echo", map[string]string{"text": "never"})
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	h := history(t, c)
+	calls := 0
+	for _, m := range h.Methods {
+		if m == "tools/call" {
+			calls++
+		}
+	}
+	assert.Equal(t, 1, calls, "only the history call reached the server: %v", h.Methods)
+}
+
+// A request to a server that no longer reads its stdin fills the pipe: the
+// write waits, the call's context cuts it, and the connection, whose
+// framing a cut line lost, is broken for the next calls.
+func testStdioFullPipe(t *testing.T, bin string) {
+	c := stdioConnect(t, finance(bin, "-era", "modern", "-stall-stdin"), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.CallTool(ctx, "echo", map[string]string{"text": strings.Repeat("x", 1<<20)})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 10*time.Second, "the write was cut at the deadline")
+	_, err = c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
+	require.ErrorIs(t, err, mcp.ErrStreamBroken)
+}
+
+// Close ends the calls in flight at once with ErrClosed, a call bounded by
+// its own deadline (which gets no context of the Client's: stopping the
+// process fails it) as one that has none, in both eras.
+func testStdioCloseEndsCalls(t *testing.T, bin string) {
+	for _, era := range []string{"modern", "legacy"} {
+		t.Run(era, func(t *testing.T) {
+			c, err := mcp.Connect(context.Background(), finance(bin, "-era", era), nil)
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			errs := make(chan error, 2)
+			for _, ctx := range []context.Context{ctx, context.Background()} {
+				go func() {
+					_, err := c.CallTool(ctx, "slow", map[string]int{"ms": 60000})
+					errs <- err
+				}()
+			}
+			// Both calls are in flight once the server has seen them.
+			require.Eventually(t, func() bool { return len(history(t, c).Slow) == 2 }, 10*time.Second, 10*time.Millisecond)
+			start := time.Now()
+			require.NoError(t, c.Close())
+			for range 2 {
+				assert.ErrorIs(t, <-errs, mcp.ErrClosed)
+			}
+			assert.Less(t, time.Since(start), 10*time.Second, "ended by Close, not by the 60 s calls")
 		})
 	}
 }

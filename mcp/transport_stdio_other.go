@@ -3,6 +3,7 @@
 package mcp
 
 import (
+	"io"
 	"syscall"
 )
 
@@ -33,3 +34,10 @@ func (p *proc) signalGroup(bool) { _ = p.cmd.Process.Kill() }
 
 // groupAlive reports false: only the child itself is tracked.
 func (p *proc) groupAlive() bool { return false }
+
+// rawStdin returns nil: writes to stdin go through its Write, watched by
+// their context.
+func rawStdin(io.Writer) syscall.RawConn { return nil }
+
+// writeFd is not called: rawStdin gives no descriptor.
+func writeFd(uintptr, []byte) (int, error) { return 0, syscall.EINVAL }

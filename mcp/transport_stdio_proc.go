@@ -73,6 +73,7 @@ type proc struct {
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 	stderr io.ReadCloser // nil over a host's stream
+	exit   *os.File      // the process's pidfd (Linux), which wait waits on; nil if none
 	wsem   chan struct{} // serialises writes to stdin
 	cut    writeCut      // cancels the write in progress; used under wsem
 	mux    *mux
@@ -124,8 +125,9 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 	}
 	cmd := &exec.Cmd{Path: l.path, Args: l.args, Env: l.env, Dir: l.dir, ExtraFiles: l.extra,
 		SysProcAttr: groupAttr(l.attr), Stdin: inR, Stdout: outW, Stderr: errW}
+	pidfd := watchExit(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
-		closeAll()
+		closeAll() // a failed start closed the pidfd, if any
 		return nil, fmt.Errorf("%w: server %q: start %s: %w", ErrUnreachable, l.name, l.command, err)
 	}
 	// The child has its ends; ours would keep the pipes open.
@@ -135,6 +137,7 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 		l: l, log: log, maxMsg: c.opts.MaxMessageSize, cmd: cmd, pgid: processGroup(cmd.Process.Pid),
 		stdin: inW, stdout: outR, stderr: errR, wsem: make(chan struct{}, 1), notice: notice, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}), stdoutDone: make(chan struct{}), stderrDone: make(chan struct{}), gone: make(chan struct{}),
+		exit: exitFile(pidfd),
 	}
 	p.mux = newMux(c, func(ctx context.Context, msg jsonrpc.Response) error { return p.write(ctx, msg) }, notice, modern)
 	log.Debug("mcp: server started", "pid", cmd.Process.Pid)
@@ -191,10 +194,16 @@ func (p *proc) send(ctx context.Context, r *outgoing) (chan delivery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
 	}
-	b, err := encodeRequest(r.id, r.method, r.params)
+	// The request is encoded into a pooled buffer, written, and the
+	// buffer given back: the write is over when writeLine returns.
+	buf := lineBufs.Get().(*[]byte)
+	b, err := appendRequest((*buf)[:0], r.id, r.method, r.params)
 	if err == nil {
+		b = append(b, '\n')
 		err = p.writeLine(ctx, b)
+		*buf = b
 	}
+	putLine(buf)
 	if err != nil {
 		p.mux.forget(r.id)
 		return nil, fmt.Errorf("mcp: %s: %w", r.method, err)
@@ -220,30 +229,35 @@ func (p *proc) write(ctx context.Context, msg any) error {
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
-	return p.writeLine(ctx, b)
+	return p.writeLine(ctx, append(b, '\n'))
 }
 
-// writeLine writes b, JSON without a raw newline, and the newline that
-// ends the line.
-func (p *proc) writeLine(ctx context.Context, b []byte) error {
-	b = append(b, '\n')
+// writeLine writes line, JSON without a raw newline and the newline that
+// ends it. A ctx done before the write starts writes nothing.
+func (p *proc) writeLine(ctx context.Context, line []byte) error {
 	select {
 	case p.wsem <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	defer func() { <-p.wsem }()
+	if err := ctx.Err(); err != nil {
+		return err // the select may have picked wsem though ctx was done
+	}
 	if p.cut.fn == nil {
 		p.cut.fired, p.cut.fn = make(chan struct{}, 1), p.cutWrite
-	}
-	dl, deadlines := p.stdin.(writeDeadliner)
-	stop := context.AfterFunc(ctx, p.cut.fn)
-	n, err := p.stdin.Write(b)
-	if !stop() {
-		<-p.cut.fired
-		if deadlines {
-			_ = dl.SetWriteDeadline(time.Time{})
+		if p.cut.raw = rawStdin(p.stdin); p.cut.raw != nil {
+			p.cut.try = p.tryWrite
 		}
+	}
+	var n int
+	var err error
+	if p.cut.raw != nil {
+		n, err = p.writeRaw(ctx, line)
+	} else {
+		stop := context.AfterFunc(ctx, p.cut.fn)
+		n, err = p.stdin.Write(line)
+		p.uncut(stop)
 	}
 	if err == nil {
 		return nil
@@ -267,11 +281,82 @@ func (p *proc) writeLine(ctx context.Context, b []byte) error {
 	return fmt.Errorf("stdin: %w", err)
 }
 
+// writeRaw writes line to our own pipe through its raw descriptor
+// (tryWrite). A line that fits in the pipe, as a request nearly always
+// does, is written at once and nothing watches ctx; only when the pipe is
+// full does the write wait, and ctx then cuts it as over any stream.
+func (p *proc) writeRaw(ctx context.Context, line []byte) (int, error) {
+	w := &p.cut
+	w.ctx, w.rest, w.n, w.err = ctx, line, 0, nil
+	err := w.raw.Write(w.try)
+	if w.stop != nil {
+		p.uncut(w.stop)
+	}
+	n := w.n
+	if err == nil {
+		err = w.err
+	}
+	w.ctx, w.rest, w.stop, w.err = nil, nil, nil, nil
+	return n, err
+}
+
+// tryWrite is writeRaw's step, run by the pipe's RawConn with its
+// descriptor: it writes what it can and returns false to wait until the
+// pipe has room, having first set ctx to cut the wait.
+func (p *proc) tryWrite(fd uintptr) bool {
+	w := &p.cut
+	for len(w.rest) > 0 {
+		n, err := writeFd(fd, w.rest)
+		if n > 0 {
+			w.n += n
+			w.rest = w.rest[n:]
+		}
+		switch {
+		case err == syscall.EINTR:
+		case err == syscall.EAGAIN:
+			if w.stop == nil {
+				w.stop = context.AfterFunc(w.ctx, w.fn)
+			}
+			return false
+		case err != nil:
+			w.err = &os.PathError{Op: "write", Path: "stdin", Err: err}
+			return true
+		case n == 0:
+			w.err = io.ErrShortWrite
+			return true
+		}
+	}
+	return true
+}
+
+// uncut undoes the cut that stop stops: if it ran, the write deadline it
+// set is cleared once it is done.
+func (p *proc) uncut(stop func() bool) {
+	if stop() {
+		return
+	}
+	<-p.cut.fired
+	if dl, ok := p.stdin.(writeDeadliner); ok {
+		_ = dl.SetWriteDeadline(time.Time{})
+	}
+}
+
 // writeCut is what writeLine needs to cancel a write, kept from one write
 // to the next so that a write allocates nothing for it.
 type writeCut struct {
 	fired chan struct{} // receives once fn has run
 	fn    func()        // p.cutWrite, bound once
+
+	// For our own pipe: its raw descriptor and p.tryWrite, bound once;
+	// nil for a host's stream.
+	raw syscall.RawConn
+	try func(fd uintptr) bool
+	// The raw write in progress.
+	ctx  context.Context
+	rest []byte      // still to write
+	n    int         // written
+	err  error       // the write's own error
+	stop func() bool // stops the cut, once the pipe was found full
 }
 
 // cutWrite ends the write in progress when its context is done: by a
@@ -428,10 +513,16 @@ func (p *proc) readStderr() {
 	}
 }
 
-// wait reaps the process, lets the readers finish what it wrote, then
-// fails the calls still in flight.
+// wait waits for the process's exit and reaps it, lets the readers finish
+// what it wrote, then fails the calls still in flight.
 func (p *proc) wait() {
+	// Parked on the pidfd until the exit, rather than in a waitid that
+	// holds a thread for as long as the server runs; then reaped at once.
+	awaitExit(p.exit)
 	_ = p.cmd.Wait() // the state says it all
+	if p.exit != nil {
+		_ = p.exit.Close()
+	}
 	t := time.NewTimer(pipeGrace)
 	defer t.Stop()
 	for _, done := range []chan struct{}{p.stdoutDone, p.stderrDone} {

@@ -3,6 +3,8 @@
 package mcp
 
 import (
+	"io"
+	"os"
 	"syscall"
 )
 
@@ -47,3 +49,21 @@ func (p *proc) signalGroup(graceful bool) {
 func (p *proc) groupAlive() bool {
 	return p.pgid > 0 && syscall.Kill(-p.pgid, 0) == nil
 }
+
+// rawStdin returns the raw descriptor of a stdin that is our own pipe, an
+// *os.File, for writes that need no watcher of their context when the pipe
+// has room (see proc.writeRaw); nil for anything else.
+func rawStdin(w io.Writer) syscall.RawConn {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return rc
+}
+
+// writeFd writes b to the descriptor fd once.
+func writeFd(fd uintptr, b []byte) (int, error) { return syscall.Write(int(fd), b) }

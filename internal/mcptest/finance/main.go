@@ -58,6 +58,8 @@ func main() {
 	flag.BoolVar(&s.listChanged, "list-changed", false, "offer tools.listChanged, subscriptions/listen, add_tool and end_subscriptions")
 	flag.BoolVar(&s.listBurst, "list-log-burst", false, "list log_burst with the tools")
 	flag.BoolVar(&s.resources, "resources", false, "offer the subscribable resource finance://ledger and the tool touch_ledger")
+	flag.BoolVar(&s.stall, "stall-stdin", false, "stop reading stdin once the first request is answered (its pipe then fills)")
+	flag.BoolVar(&s.quiet, "quiet", false, "do not log each request's method to stderr (for benchmarks)")
 	flag.StringVar(&s.fault, "fault", "", "answer echo with a broken line: truncate (half of it), invalid-utf8 (bytes that are not UTF-8 in the text) wrong-id (another request's id), bad-value (a whole line with a bad literal in the result) or batch (the answer as a one-message batch, after spaces)")
 	flag.Parse()
 
@@ -105,6 +107,8 @@ type server struct {
 	fault          string
 	listBurst      bool
 	resources      bool
+	quiet          bool
+	stall          bool
 
 	omu sync.Mutex
 	out *bufio.Writer
@@ -153,6 +157,12 @@ func (s *server) serve(in io.Reader) {
 		if err != nil {
 			break
 		}
+		if s.stall {
+			wg.Wait()
+			for {
+				time.Sleep(time.Hour) // select{} would be a runtime deadlock
+			}
+		}
 	}
 	wg.Wait()
 }
@@ -171,7 +181,9 @@ func (s *server) message(msg *jsonrpc.Message) {
 		s.notification(msg)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "finance: %s\n", msg.Method)
+	if !s.quiet {
+		fmt.Fprintf(os.Stderr, "finance: %s\n", msg.Method)
+	}
 	if s.flood > 0 {
 		floodStderr(s.flood)
 	}
