@@ -66,10 +66,13 @@ type long struct {
 const nonceLen = 32
 
 // New cuts data's string values of at least minLen bytes (between the
-// quotes). It returns nil when there are none, or when one of them is not
-// a valid JSON string (encoding/json then reports it). data must not
-// change while the Cut is in use.
-func New(data []byte, minLen int) *Cut {
+// quotes). It returns nil when there are none, when they add up to less
+// than minTotal bytes as sent (a caller that wants a cut only where the
+// long strings are most of the message: below that, copying the rest
+// costs about what the strings save, and holds as much memory), or when
+// one of them is not a valid JSON string (encoding/json then reports it).
+// data must not change while the Cut is in use.
+func New(data []byte, minLen, minTotal int) *Cut {
 	c := &Cut{data: data}
 	longs := c.first[:0]
 	removed := 0
@@ -94,7 +97,7 @@ func New(data []byte, minLen int) *Cut {
 		longs = append(longs, long{start: start, end: end, size: size, plain: plain})
 		removed += end - start
 	}
-	if len(longs) == 0 {
+	if len(longs) == 0 || removed < minTotal {
 		return nil
 	}
 	var r [nonceLen / 2]byte
