@@ -9,8 +9,9 @@ import (
 )
 
 // A response of at least largeMessage bytes has its string values of at
-// least longString bytes decoded by jsonlong, not by encoding/json (a
-// large tool result or resource is mostly one or a few long texts).
+// least longString bytes decoded by jsonlong, not by encoding/json, when
+// they make at least half of it (a large tool result or resource is mostly
+// one or a few long texts).
 const (
 	largeMessage = 64 << 10
 	longString   = 4 << 10
@@ -21,18 +22,19 @@ const (
 // errors, but a large message's long strings are read in one pass (see
 // jsonlong).
 func decodeMessage(data []byte, msg *jsonrpc.Message) error {
-	return decodeMessageAbove(data, msg, largeMessage, longString)
+	return decodeMessageAbove(data, msg, largeMessage, longString, len(data)/2)
 }
 
-// decodeMessageAbove is decodeMessage with its thresholds given.
-func decodeMessageAbove(data []byte, msg *jsonrpc.Message, minMessage, minString int) error {
+// decodeMessageAbove is decodeMessage with its thresholds given: the
+// message's size, a long string's, and the long strings' total.
+func decodeMessageAbove(data []byte, msg *jsonrpc.Message, minMessage, minString, minTotal int) error {
 	result := msg.Result
 	res := reflect.ValueOf(result)
 	if len(data) < minMessage || res.Kind() != reflect.Pointer || res.IsNil() ||
 		!jsonlong.Plain(res.Type()) || !jsonlong.Plain(rpcErrorType) || !res.Elem().IsZero() {
 		return json.Unmarshal(data, msg)
 	}
-	cut := jsonlong.New(data, minString)
+	cut := jsonlong.New(data, minString, minTotal)
 	if cut == nil {
 		return json.Unmarshal(data, msg)
 	}

@@ -69,7 +69,7 @@ func checkDecode(t *testing.T, data []byte, minMessage, minString int) {
 		want := jsonrpc.Message{Result: newResult()}
 		werr := json.Unmarshal(data, &want)
 		got := jsonrpc.Message{Result: newResult()}
-		gerr := decodeMessageAbove(data, &got, minMessage, minString)
+		gerr := decodeMessageAbove(data, &got, minMessage, minString, 0)
 		require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), "%T: %.200q", want.Result, data)
 		require.Equal(t, reflect.TypeOf(werr), reflect.TypeOf(gerr), "%T: %.200q", want.Result, data)
 		require.True(t, reflect.DeepEqual(want, got), "%T: %.200q\nwant %+v\ngot  %+v", want.Result, data, want.Result, got.Result)
@@ -101,7 +101,7 @@ func FuzzDecodeMessage(f *testing.F) {
 // which an SSE stream's decoding branches on (strayResult).
 func TestDecodeMessageTypeError(t *testing.T) {
 	data := expand(decodeSeeds[8], 2*longString)
-	err := decodeMessageAbove(data, &jsonrpc.Message{Result: new(callToolWire)}, 0, longString)
+	err := decodeMessageAbove(data, &jsonrpc.Message{Result: new(callToolWire)}, 0, longString, 0)
 	var te, want *json.UnmarshalTypeError
 	require.True(t, errors.As(err, &te), "%v", err)
 	require.ErrorAs(t, json.Unmarshal(data, &jsonrpc.Message{Result: new(callToolWire)}), &want)

@@ -50,6 +50,7 @@ type Cut struct {
 	nonce [nonceLen]byte
 	longs []long
 	first [4]long // longs' room, for a message with few
+	put   int     // the placeholders put back
 	bad   bool    // a placeholder was seen that is not one, or twice
 }
 
@@ -65,10 +66,13 @@ type long struct {
 const nonceLen = 32
 
 // New cuts data's string values of at least minLen bytes (between the
-// quotes). It returns nil when there are none, or when one of them is not
-// a valid JSON string (encoding/json then reports it). data must not
-// change while the Cut is in use.
-func New(data []byte, minLen int) *Cut {
+// quotes). It returns nil when there are none, when they add up to less
+// than minTotal bytes as sent (a caller that wants a cut only where the
+// long strings are most of the message: below that, copying the rest
+// costs about what the strings save, and holds as much memory), or when
+// one of them is not a valid JSON string (encoding/json then reports it).
+// data must not change while the Cut is in use.
+func New(data []byte, minLen, minTotal int) *Cut {
 	c := &Cut{data: data}
 	longs := c.first[:0]
 	removed := 0
@@ -93,7 +97,7 @@ func New(data []byte, minLen int) *Cut {
 		longs = append(longs, long{start: start, end: end, size: size, plain: plain})
 		removed += end - start
 	}
-	if len(longs) == 0 {
+	if len(longs) == 0 || removed < minTotal {
 		return nil
 	}
 	var r [nonceLen / 2]byte
@@ -134,26 +138,20 @@ func (c *Cut) index(s string) int {
 		return -1
 	}
 	c.longs[k].seen = true
+	c.put++
 	return k
 }
 
 // Done reports whether every placeholder was put back, exactly once.
 func (c *Cut) Done() bool {
-	if c.bad {
-		return false
-	}
-	for _, l := range c.longs {
-		if !l.seen {
-			return false
-		}
-	}
-	return true
+	return !c.bad && c.put == len(c.longs)
 }
 
 // Put replaces the placeholders found in v, a value decoded from Small:
 // in its strings, and in its json.RawMessage bytes. It follows pointers,
 // slices, arrays, struct fields that encoding/json sets, maps, and
-// interfaces.
+// interfaces. A placeholder in a value that cannot be set (v not reached
+// through a pointer) is not put back.
 func (c *Cut) Put(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -166,15 +164,19 @@ func (c *Cut) Put(v reflect.Value) {
 		}
 		e := v.Elem()
 		if e.Kind() == reflect.String {
-			if k := c.index(e.String()); k >= 0 && v.CanSet() {
-				v.Set(reflect.ValueOf(c.decode(k)).Convert(e.Type()))
+			if v.CanSet() {
+				if k := c.index(e.String()); k >= 0 {
+					v.Set(reflect.ValueOf(c.decode(k)).Convert(e.Type()))
+				}
 			}
 			return
 		}
 		c.Put(e)
 	case reflect.String:
-		if k := c.index(v.String()); k >= 0 && v.CanSet() {
-			v.SetString(c.decode(k))
+		if v.CanSet() {
+			if k := c.index(v.String()); k >= 0 {
+				v.SetString(c.decode(k))
+			}
 		}
 	case reflect.Slice:
 		if v.Type() == rawType {
@@ -209,24 +211,13 @@ func (c *Cut) Put(v reflect.Value) {
 		for it := v.MapRange(); it.Next(); {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(it.Value())
-			before := c.seen()
+			before := c.put
 			c.Put(e)
-			if c.seen() != before {
+			if c.put != before {
 				v.SetMapIndex(it.Key(), e)
 			}
 		}
 	}
-}
-
-// seen counts the placeholders put back.
-func (c *Cut) seen() int {
-	n := 0
-	for _, l := range c.longs {
-		if l.seen {
-			n++
-		}
-	}
-	return n
 }
 
 // splice returns raw with each placeholder replaced by the literal it
@@ -284,12 +275,14 @@ var (
 	rawType       = reflect.TypeFor[json.RawMessage]()
 	unmarshaler   = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshal = reflect.TypeFor[encoding.TextUnmarshaler]()
+	numberType    = reflect.TypeFor[json.Number]()
 	plainTypes    sync.Map // reflect.Type → bool
 )
 
 // Plain reports whether encoding/json decodes into t without any
 // UnmarshalJSON or UnmarshalText method in its tree (json.RawMessage
-// aside): a placeholder is then decoded like the string it stands for,
+// aside), and without a json.Number (which takes a string only if it holds
+// a number): a placeholder is then decoded like the string it stands for,
 // whatever reads it, so that putting the string back gives what decoding
 // it would have. A field of type any counts as plain: encoding/json fills
 // an empty one with maps, slices and strings of its own.
@@ -307,7 +300,7 @@ func plain(t reflect.Type, seen map[reflect.Type]bool) bool {
 		return true
 	}
 	seen[t] = true
-	if t.Implements(unmarshaler) || t.Implements(textUnmarshal) ||
+	if t == numberType || t.Implements(unmarshaler) || t.Implements(textUnmarshal) ||
 		reflect.PointerTo(t).Implements(unmarshaler) || reflect.PointerTo(t).Implements(textUnmarshal) {
 		return false
 	}

@@ -3,9 +3,11 @@ package jsonlong
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -98,7 +100,7 @@ func FuzzCut(f *testing.F) {
 }
 
 func checkCut(t *testing.T, data []byte, min int) {
-	c := New(data, min)
+	c := New(data, min, 0)
 	if c == nil {
 		return
 	}
@@ -116,13 +118,13 @@ func checkCut(t *testing.T, data []byte, min int) {
 
 func TestCutFindsValuesNotKeys(t *testing.T) {
 	data := []byte(`{"0123456789":"0123456789", "x" :"abc", "y":["0123456789"]}`)
-	c := New(data, 10)
+	c := New(data, 10, 0)
 	require.NotNil(t, c)
 	assert.Len(t, c.longs, 2)
 	assert.True(t, json.Valid(c.Small))
 	assert.Contains(t, string(c.Small), `{"0123456789":"`+string(c.nonce[:])+`0", "x" :"abc", "y":["`+string(c.nonce[:])+`1"]}`)
-	assert.Nil(t, New(data, 11), "nothing as long")
-	assert.Nil(t, New([]byte(`{"a":"0123456789\q"}`), 5), "an invalid long string is left to encoding/json")
+	assert.Nil(t, New(data, 11, 0), "nothing as long")
+	assert.Nil(t, New([]byte(`{"a":"0123456789\q"}`), 5, 0), "an invalid long string is left to encoding/json")
 }
 
 // A placeholder is put back once at most: a second string equal to it
@@ -132,7 +134,7 @@ func TestPlaceholderSeenTwice(t *testing.T) {
 	data := []byte(`["0123456789","x"]`)
 	// The nonce alone is no placeholder: left alone, and no failure.
 	for suffix, done := range map[string]bool{"0": false, "00": false, "": true, "1": false, "x": false, "-0": false} {
-		c := New(data, 10)
+		c := New(data, 10, 0)
 		require.NotNil(t, c)
 		got := []any{nil, nil}
 		require.NoError(t, json.Unmarshal(c.Small, &got))
@@ -174,7 +176,7 @@ func TestPutEverywhere(t *testing.T) {
 		`"map":{"m":{"s":"` + esc + `"}},"ptr":{"s":"` + long + `"},"items":[{"s":"x"},{"s":"` + long + `"}],"arr":["` + long + `"],"e":"` + long + `"}`)
 	var want doc
 	require.NoError(t, json.Unmarshal(data, &want))
-	c := New(data, 20)
+	c := New(data, 20, 0)
 	require.NotNil(t, c)
 	require.Len(t, c.longs, 9)
 	var got doc
@@ -185,7 +187,7 @@ func TestPutEverywhere(t *testing.T) {
 	assert.True(t, bytes.Contains(got.Raw, []byte(esc)), "the raw literal is spliced back as sent")
 
 	// A long string in a member the type does not have goes nowhere.
-	c = New([]byte(`{"text":"x","other":"`+long+`"}`), 20)
+	c = New([]byte(`{"text":"x","other":"`+long+`"}`), 20, 0)
 	require.NotNil(t, c)
 	got = doc{}
 	require.NoError(t, json.Unmarshal(c.Small, &got))
@@ -193,7 +195,7 @@ func TestPutEverywhere(t *testing.T) {
 	assert.False(t, c.Done())
 
 	// Nor does one whose member comes again.
-	c = New([]byte(`{"text":"`+long+`","text":"x"}`), 20)
+	c = New([]byte(`{"text":"`+long+`","text":"x"}`), 20, 0)
 	got = doc{}
 	require.NoError(t, json.Unmarshal(c.Small, &got))
 	c.Put(reflect.ValueOf(&got))
@@ -222,4 +224,97 @@ func TestPlain(t *testing.T) {
 	assert.False(t, Plain(reflect.TypeFor[*struct{ K map[text]string }]()))
 	assert.False(t, Plain(reflect.TypeFor[*struct{ I interface{ M() } }]()))
 	assert.True(t, Plain(reflect.TypeFor[*struct{ c custom }]()), "an unexported field is not decoded")
+}
+
+// BenchmarkPutMap measures Put over a map of n entries and n strings cut,
+// against encoding/json decoding the same message: Put's work grows with
+// what it walks, not with the product of the two (a hostile message with
+// many of both cost quadratic time before: put/decode about 15 at n=6000,
+// now under 0.5).
+func BenchmarkPutMap(b *testing.B) {
+	const n = 6000
+	var m strings.Builder
+	m.WriteString(`{"map":{`)
+	for i := range n {
+		if i > 0 {
+			m.WriteByte(',')
+		}
+		fmt.Fprintf(&m, `"%d":{}`, i)
+	}
+	m.WriteString(`},"items":[`)
+	for i := range n {
+		if i > 0 {
+			m.WriteByte(',')
+		}
+		m.WriteString(`{"s":"ab"}`)
+	}
+	m.WriteString(`]}`)
+	data := []byte(m.String())
+	var decode, put time.Duration
+	for range b.N {
+		start := time.Now()
+		require.NoError(b, json.Unmarshal(data, new(doc)))
+		decode += time.Since(start)
+		c := New(data, 2, 0)
+		require.Len(b, c.longs, n)
+		var got doc
+		require.NoError(b, json.Unmarshal(c.Small, &got))
+		start = time.Now()
+		c.Put(reflect.ValueOf(&got))
+		put += time.Since(start)
+		require.True(b, c.Done())
+	}
+	b.ReportMetric(float64(put)/float64(decode), "put/decode")
+}
+
+// New cuts nothing when the long strings are less than minTotal bytes: a
+// large message of short values and one long string is left whole.
+func TestCutMinTotal(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	data := []byte(`{"a":"` + long + `","b":[` + strings.Repeat(`1,`, 200) + `1]}`)
+	assert.Nil(t, New(data, 50, len(data)/2), "100 bytes of %d", len(data))
+	c := New(data, 50, 100)
+	require.NotNil(t, c, "100 bytes, at least 100")
+	assert.Len(t, c.longs, 1)
+}
+
+// A json.Number takes a string only if it holds a number, so a
+// placeholder is not decoded like the string it stands for: with a nonce
+// of digits alone (one in about 3 million messages) it is a number, and
+// the string put back is not. Plain refuses the type.
+func TestPlainRefusesNumber(t *testing.T) {
+	type num struct {
+		N json.Number `json:"n"`
+	}
+	data := []byte(`{"n":"0123456789abcdef"}`)
+	werr := json.Unmarshal(data, new(num))
+	require.Error(t, werr, "not a number")
+	c := New(data, 10, 0)
+	require.NotNil(t, c)
+	digits := []byte("12345678901234567890123456789012")
+	c.Small = bytes.ReplaceAll(c.Small, c.nonce[:], digits)
+	copy(c.nonce[:], digits)
+	var got num
+	require.NoError(t, json.Unmarshal(c.Small, &got), "the placeholder is a number")
+	c.Put(reflect.ValueOf(&got))
+	require.True(t, c.Done(), "and the string is put back, where encoding/json fails: %v", werr)
+	assert.False(t, Plain(reflect.TypeFor[*num]()))
+	assert.False(t, Plain(reflect.TypeFor[*struct{ M map[string]json.Number }]()))
+}
+
+// A placeholder in a value Put cannot set stays, and Done says so.
+func TestPutUnsettable(t *testing.T) {
+	c := New([]byte(`{"text":"0123456789"}`), 10, 0)
+	require.NotNil(t, c)
+	var got doc
+	require.NoError(t, json.Unmarshal(c.Small, &got))
+	c.Put(reflect.ValueOf(got))
+	assert.False(t, c.Done(), "a struct, not a pointer to it")
+
+	c = New([]byte(`["0123456789"]`), 10, 0)
+	require.NotNil(t, c)
+	var arr [1]any
+	require.NoError(t, json.Unmarshal(c.Small, &arr))
+	c.Put(reflect.ValueOf(arr))
+	assert.False(t, c.Done(), "an array of any, not a pointer to it")
 }
