@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -153,7 +154,9 @@ type searchDoc struct {
 }
 
 func newSearchDoc(t *tool) *searchDoc {
-	ws := words(t.name + " " + t.description + " " + t.schema.params)
+	// The words of the name, description and parameters, as if joined by spaces.
+	ws := make([]string, 0, (len(t.name)+len(t.description)+len(t.schema.params))/6+1)
+	ws = appendWords(appendWords(appendWords(ws, t.name), t.description), t.schema.params)
 	d := &searchDoc{description: t.description, params: t.schema.params, length: len(ws), counts: make([]int, 0, len(ws))}
 	slices.Sort(ws)
 	d.words = ws[:0] // the distinct words, in place
@@ -181,7 +184,7 @@ func (x *searchIndex) docsLocked(ts []*tool) []*searchDoc {
 		if d == nil || d.description != t.description || d.params != t.schema.params {
 			d = newSearchDoc(t)
 			if x.m == nil || len(x.m) >= maxIndexedTools {
-				x.m = map[string]*searchDoc{}
+				x.m = make(map[string]*searchDoc, len(ts))
 			}
 			x.m[t.name] = d
 		}
@@ -217,7 +220,7 @@ func (x *searchIndex) inverted(ts []*tool) *invertedIndex {
 	}
 	docs := x.docsLocked(ts)
 	ix := &invertedIndex{tools: slices.Clone(ts), lengths: make([]int, len(ts)),
-		postings: map[string][]posting{}, servers: map[string]docStats{}}
+		postings: make(map[string][]posting, len(ts)), servers: map[string]docStats{}}
 	for i, d := range docs {
 		ix.lengths[i] = d.length
 		for j, w := range d.words {
@@ -309,24 +312,31 @@ func (ix *invertedIndex) rank(query, server string, n int) []*tool {
 // words splits s into lower-case words at every character that is not a
 // letter or digit, and where camelCase changes case, with a final s cut
 // off; words of a letter and "the", "of", ... are left out.
-func words(s string) []string {
-	var out []string
+func words(s string) []string { return appendWords(nil, s) }
+
+// appendWords appends the words of s to out; out is made for s, if nil.
+func appendWords(out []string, s string) []string {
 	start, n := 0, 0 // the current word is s[start:i], of n characters
 	flush := func(i int) {
-		if w := strings.ToLower(s[start:i]); n > 1 && !stopWords[w] {
-			if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
-				w = w[:len(w)-1] // plurals: issues and issue match
+		if n > 1 {
+			if w := strings.ToLower(s[start:i]); !isStopWord(w) {
+				if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+					w = w[:len(w)-1] // plurals: issues and issue match
+				}
+				if out == nil {
+					out = make([]string, 0, len(s)/6+1) // about a word per 6 bytes of prose: one allocation
+				}
+				out = append(out, w)
 			}
-			out = append(out, w)
 		}
 		start, n = i, 0
 	}
 	var prev rune
 	for i, c := range s {
 		switch {
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+		case !isWordRune(c):
 			flush(i)
-		case unicode.IsUpper(c) && unicode.IsLower(prev):
+		case isUpper(c) && isLower(prev):
 			flush(i)
 			fallthrough
 		default:
@@ -341,8 +351,37 @@ func words(s string) []string {
 	return out
 }
 
-var stopWords = map[string]bool{"the": true, "an": true, "of": true, "to": true, "and": true, "or": true, "in": true, "on": true,
-	"for": true, "is": true, "it": true, "by": true, "with": true, "from": true, "this": true, "that": true}
+// isWordRune, isUpper and isLower are unicode.IsLetter || unicode.IsDigit,
+// unicode.IsUpper and unicode.IsLower, without a call for ASCII.
+func isWordRune(c rune) bool {
+	if c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	return unicode.IsLetter(c) || unicode.IsDigit(c)
+}
+
+func isUpper(c rune) bool {
+	if c < utf8.RuneSelf {
+		return 'A' <= c && c <= 'Z'
+	}
+	return unicode.IsUpper(c)
+}
+
+func isLower(c rune) bool {
+	if c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z'
+	}
+	return unicode.IsLower(c)
+}
+
+// isStopWord reports the words a search leaves out: "the", "of", ...
+func isStopWord(w string) bool {
+	switch w {
+	case "the", "an", "of", "to", "and", "or", "in", "on", "for", "is", "it", "by", "with", "from", "this", "that":
+		return true
+	}
+	return false
+}
 
 // paramNames lists the top-level property names of a projected schema.
 func paramNames(schema []byte) []string {

@@ -18,9 +18,9 @@ var errGatherLimit = errors.New("mcp: message over the limit")
 // by doubling allocates about twice the limit to refuse a message just
 // over it, and holds one and a half times the limit at once; a gather
 // allocates the limit and one chunk at most, and copies a message it
-// keeps only once, into its final place; its chunks are pooled, so that
-// release makes the next gather cost nothing. The zero value, with max
-// set, is ready to use.
+// keeps only once, into its final place; its chunks are pooled (those of
+// a message up to maxPooledGather), so that release makes the next gather
+// cost nothing. The zero value, with max set, is ready to use.
 type gather struct {
 	max  int64
 	size int64
@@ -43,11 +43,17 @@ func (g *gather) room() []byte {
 	return g.cur[len(g.cur):cap(g.cur)]
 }
 
-// release gives the chunks back for other gathers; what was gathered is
-// gone.
+// maxPooledGather bounds the messages whose chunks are pooled: those of a
+// larger one go to the collector, because the pool would keep them live
+// until two collections pass, beside the message and what is decoded from
+// it.
+const maxPooledGather = 4 << 20
+
+// release gives the chunks back for other gathers, unless the message was
+// above maxPooledGather; what was gathered is gone.
 func (g *gather) release() {
 	for _, c := range g.parts() {
-		if cap(c) == gatherChunk {
+		if cap(c) == gatherChunk && g.size <= maxPooledGather {
 			gatherChunks.Put((*[gatherChunk]byte)(c[:gatherChunk]))
 		}
 	}

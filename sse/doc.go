@@ -29,7 +29,9 @@
 // once that buffer has grown to the largest event's size). A large
 // event arriving in many small network reads is thus decoded in linear
 // time, with no buffer grown by doubling. A short response costs no buffer
-// once the process has decoded a few (the chunks are pooled).
+// once the process has decoded a few (the chunks are pooled; those of an
+// event above 4 MiB are left to the collector, so that a large event is not
+// held a second time by the pool while the caller decodes it).
 //
 // The tests check the decoder against a line-by-line reading of the WHATWG
 // rules, on every stream the fuzzer finds and in every chunking.

@@ -20,6 +20,20 @@ type spool struct {
 	chunks []*[]byte
 	small  [2]*[]byte // chunks' first backing array: no allocation for short streams
 	first  int64
+	held   int // the most chunks held since the spool last held at most one
+}
+
+// maxPooledChunks bounds what a spool gives back to the pool: one that
+// held more (an event above 4 MiB) leaves its chunks to the collector,
+// because the pool would keep them live until two collections pass, beside
+// the event's data and whatever the caller decodes from it.
+const maxPooledChunks = 4 << 20 / spoolChunk
+
+// put gives c back to the pool, unless the spool held too many chunks.
+func (s *spool) put(c *[]byte) {
+	if s.held <= maxPooledChunks {
+		chunks.Put(c)
+	}
 }
 
 // room returns the free space after stream position pos, the end of what
@@ -31,6 +45,7 @@ func (s *spool) room(pos int64) []byte {
 	i, off := s.at(pos)
 	if i == len(s.chunks) {
 		s.chunks = append(s.chunks, chunks.Get().(*[]byte))
+		s.held = max(s.held, len(s.chunks))
 	}
 	return (*s.chunks[i])[off:]
 }
@@ -52,9 +67,12 @@ func (s *spool) appendRange(dst []byte, from, to int64) []byte {
 // position pos.
 func (s *spool) releaseBefore(pos int64) {
 	for len(s.chunks) > 0 && s.first+spoolChunk <= pos {
-		chunks.Put(s.chunks[0])
+		s.put(s.chunks[0])
 		s.chunks[0] = nil
 		s.chunks, s.first = s.chunks[1:], s.first+spoolChunk
+	}
+	if len(s.chunks) <= 1 {
+		s.held = len(s.chunks)
 	}
 }
 
@@ -66,8 +84,8 @@ func (s *spool) at(pos int64) (chunk, off int) {
 // release gives every chunk back.
 func (s *spool) release() {
 	for i, c := range s.chunks {
-		chunks.Put(c)
+		s.put(c)
 		s.chunks[i] = nil
 	}
-	s.chunks = nil
+	s.chunks, s.held = nil, 0
 }

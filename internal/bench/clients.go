@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 
 	mm "git.rickub.com/bots-garden/mini-me/mcp"
 	mcpgo "github.com/mark3labs/mcp-go/client"
@@ -21,6 +22,9 @@ type session interface {
 	list(ctx context.Context) (int, error) // every tool, all pages
 	echo(ctx context.Context) error        // echo "hello"
 	big(ctx context.Context) error         // the 1 MiB result
+	// huge calls the 16 MiB tool and calls held while the result is
+	// still reachable, as a caller holding it would.
+	huge(ctx context.Context, held func()) error
 	close() error
 }
 
@@ -71,6 +75,17 @@ func checkText(blocks, textLen int, isText bool, want int) error {
 
 const echoLen = len("echo: hello")
 
+// checkHeld is checkText, then it calls held, if not nil, while res (the
+// result) is still reachable.
+func checkHeld(held func(), res any, blocks, textLen int, isText bool, want int) error {
+	err := checkText(blocks, textLen, isText, want)
+	if held != nil {
+		held()
+	}
+	runtime.KeepAlive(res)
+	return err
+}
+
 // --- mini-me
 
 type miniMe struct{ c *mm.Client }
@@ -93,19 +108,22 @@ func (m miniMe) list(ctx context.Context) (int, error) {
 	return len(tools), err
 }
 
-func (m miniMe) call(ctx context.Context, name string, want int) error {
+func (m miniMe) call(ctx context.Context, name string, want int, held func()) error {
 	res, err := m.c.CallTool(ctx, name, echoArgs)
 	if err != nil || len(res.Content) == 0 {
 		return cmp.Or(err, checkText(0, 0, false, want))
 	}
-	return checkText(len(res.Content), len(res.Content[0].Text), res.Content[0].Type == "text", want)
+	return checkHeld(held, res, len(res.Content), len(res.Content[0].Text), res.Content[0].Type == "text", want)
 }
 
 var echoArgs = map[string]any{"text": "hello"}
 
-func (m miniMe) echo(ctx context.Context) error { return m.call(ctx, "echo", echoLen) }
-func (m miniMe) big(ctx context.Context) error  { return m.call(ctx, "big", bigSize) }
-func (m miniMe) close() error                   { return m.c.Close() }
+func (m miniMe) echo(ctx context.Context) error { return m.call(ctx, "echo", echoLen, nil) }
+func (m miniMe) big(ctx context.Context) error  { return m.call(ctx, "big", bigSize, nil) }
+func (m miniMe) huge(ctx context.Context, held func()) error {
+	return m.call(ctx, "huge", hugeSize, held)
+}
+func (m miniMe) close() error { return m.c.Close() }
 
 // --- the official go-sdk
 
@@ -136,7 +154,7 @@ func (g goSDK) list(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (g goSDK) call(ctx context.Context, name string, want int) error {
+func (g goSDK) call(ctx context.Context, name string, want int, held func()) error {
 	res, err := g.s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: echoArgs})
 	if err != nil || len(res.Content) == 0 {
 		return cmp.Or(err, checkText(0, 0, false, want))
@@ -145,12 +163,15 @@ func (g goSDK) call(ctx context.Context, name string, want int) error {
 	if !ok {
 		tc = &sdk.TextContent{}
 	}
-	return checkText(len(res.Content), len(tc.Text), ok, want)
+	return checkHeld(held, res, len(res.Content), len(tc.Text), ok, want)
 }
 
-func (g goSDK) echo(ctx context.Context) error { return g.call(ctx, "echo", echoLen) }
-func (g goSDK) big(ctx context.Context) error  { return g.call(ctx, "big", bigSize) }
-func (g goSDK) close() error                   { return g.s.Close() }
+func (g goSDK) echo(ctx context.Context) error { return g.call(ctx, "echo", echoLen, nil) }
+func (g goSDK) big(ctx context.Context) error  { return g.call(ctx, "big", bigSize, nil) }
+func (g goSDK) huge(ctx context.Context, held func()) error {
+	return g.call(ctx, "huge", hugeSize, held)
+}
+func (g goSDK) close() error { return g.s.Close() }
 
 // --- mcp-go
 
@@ -189,7 +210,7 @@ func (m mcpGo) list(ctx context.Context) (int, error) {
 	return len(res.Tools), nil
 }
 
-func (m mcpGo) call(ctx context.Context, name string, want int) error {
+func (m mcpGo) call(ctx context.Context, name string, want int, held func()) error {
 	var req mcpgotypes.CallToolRequest
 	req.Params.Name, req.Params.Arguments = name, echoArgs
 	res, err := m.c.CallTool(ctx, req)
@@ -197,9 +218,12 @@ func (m mcpGo) call(ctx context.Context, name string, want int) error {
 		return cmp.Or(err, checkText(0, 0, false, want))
 	}
 	tc, ok := res.Content[0].(mcpgotypes.TextContent)
-	return checkText(len(res.Content), len(tc.Text), ok, want)
+	return checkHeld(held, res, len(res.Content), len(tc.Text), ok, want)
 }
 
-func (m mcpGo) echo(ctx context.Context) error { return m.call(ctx, "echo", echoLen) }
-func (m mcpGo) big(ctx context.Context) error  { return m.call(ctx, "big", bigSize) }
-func (m mcpGo) close() error                   { return m.c.Close() }
+func (m mcpGo) echo(ctx context.Context) error { return m.call(ctx, "echo", echoLen, nil) }
+func (m mcpGo) big(ctx context.Context) error  { return m.call(ctx, "big", bigSize, nil) }
+func (m mcpGo) huge(ctx context.Context, held func()) error {
+	return m.call(ctx, "huge", hugeSize, held)
+}
+func (m mcpGo) close() error { return m.c.Close() }

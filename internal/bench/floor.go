@@ -64,7 +64,7 @@ func connectFloor(ctx context.Context, t target, hc *http.Client) (session, erro
 		f.in, f.out, f.modern = in, bufio.NewReaderSize(out, 64<<10), true
 	}
 	f.headers = map[string]http.Header{}
-	for _, k := range []string{"server/discover", "initialize", "tools/list", "tools/call echo", "tools/call big"} {
+	for _, k := range []string{"server/discover", "initialize", "tools/list", "tools/call echo", "tools/call big", "tools/call huge"} {
 		f.headers[k] = f.header(k)
 	}
 	var err error
@@ -77,7 +77,7 @@ func connectFloor(ctx context.Context, t target, hc *http.Client) (session, erro
 			err = f.post(ctx, "initialize", []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
 		}
 		f.headers = map[string]http.Header{}
-		for _, k := range []string{"tools/list", "tools/call echo", "tools/call big"} {
+		for _, k := range []string{"tools/list", "tools/call echo", "tools/call big", "tools/call huge"} {
 			f.headers[k] = f.header(k) // with the session now
 		}
 	}
@@ -261,18 +261,21 @@ func floorText(msg []byte) (blocks int, isText bool, textLen int, err error) {
 	return blocks, isText, end, nil
 }
 
-func (f *floor) text(ctx context.Context, name string, want int) error {
+func (f *floor) text(ctx context.Context, name string, want int, held func()) error {
 	return f.call(ctx, "tools/call "+name, "tools/call", `{"name":"`+name+`","arguments":{"text":"hello"}}`, func(msg []byte) error {
 		blocks, isText, n, err := floorText(msg)
 		if err != nil {
 			return err
 		}
-		return checkText(blocks, n, isText, want)
+		return checkHeld(held, msg, blocks, n, isText, want)
 	})
 }
 
-func (f *floor) echo(ctx context.Context) error { return f.text(ctx, "echo", echoLen) }
-func (f *floor) big(ctx context.Context) error  { return f.text(ctx, "big", bigSize) }
+func (f *floor) echo(ctx context.Context) error { return f.text(ctx, "echo", echoLen, nil) }
+func (f *floor) big(ctx context.Context) error  { return f.text(ctx, "big", bigSize, nil) }
+func (f *floor) huge(ctx context.Context, held func()) error {
+	return f.text(ctx, "huge", hugeSize, held)
+}
 
 func (f *floor) close() error {
 	if f.cmd != nil {

@@ -13,9 +13,11 @@
 // Usage:
 //
 //	cd internal/bench && go run . [-rounds 5] [-n 500] [-servers REGEXP] [-clients floor,mini-me,...]
+//	cd internal/bench && go run . -scale [-rounds 10] [-parts idle,discover,catalogue,agent]
 //
-// A quick run: go run . -rounds 3 -n 200. To profile the 1 MiB result
-// path of one client: go run . -rounds 1 -n 1 -big 200 -servers 'replay
+// A quick run: go run . -rounds 3 -n 200. -huge N sets the 16 MiB calls
+// per round whose peak live heap is sampled (see peakHeap). To profile the
+// 1 MiB result path of one client: go run . -rounds 1 -n 1 -big 200 -servers 'replay
 // 2026-07-28 sse' -clients mini-me -cpuprofile cpu.out -memprofile mem.out.
 package main
 
@@ -44,11 +46,13 @@ func main() {
 	rounds := flag.Int("rounds", 5, "interleaved rounds")
 	n := flag.Int("n", 500, "calls per latency phase and per throughput level")
 	bigs := flag.Int("big", 5, "1 MiB calls per round (raise it, with -n 1, to profile that path)")
+	huges := flag.Int("huge", 2, "16 MiB calls per round, whose peak live heap is sampled (0: none)")
 	serverRE := flag.String("servers", "", "only the scenarios whose name matches this regexp")
 	clients := flag.String("clients", "", "comma-separated contenders (default all: floor,mini-me,go-sdk,mcp-go)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (filter to one client to profile it)")
 	memProfile := flag.String("memprofile", "", "write an allocation profile at the end")
 	scale := flag.Bool("scale", false, "measure the costs at scale (idle servers, discovery, catalogues, the agent loop) instead of comparing clients")
+	parts := flag.String("parts", "", "with -scale, only these comma-separated parts: idle,discover,catalogue,agent (default all)")
 	flag.Parse()
 	var err error
 	switch *serve {
@@ -57,7 +61,7 @@ func main() {
 	case "stdio":
 		err = serveStdio()
 	case "":
-		err = run(config{rounds: *rounds, n: *n, bigs: *bigs, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile, scale: *scale})
+		err = run(config{rounds: *rounds, n: *n, bigs: *bigs, huges: *huges, servers: *serverRE, clients: *clients, cpuProfile: *cpuProfile, memProfile: *memProfile, scale: *scale, parts: *parts})
 	default:
 		err = fmt.Errorf("unknown -serve %q", *serve)
 	}
@@ -68,10 +72,11 @@ func main() {
 }
 
 type config struct {
-	rounds, n, bigs        int
+	rounds, n, bigs, huges int
 	servers, clients       string
 	cpuProfile, memProfile string
 	scale                  bool
+	parts                  string // of the scale mode
 }
 
 // scenario is one server the contenders are measured against.
@@ -79,6 +84,7 @@ type scenario struct {
 	name  string
 	t     target
 	stdio bool
+	huge  bool // the server answers the 16 MiB tool (a replay server)
 }
 
 func run(cfg config) error {
@@ -186,7 +192,7 @@ func startServers() ([]scenario, func(), error) {
 			stop()
 			return nil, nil, fmt.Errorf("server process: %v", lines.Err())
 		}
-		scs = append(scs, scenario{name: s.name, t: target{url: lines.Text(), modern: s.modern}})
+		scs = append(scs, scenario{name: s.name, t: target{url: lines.Text(), modern: s.modern}, huge: !s.live})
 	}
 	if !lines.Scan() {
 		stop()
@@ -194,7 +200,7 @@ func startServers() ([]scenario, func(), error) {
 	}
 	smallURL = lines.Text()
 	go func() { _, _ = io.Copy(io.Discard, out) }()
-	scs = append(scs, scenario{name: "stdio replay 2026-07-28", t: target{modern: true}, stdio: true})
+	scs = append(scs, scenario{name: "stdio replay 2026-07-28", t: target{modern: true}, stdio: true, huge: true})
 	return scs, stop, nil
 }
 
@@ -204,7 +210,8 @@ type figures map[string]float64
 // The figures, in table order; higher is better only for throughput.
 var figureNames = []string{
 	"connect", "list 500 tools", "echo p50", "echo p99", "cpu/call", "allocs/call", "bytes/call",
-	"calls/s @1", "calls/s @8", "calls/s @64", "1 MiB result", "1 MiB bytes", "goroutines after Close",
+	"calls/s @1", "calls/s @8", "calls/s @64", "1 MiB result", "1 MiB bytes", "1 MiB bytes / payload",
+	"16 MiB peak live bytes", "16 MiB peak / payload", "goroutines after Close",
 }
 
 // newTransport is the HTTP transport every contender gets, a fresh one
@@ -318,6 +325,19 @@ func measure(cfg config, sc scenario, c contender) (figures, error) {
 	runtime.ReadMemStats(&m1)
 	f["1 MiB result"] = median(ds)
 	f["1 MiB bytes"] = float64(m1.TotalAlloc-m0.TotalAlloc) / float64(cfg.bigs)
+	f["1 MiB bytes / payload"] = f["1 MiB bytes"] / bigSize
+
+	if sc.huge && cfg.huges > 0 {
+		peak, err := peakHeap(cfg.huges, func(held func()) error { return s.huge(ctx, held) })
+		if err != nil {
+			// A client may refuse a message this large (go-sdk's stdio line
+			// limit): its other figures stand, this one is left out.
+			fmt.Fprintf(os.Stderr, "%s, %s: 16 MiB result: %v\n", sc.name, c.name, err)
+		} else {
+			f["16 MiB peak live bytes"] = peak
+			f["16 MiB peak / payload"] = peak / hugeSize
+		}
+	}
 
 	closed = true
 	if err := s.close(); err != nil && !sc.stdio {

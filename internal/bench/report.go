@@ -48,8 +48,8 @@ func (r *results) ratio(sc, a, b, fig string) (med, lo, hi float64, ok bool) {
 	return median(xs), slices.Min(xs), slices.Max(xs), true
 }
 
-// raw returns the median over rounds of a figure.
-func (r *results) raw(sc, c, fig string) (float64, bool) {
+// raw returns the median over rounds of a figure, and its spread.
+func (r *results) raw(sc, c, fig string) (med, lo, hi float64, ok bool) {
 	var xs []float64
 	for _, f := range r.rounds[sc][c] {
 		if v, ok := f[fig]; ok {
@@ -57,12 +57,13 @@ func (r *results) raw(sc, c, fig string) (float64, bool) {
 		}
 	}
 	if len(xs) == 0 {
-		return 0, false
+		return 0, 0, 0, false
 	}
+	lo, hi = slices.Min(xs), slices.Max(xs)
 	if fig == "goroutines after Close" {
-		return slices.Max(xs), true // a leak in any round counts
+		return hi, lo, hi, true // a leak in any round counts
 	}
-	return median(xs), true
+	return median(xs), lo, hi, true
 }
 
 func (r *results) print(w io.Writer, scs []scenario, cs []contender, cfg config) {
@@ -96,8 +97,13 @@ func (r *results) print(w io.Writer, scs []scenario, cs []contender, cfg config)
 			row := []string{fig}
 			any := false
 			for _, c := range names {
-				v, ok := r.raw(sc.name, c, fig)
-				row = append(row, format(fig, v, ok))
+				v, lo, hi, ok := r.raw(sc.name, c, fig)
+				cell := format(fig, v, ok)
+				if ok && strings.HasSuffix(fig, "/ payload") {
+					// a target of its own, not a ratio between contenders
+					cell = fmt.Sprintf("%s (%s–%s)", cell, format(fig, lo, ok), format(fig, hi, ok))
+				}
+				row = append(row, cell)
 				any = any || ok
 			}
 			if !any {
@@ -121,6 +127,8 @@ func format(fig string, v float64, ok bool) string {
 	switch {
 	case !ok:
 		return "-"
+	case strings.HasSuffix(fig, "/ payload"):
+		return fmt.Sprintf("%.2fx", v)
 	case strings.HasPrefix(fig, "calls/s"):
 		return fmt.Sprintf("%.0f", v)
 	case strings.HasPrefix(fig, "allocs") || strings.HasPrefix(fig, "goroutines"):

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,7 +25,8 @@ import (
 // rather than comparing clients: the memory and goroutines of an idle
 // connected server, by transport and era, against the floor of an idle
 // keep-alive connection or a bare child process; discovering 100 servers
-// that answer after smallDelay, against one of them; discovering a
+// that answer after smallDelay, against one of them and against 100 floor
+// clients sending the same requests; discovering a
 // 10,000-tool catalogue; the agent loop's turn with a 500-tool catalogue
 // and tool search on; and one tool search over 10,000 tools.
 
@@ -60,12 +63,19 @@ func runScale(cfg config, scs []scenario) error {
 		}
 		panic("no scenario " + name)
 	}
+	parts := map[string]bool{}
+	for _, p := range strings.Split(cmp.Or(cfg.parts, strings.Join(scaleParts, ",")), ",") {
+		if !slices.Contains(scaleParts, p) {
+			return fmt.Errorf("-parts: unknown part %q (want some of %s)", p, strings.Join(scaleParts, ","))
+		}
+		parts[p] = true
+	}
 	var rounds []scaleFigures
 	start := time.Now()
 	for r := range cfg.rounds {
 		f := scaleFigures{}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		err := scaleRound(ctx, f, url)
+		err := scaleRound(ctx, f, url, parts)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("round %d: %w", r+1, err)
@@ -100,7 +110,34 @@ func scaleFormat(unit string, v float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
-func scaleRound(ctx context.Context, f scaleFigures, url func(string) string) error {
+// scaleParts are the groups of scale figures, in run order (-parts).
+var scaleParts = []string{"idle", "discover", "catalogue", "agent"}
+
+func scaleRound(ctx context.Context, f scaleFigures, url func(string) string, parts map[string]bool) error {
+	if parts["idle"] {
+		if err := idleFigures(ctx, f, url); err != nil {
+			return err
+		}
+	}
+	if parts["discover"] {
+		if err := discoverFigures(ctx, f); err != nil {
+			return err
+		}
+	}
+	if parts["catalogue"] {
+		if err := catalogueFigures(ctx, f, url("replay 2026-07-28 json")); err != nil {
+			return err
+		}
+	}
+	if parts["agent"] {
+		return agentFigures(ctx, f)
+	}
+	return nil
+}
+
+// idleFigures measures the idle cost of a connected server, by transport
+// and era, and their floors.
+func idleFigures(ctx context.Context, f scaleFigures, url func(string) string) error {
 	idles := []struct {
 		name string
 		t    target
@@ -135,14 +172,7 @@ func scaleRound(ctx context.Context, f scaleFigures, url func(string) string) er
 	}
 	f.set("idle goroutines/server, floor: a child process and its pipes", "n", g)
 	f.set("idle heap/server, floor: a child process and its pipes", "bytes", h)
-
-	if err := discoverFigures(ctx, f); err != nil {
-		return err
-	}
-	if err := catalogueFigures(ctx, f, url("replay 2026-07-28 json")); err != nil {
-		return err
-	}
-	return agentFigures(ctx, f)
+	return nil
 }
 
 // idleCost connects n servers with connect and returns the goroutines and
@@ -262,10 +292,45 @@ func discoverFigures(ctx context.Context, f scaleFigures) error {
 	if err != nil {
 		return err
 	}
+	fl, err := discoverFloor(ctx, 100)
+	if err != nil {
+		return fmt.Errorf("discover floor: %w", err)
+	}
 	f.set("discover 1 server (20 ms a response; slowest of 5)", "time", float64(slowest))
 	f.set("discover 100 servers (20 ms a response)", "time", float64(d))
 	f.set("discover 100 / slowest single", "x", float64(d)/float64(slowest))
+	f.set("discover 100, floor: the same 2 requests by 100 bare clients", "time", float64(fl))
+	f.set("discover 100 / its floor", "x", float64(d)/float64(fl))
 	return nil
+}
+
+// discoverFloor is what 100 discoveries cost at least: n floor clients,
+// each with a transport of its own, send the same two requests as a
+// modern Discover (server/discover, then tools/list) at once.
+func discoverFloor(ctx context.Context, n int) (time.Duration, error) {
+	errs := make(chan error, n)
+	t0 := time.Now()
+	for range n {
+		go func() {
+			tr := newTransport()
+			defer tr.CloseIdleConnections()
+			s, err := connectFloor(ctx, target{url: smallURL, modern: true}, &http.Client{Transport: tr})
+			if err != nil {
+				errs <- err
+				return
+			}
+			got, err := s.list(ctx)
+			if err == nil && got != smallTools {
+				err = fmt.Errorf("%d tools, want %d", got, smallTools)
+			}
+			errs <- errors.Join(err, s.close())
+		}()
+	}
+	var err error
+	for range n {
+		err = errors.Join(err, <-errs)
+	}
+	return time.Since(t0), err
 }
 
 // catalogueFigures discovers 20 replay servers of 500 tools each: listing,

