@@ -125,9 +125,8 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 	}
 	cmd := &exec.Cmd{Path: l.path, Args: l.args, Env: l.env, Dir: l.dir, ExtraFiles: l.extra,
 		SysProcAttr: groupAttr(l.attr), Stdin: inR, Stdout: outW, Stderr: errW}
-	pidfd := watchExit(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
-		closeAll() // a failed start closed the pidfd, if any
+		closeAll()
 		return nil, fmt.Errorf("%w: server %q: start %s: %w", ErrUnreachable, l.name, l.command, err)
 	}
 	// The child has its ends; ours would keep the pipes open.
@@ -137,7 +136,7 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 		l: l, log: log, maxMsg: c.opts.MaxMessageSize, cmd: cmd, pgid: processGroup(cmd.Process.Pid),
 		stdin: inW, stdout: outR, stderr: errR, wsem: make(chan struct{}, 1), notice: notice, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}), stdoutDone: make(chan struct{}), stderrDone: make(chan struct{}), gone: make(chan struct{}),
-		exit: exitFile(pidfd),
+		exit: exitFile(cmd.Process.Pid),
 	}
 	p.mux = newMux(c, func(ctx context.Context, msg jsonrpc.Response) error { return p.write(ctx, msg) }, notice, modern)
 	log.Debug("mcp: server started", "pid", cmd.Process.Pid)
