@@ -617,7 +617,7 @@ func testStdioCloseCutsBlockedWrite(t *testing.T, bin string) {
 		errs <- err
 	}()
 	// The server reads nothing after the probe: the write fills the pipe.
-	require.Eventually(t, func() bool { return blockedWrites("testStdioCloseCutsBlockedWrite") == 1 },
+	require.Eventually(t, func() bool { return blockedWrites("testStdioCloseCutsBlockedWrite", "waitWrite") == 1 },
 		10*time.Second, 10*time.Millisecond)
 	start := time.Now()
 	closed := make(chan error, 1)
@@ -628,15 +628,16 @@ func testStdioCloseCutsBlockedWrite(t *testing.T, bin string) {
 }
 
 // blockedWrites counts the goroutines started by the test function fn
-// whose write to a stdio server's stdin waits for room in the pipe.
-func blockedWrites(fn string) int {
+// whose write to a stdio server's stdin waits in the function wait (for
+// room in the pipe).
+func blockedWrites(fn, wait string) int {
 	buf := make([]byte, 1<<20)
 	for n := runtime.Stack(buf, true); n == len(buf); n = runtime.Stack(buf, true) {
 		buf = make([]byte, 2*len(buf))
 	}
 	n := 0
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if bytes.Contains(g, []byte("mcp.(*proc).writeRaw(")) && bytes.Contains(g, []byte("waitWrite")) &&
+		if bytes.Contains(g, []byte("mcp.(*proc).writeLine(")) && bytes.Contains(g, []byte(wait)) &&
 			bytes.Contains(g, []byte("created by git.rickub.com/bots-garden/mini-me/mcp_test."+fn)) {
 			n++
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,6 +42,9 @@ func financeStream(t *testing.T, bin string, deadlines bool, flags ...string) (*
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
+		// A server that reads nothing more (-stall-stdin) is the
+		// host's to stop; before the bridges are waited for.
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
 		bridges.Add(2)
 		go func() { // ends when ours is closed
 			defer bridges.Done()
@@ -69,6 +73,11 @@ func TestStreamTransport(t *testing.T) {
 			t.Run("Cancellation", func(t *testing.T) { testStreamCancel(t, bin, deadlines) })
 		})
 	}
+	t.Run("CloseCutsBlockedWrite", func(t *testing.T) {
+		for _, deadlines := range []bool{true, false} {
+			testStreamCloseCutsBlockedWrite(t, bin, deadlines)
+		}
+	})
 	t.Run("Oversized", func(t *testing.T) {
 		tr, _ := financeStream(t, bin, true, "-era", "modern")
 		c := stdioConnect(t, tr, &mcp.Options{MaxMessageSize: 4096})
@@ -220,4 +229,29 @@ func TestRestartCutShortIsNotCounted(t *testing.T) {
 		cutRestart(t, tr, ctx)
 		assert.Equal(t, int32(3), dials.Load())
 	})
+}
+
+// Close ends at once a call bounded by its own deadline whose request
+// waits on a stream that the server no longer reads, though the
+// subscription's cancel notice, which Close sends first, must wait for
+// that write.
+func testStreamCloseCutsBlockedWrite(t *testing.T, bin string, deadlines bool) {
+	tr, _ := financeStream(t, bin, deadlines, "-era", "modern", "-list-changed", "-stall-stdin")
+	c, err := mcp.Connect(context.Background(), tr, &mcp.Options{OnToolsChanged: func() {}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "echo", map[string]string{"text": strings.Repeat("x", 1<<20)})
+		errs <- err
+	}()
+	require.Eventually(t, func() bool { return blockedWrites("testStreamCloseCutsBlockedWrite", "net.(*pipe).write(") == 1 },
+		10*time.Second, 10*time.Millisecond)
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	assert.ErrorIs(t, <-errs, mcp.ErrClosed)
+	assert.Less(t, time.Since(start), time.Second, "the write waited for the cancel notice's timeout")
+	<-closed
 }
