@@ -606,8 +606,14 @@ func testStdioCloseEndsCalls(t *testing.T, bin string) {
 // waits on a full pipe, though the subscription's cancel notice, which
 // Close sends first, must wait for that write.
 func testStdioCloseCutsBlockedWrite(t *testing.T, bin string) {
-	c, err := mcp.Connect(context.Background(), finance(bin, "-era", "modern", "-list-changed", "-stall-stdin"),
-		&mcp.Options{OnToolsChanged: func() {}})
+	closeCutsBlockedWrite(t, finance(bin, "-era", "modern", "-list-changed", "-stall-stdin"), "waitWrite")
+}
+
+// closeCutsBlockedWrite checks that Close ends at once a call bounded by
+// its own deadline whose request waits in the function wait, the server
+// of tr reading nothing after the probe.
+func closeCutsBlockedWrite(t *testing.T, tr mcp.Transport, wait string) {
+	c, err := mcp.Connect(context.Background(), tr, &mcp.Options{OnToolsChanged: func() {}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -616,8 +622,7 @@ func testStdioCloseCutsBlockedWrite(t *testing.T, bin string) {
 		_, err := c.CallTool(ctx, "echo", map[string]string{"text": strings.Repeat("x", 1<<20)})
 		errs <- err
 	}()
-	// The server reads nothing after the probe: the write fills the pipe.
-	require.Eventually(t, func() bool { return blockedWrites("testStdioCloseCutsBlockedWrite", "waitWrite") == 1 },
+	require.Eventually(t, func() bool { return blockedWrites("closeCutsBlockedWrite", wait) == 1 },
 		10*time.Second, 10*time.Millisecond)
 	start := time.Now()
 	closed := make(chan error, 1)

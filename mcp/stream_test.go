@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -237,21 +236,5 @@ func TestRestartCutShortIsNotCounted(t *testing.T) {
 // that write.
 func testStreamCloseCutsBlockedWrite(t *testing.T, bin string, deadlines bool) {
 	tr, _ := financeStream(t, bin, deadlines, "-era", "modern", "-list-changed", "-stall-stdin")
-	c, err := mcp.Connect(context.Background(), tr, &mcp.Options{OnToolsChanged: func() {}})
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	errs := make(chan error, 1)
-	go func() {
-		_, err := c.CallTool(ctx, "echo", map[string]string{"text": strings.Repeat("x", 1<<20)})
-		errs <- err
-	}()
-	require.Eventually(t, func() bool { return blockedWrites("testStreamCloseCutsBlockedWrite", "net.(*pipe).write(") == 1 },
-		10*time.Second, 10*time.Millisecond)
-	start := time.Now()
-	closed := make(chan error, 1)
-	go func() { closed <- c.Close() }()
-	assert.ErrorIs(t, <-errs, mcp.ErrClosed)
-	assert.Less(t, time.Since(start), time.Second, "the write waited for the cancel notice's timeout")
-	<-closed
+	closeCutsBlockedWrite(t, tr, "net.(*pipe).write(")
 }
