@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 )
 
@@ -73,9 +74,26 @@ func assertResident(t *testing.T, size int, call func() (*mcp.CallToolResult, er
 	assert.LessOrEqual(t, resident, 2*payload+payload/16, "%.2f MiB resident at once for a %.0f MiB result", resident/(1<<20), payload/(1<<20))
 	// The least peak misses a buffer that a pool keeps: the sampler's
 	// collections empty the pools within two, often before the text is
-	// made. What the client keeps after the call is exact: at most the
-	// result, and a sixteenth.
-	kept := keptAfter(t, size, call)
+	// made. What the client keeps after the call is exact.
+	assertKept(t, size, call)
+}
+
+// Over stdio, what the client keeps after a 16 MiB call, against
+// internal/mcptest/finance's big tool: the gathered line's chunks are not
+// pooled. (The peak is not checked here: under -race it reads 3x, a cause
+// not found; see internal/bench for the stdio figures.)
+func TestStdioLargeResultKept(t *testing.T) {
+	const size = 16 << 20
+	c := stdioConnect(t, finance(mcptest.BuildFinance(t), "-era", "modern"), nil)
+	assertKept(t, size, func() (*mcp.CallToolResult, error) {
+		return c.CallTool(context.Background(), "big", map[string]int{"bytes": size})
+	})
+}
+
+// assertKept checks that what the client keeps after call, a result of
+// one text block of size bytes, is at most the result and a sixteenth.
+func assertKept(t *testing.T, size int, call func() (*mcp.CallToolResult, error)) {
+	kept, payload := keptAfter(t, size, call), float64(size)
 	t.Logf("%.2f MiB kept after the call, with the result (%.2fx the payload)", kept/(1<<20), kept/payload)
 	assert.LessOrEqual(t, kept, payload+payload/16, "%.2f MiB kept after the call for a %.0f MiB result", kept/(1<<20), payload/(1<<20))
 }
