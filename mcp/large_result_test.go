@@ -23,6 +23,7 @@ import (
 type bigServer struct {
 	modern, sse bool
 	result      []byte // the tools/call result
+	blankLines  int    // over SSE: empty data lines before the message's
 }
 
 func newBigServer(modern, sse bool, text string) *bigServer {
@@ -69,7 +70,7 @@ func (s *bigServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := []string{head, "", "}"}
 	if s.sse {
 		w.Header().Set("Content-Type", "text/event-stream")
-		parts = []string{"event: message\ndata: " + head, "", "}\n\n"}
+		parts = []string{"event: message\n" + strings.Repeat("data:\n", s.blankLines) + "data: " + head, "", "}\n\n"}
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}

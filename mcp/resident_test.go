@@ -90,6 +90,25 @@ func TestStdioLargeResultKept(t *testing.T) {
 	})
 }
 
+// An SSE event of many lines (here a message after a million empty data
+// lines, which JSON reads as whitespace: 6 MiB) leaves nothing behind
+// once the call is done but the event's data (1 MiB, under the pools'
+// bound): the decoder kept for the connection's next response does not
+// keep the bookkeeping of every line (16 bytes each, 16 MiB).
+func TestManyLineEventKept(t *testing.T) {
+	const text = "small"
+	srv := newBigServer(true, true, text)
+	srv.blankLines = 1 << 20
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: hs.URL}, nil)
+	require.NoError(t, err)
+	defer c.Close()
+	kept := keptAfter(t, len(text), func() (*mcp.CallToolResult, error) { return c.CallTool(context.Background(), "big", nil) })
+	t.Logf("%.2f MiB kept after the call", kept/(1<<20))
+	assert.LessOrEqual(t, kept, float64(2<<20), "%.2f MiB kept after a call whose event has a million lines", kept/(1<<20))
+}
+
 // assertKept checks that what the client keeps after call, a result of
 // one text block of size bytes, is at most the result and a sixteenth.
 func assertKept(t *testing.T, size int, call func() (*mcp.CallToolResult, error)) {
