@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime/debug"
@@ -23,7 +24,7 @@ import (
 type bigServer struct {
 	modern, sse bool
 	result      []byte // the tools/call result
-	blankLines  int    // over SSE: empty data lines before the message's
+	pad         string // over SSE: lines written before the event's (made once, like result)
 }
 
 func newBigServer(modern, sse bool, text string) *bigServer {
@@ -70,11 +71,16 @@ func (s *bigServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	parts := []string{head, "", "}"}
 	if s.sse {
 		w.Header().Set("Content-Type", "text/event-stream")
-		parts = []string{"event: message\n" + strings.Repeat("data:\n", s.blankLines) + "data: " + head, "", "}\n\n"}
+		parts = []string{"event: message\ndata: " + head, "", "}\n\n"}
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(parts[0])+len(value)+len(parts[2])))
+	pad := ""
+	if s.sse && q.Method == "tools/call" {
+		pad = s.pad
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(pad)+len(parts[0])+len(value)+len(parts[2])))
+	_, _ = io.WriteString(w, pad)
 	_, _ = w.Write([]byte(parts[0]))
 	_, _ = w.Write(value)
 	_, _ = w.Write([]byte(parts[2]))

@@ -98,7 +98,7 @@ func TestStdioLargeResultKept(t *testing.T) {
 func TestManyLineEventKept(t *testing.T) {
 	const text = "small"
 	srv := newBigServer(true, true, text)
-	srv.blankLines = 1 << 20
+	srv.pad = strings.Repeat("data:\n", 1<<20)
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	c, err := mcp.Connect(context.Background(), &mcp.HTTPTransport{URL: hs.URL}, nil)
