@@ -117,3 +117,25 @@ func TestResetDropsLargeBookkeeping(t *testing.T) {
 		t.Error(diff)
 	}
 }
+
+// TestLongStreamDropsLargeBookkeeping: a stream that stays open (a GET or
+// listen stream) lets go of an event of many lines' places once it is
+// delivered, rather than keeping them for the stream's life.
+func TestLongStreamDropsLargeBookkeeping(t *testing.T) {
+	d := NewDecoder(strings.NewReader(strings.Repeat("data:\n", 100_000)+"data: x\n\ndata: y\n\n"), nil)
+	n := 0
+	for ev, err := range d.Events(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if ev.Data == "y" {
+			if c := cap(d.lines.spans); c > maxKeptEntries {
+				t.Errorf("after the many-line event, room for %d data lines kept, want at most %d", c, maxKeptEntries)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d events, want 2", n)
+	}
+}
