@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -190,6 +191,10 @@ func TestWordsMatchesReference(t *testing.T) {
 	for range 20_000 {
 		var b strings.Builder
 		for range rng.IntN(8) {
+			if rng.IntN(4) == 0 { // any code point, ASCII half the time
+				b.WriteRune(rune(rng.IntN([]int{utf8.RuneSelf, unicode.MaxRune + 1}[rng.IntN(2)])))
+				continue
+			}
 			b.WriteString(parts[rng.IntN(len(parts))])
 		}
 		require.Equal(t, referenceWords(b.String()), words(b.String()), "%q", b.String())

@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime/debug"
@@ -23,6 +24,7 @@ import (
 type bigServer struct {
 	modern, sse bool
 	result      []byte // the tools/call result
+	pad         string // over SSE: lines written before the event's (made once, like result)
 }
 
 func newBigServer(modern, sse bool, text string) *bigServer {
@@ -73,7 +75,12 @@ func (s *bigServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else {
 		w.Header().Set("Content-Type", "application/json")
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(parts[0])+len(value)+len(parts[2])))
+	pad := ""
+	if s.sse && q.Method == "tools/call" {
+		pad = s.pad
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(pad)+len(parts[0])+len(value)+len(parts[2])))
+	_, _ = io.WriteString(w, pad)
 	_, _ = w.Write([]byte(parts[0]))
 	_, _ = w.Write(value)
 	_, _ = w.Write([]byte(parts[2]))

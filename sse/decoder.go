@@ -102,13 +102,20 @@ func NewDecoder(r io.Reader, opts *Options) *Decoder {
 // Reset makes d read the stream r from its start, as a Decoder that
 // NewDecoder(r, opts) returned with the Options d was made with: the last
 // event ID and retry are forgotten, and the closing rule of NewDecoder
-// applies to r. It keeps the memory of d's bookkeeping, so that a client
-// reading one short stream after another (one per request) allocates no
-// Decoder for each. Reset must not be called while d is being iterated;
-// it may be called after the loop, whether it ran or not.
+// applies to r. It keeps the memory of d's bookkeeping (up to
+// maxKeptEntries entries of each kind), so that a client reading one short
+// stream after another (one per request) allocates no Decoder for each.
+// Reset must not be called while d is being iterated; it may be called
+// after the loop, whether it ran or not.
 func (d *Decoder) Reset(r io.Reader) {
 	l := &d.lines
 	spans, queue := l.spans[:0], l.queue[:0]
+	if cap(spans) > maxKeptEntries {
+		spans = nil
+	}
+	if cap(queue) > maxKeptEntries {
+		queue = nil
+	}
 	clear(queue[:cap(queue)]) // let go of the old stream's strings
 	*l = lineReader{r: r, max: d.maxSize, spans: spans, queue: queue}
 	l.wd.idle = d.idle
@@ -120,6 +127,12 @@ func (d *Decoder) Reset(r io.Reader) {
 		d.err = errors.New("sse: nil reader")
 	}
 }
+
+// maxKeptEntries bounds the bookkeeping that Reset keeps for the next
+// stream: the places of data lines (16 bytes each) and the events read
+// ahead. An event of a million lines leaves its 16 MiB of them to the
+// collector, not to a Decoder kept for the next response.
+const maxKeptEntries = 1 << 10
 
 // Events returns an iterator over the events of the stream. It yields each
 // dispatched event with a nil error and, if the stream does not end cleanly,

@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"context"
 	"errors"
 	"os"
 	"slices"
@@ -11,7 +12,8 @@ import (
 // FuzzDecode checks that any stream, delivered in any chunking, decodes
 // without panic or hang to what the WHATWG reference decoder says (with
 // Events, and with RawEvents, whose reused buffer must not change an
-// event once copied), and that
+// event once copied; and with a Decoder Reset after a first pass that
+// stopped early), and that
 // a small MaxEventSize only ever cuts the result short with
 // ErrEventTooLarge and never lets a larger event through. The input is
 // finite, so a hang shows as the fuzzer's hung-worker failure.
@@ -36,6 +38,21 @@ func FuzzDecode(f *testing.F) {
 		}
 		if diff := sameDecoded(got, want); diff != "" {
 			t.Fatalf("chunks of %v:\n%s", sizes, diff)
+		}
+
+		// The same Decoder again, Reset after a loop that stopped at the
+		// first event: nothing of the first pass may show in the second.
+		d := NewDecoder(&chunkReader{s: stream, sizes: sizes}, nil)
+		for range d.Events(context.Background()) {
+			break
+		}
+		d.Reset(&chunkReader{s: stream, sizes: sizes})
+		again, err := drain(t, d)
+		if err != nil {
+			t.Fatalf("after Reset: error %v", err)
+		}
+		if diff := sameDecoded(again, want); diff != "" {
+			t.Fatalf("after Reset, chunks of %v:\n%s", sizes, diff)
 		}
 
 		raw, err := decodeAllRaw(&chunkReader{s: stream, sizes: sizes})

@@ -207,11 +207,17 @@ func (l *lineReader) appendData(dst []byte, b block) []byte {
 func (l *lineReader) delivered(b block) {
 	n := copy(l.spans, l.spans[b.spans:])
 	l.spans = l.spans[:n]
+	if n == 0 && cap(l.spans) > maxKeptEntries {
+		l.spans = nil // a long-lived stream does not keep an event of many lines' places
+	}
 	for i := l.head; i < len(l.queue); i++ {
 		l.queue[i].spans -= b.spans
 	}
 	if l.head == len(l.queue) {
 		l.queue, l.head = l.queue[:0], 0
+		if cap(l.queue) > maxKeptEntries {
+			l.queue = nil
+		}
 	}
 	l.releaseDelivered()
 }

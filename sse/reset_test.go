@@ -97,3 +97,45 @@ func TestResetAllocatesNoDecoder(t *testing.T) {
 	}
 	t.Logf("allocations per stream: %v with NewDecoder, %v with Reset", fresh, reused)
 }
+
+// TestResetDropsLargeBookkeeping: after a stream of an event of many lines,
+// Reset keeps at most maxKeptEntries places of lines for the next stream.
+func TestResetDropsLargeBookkeeping(t *testing.T) {
+	d := NewDecoder(strings.NewReader(strings.Repeat("data:\n", 100_000)+"data: x\n\n"), nil)
+	if _, err := drain(t, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Reset(strings.NewReader("data: z\n\n"))
+	if n := cap(d.lines.spans); n > maxKeptEntries {
+		t.Errorf("after Reset, room for %d data lines kept, want at most %d", n, maxKeptEntries)
+	}
+	got, err := drain(t, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := sameDecoded(got, decoded{events: []Event{{Data: "z"}}}); diff != "" {
+		t.Error(diff)
+	}
+}
+
+// TestLongStreamDropsLargeBookkeeping: a stream that stays open (a GET or
+// listen stream) lets go of an event of many lines' places once it is
+// delivered, rather than keeping them for the stream's life.
+func TestLongStreamDropsLargeBookkeeping(t *testing.T) {
+	d := NewDecoder(strings.NewReader(strings.Repeat("data:\n", 100_000)+"data: x\n\ndata: y\n\n"), nil)
+	n := 0
+	for ev, err := range d.Events(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if ev.Data == "y" {
+			if c := cap(d.lines.spans); c > maxKeptEntries {
+				t.Errorf("after the many-line event, room for %d data lines kept, want at most %d", c, maxKeptEntries)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d events, want 2", n)
+	}
+}

@@ -12,7 +12,8 @@ func markedHeap() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+		// Go 1.21 and later have it; a figure of 0 would mislead.
+		panic("runtime/metrics: no /gc/heap/live:bytes in this Go")
 	}
 	return s[0].Value.Uint64()
 }
