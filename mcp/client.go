@@ -444,12 +444,14 @@ const DefaultCloseTimeout = 5 * time.Second
 // progress tokens, cancellation and the legacy session rules.
 func (c *Client) call(ctx context.Context, r *outgoing, result any) (err error) {
 	_, deadline := ctx.Deadline()
-	// Close must end the calls in flight. Over stdio it does so itself:
+	// Close must end the calls in flight. Over our own stdio pipes it
+	// does so itself: it cuts a write blocked on a full pipe, and
 	// stopping the process fails every call waiting on it (mux.fail), so
 	// a call whose own context bounds it needs no context of ours. Any
 	// other call gets one that Close cancels, with the call timeout when
 	// its context has no deadline or the timeout binds it anyway.
-	_, endsItsCalls := c.conn.(*stdioConn)
+	s, ok := c.conn.(*stdioConn)
+	endsItsCalls := ok && s.closeCuts
 	c.mu.Lock()
 	closed, gen := c.closed, c.initGen
 	c.mu.Unlock()

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"testing"
 
@@ -66,6 +67,9 @@ func TestMarshalArgsMapMatchesMarshal(t *testing.T) {
 		map[string]any{odd: odd, "Z": "upper first", "z": "lower", "é": 1, "": "empty key"},
 		map[string]string{"text": "hello"},
 		map[string]string{odd: odd, "b": "", "a": "1"},
+		map[string]any{"neg0": math.Copysign(0, -1), "big": 1e21, "small": 1e-7, "f32": float32(0.1), "n": json.Number("12.50"),
+			"html": htmlMarshaler{}, "int keys": map[int]any{2: "b", 10: "<a>"}, "nil map": map[string]any(nil), "nil slice": []string(nil),
+			"bytes": []byte("<x>"), "nested": []any{map[string]any{"b": "\u2028", "a": []any{nil, 1.5}}}},
 	}
 	many := map[string]any{}
 	for i := range 40 { // past marshalMap's small key array
@@ -84,4 +88,13 @@ func TestMarshalArgsMapMatchesMarshal(t *testing.T) {
 	assert.Nil(t, raw, "a nil map is no arguments, as null is")
 	_, err = marshalArgs(map[string]any{"f": func() {}})
 	assert.ErrorContains(t, err, "arguments: json: unsupported type")
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		_, err = marshalArgs(map[string]any{"x": bad})
+		assert.ErrorContains(t, err, "arguments: json: unsupported value")
+	}
 }
+
+// htmlMarshaler writes JSON that encoding/json compacts and escapes.
+type htmlMarshaler struct{}
+
+func (htmlMarshaler) MarshalJSON() ([]byte, error) { return []byte(`{ "a" : "<&>" }`), nil }

@@ -3,6 +3,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -55,6 +57,7 @@ func TestStdio(t *testing.T) {
 		{"CancelledBeforeSent", testStdioCancelledBefore},
 		{"FullPipe", testStdioFullPipe},
 		{"CloseEndsCalls", testStdioCloseEndsCalls},
+		{"CloseCutsBlockedWrite", testStdioCloseCutsBlockedWrite},
 		{"Environment", testStdioEnv},
 		{"ServerRequests", testStdioServerRequests},
 		{"OversizedMessage", testStdioOversized},
@@ -597,6 +600,54 @@ func testStdioCloseEndsCalls(t *testing.T, bin string) {
 			assert.Less(t, time.Since(start), 10*time.Second, "ended by Close, not by the 60 s calls")
 		})
 	}
+}
+
+// Close ends at once a call bounded by its own deadline whose request
+// waits on a full pipe, though the subscription's cancel notice, which
+// Close sends first, must wait for that write.
+func testStdioCloseCutsBlockedWrite(t *testing.T, bin string) {
+	closeCutsBlockedWrite(t, finance(bin, "-era", "modern", "-list-changed", "-stall-stdin"), "waitWrite")
+}
+
+// closeCutsBlockedWrite checks that Close ends at once a call bounded by
+// its own deadline whose request waits in the function wait, the server
+// of tr reading nothing after the probe.
+func closeCutsBlockedWrite(t *testing.T, tr mcp.Transport, wait string) {
+	c, err := mcp.Connect(context.Background(), tr, &mcp.Options{OnToolsChanged: func() {}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "echo", map[string]string{"text": strings.Repeat("x", 1<<20)})
+		errs <- err
+	}()
+	require.Eventually(t, func() bool { return blockedWrites("closeCutsBlockedWrite", wait) == 1 },
+		10*time.Second, 10*time.Millisecond)
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	assert.ErrorIs(t, <-errs, mcp.ErrClosed)
+	assert.Less(t, time.Since(start), time.Second, "the write waited for the cancel notice's timeout")
+	<-closed
+}
+
+// blockedWrites counts the goroutines started by the test function fn
+// whose write to a stdio server's stdin waits in the function wait (for
+// room in the pipe).
+func blockedWrites(fn, wait string) int {
+	buf := make([]byte, 1<<20)
+	for n := runtime.Stack(buf, true); n == len(buf); n = runtime.Stack(buf, true) {
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		if bytes.Contains(g, []byte("mcp.(*proc).writeLine(")) && bytes.Contains(g, []byte(wait)) &&
+			bytes.Contains(g, []byte("created by git.rickub.com/bots-garden/mini-me/mcp_test."+fn)) {
+			n++
+		}
+	}
+	return n
 }
 
 func testStdioEnv(t *testing.T, bin string) {

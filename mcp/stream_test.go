@@ -41,6 +41,9 @@ func financeStream(t *testing.T, bin string, deadlines bool, flags ...string) (*
 		if err := cmd.Start(); err != nil {
 			return nil, err
 		}
+		// A server that reads nothing more (-stall-stdin) is the
+		// host's to stop; before the bridges are waited for.
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
 		bridges.Add(2)
 		go func() { // ends when ours is closed
 			defer bridges.Done()
@@ -69,6 +72,11 @@ func TestStreamTransport(t *testing.T) {
 			t.Run("Cancellation", func(t *testing.T) { testStreamCancel(t, bin, deadlines) })
 		})
 	}
+	t.Run("CloseCutsBlockedWrite", func(t *testing.T) {
+		for _, deadlines := range []bool{true, false} {
+			testStreamCloseCutsBlockedWrite(t, bin, deadlines)
+		}
+	})
 	t.Run("Oversized", func(t *testing.T) {
 		tr, _ := financeStream(t, bin, true, "-era", "modern")
 		c := stdioConnect(t, tr, &mcp.Options{MaxMessageSize: 4096})
@@ -220,4 +228,13 @@ func TestRestartCutShortIsNotCounted(t *testing.T) {
 		cutRestart(t, tr, ctx)
 		assert.Equal(t, int32(3), dials.Load())
 	})
+}
+
+// Close ends at once a call bounded by its own deadline whose request
+// waits on a stream that the server no longer reads, though the
+// subscription's cancel notice, which Close sends first, must wait for
+// that write.
+func testStreamCloseCutsBlockedWrite(t *testing.T, bin string, deadlines bool) {
+	tr, _ := financeStream(t, bin, deadlines, "-era", "modern", "-list-changed", "-stall-stdin")
+	closeCutsBlockedWrite(t, tr, "net.(*pipe).write(")
 }

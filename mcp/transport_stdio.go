@@ -183,6 +183,7 @@ func (t *CommandTransport) connect(ctx context.Context, c *Client) (conn, error)
 	}
 	s := newStdioConn(c, l.name, t.ProbeTimeout, t.Restart)
 	s.open = func(context.Context) (*proc, error) { return startProc(l, c, s.log, s.isModern, s.notice) }
+	s.closeCuts = rawPipes
 	return s, s.first(ctx)
 }
 
@@ -281,9 +282,13 @@ type stdioConn struct {
 	open   func(context.Context) (*proc, error) // starts a process, or opens a stream
 	probe  time.Duration
 	policy RestartPolicy
-	notes  *notifyQueue  // notifications on their way to the host
-	sem    chan struct{} // held by the one restart in progress
-	done   chan struct{} // closed by close
+	notes  *notifyQueue // notifications on their way to the host
+	// closeCuts: Close ends every call in flight by itself, a write
+	// blocked on a full pipe included (our own pipes, written raw), so a
+	// call bounded by its own deadline needs no context of the Client's.
+	closeCuts bool
+	sem       chan struct{} // held by the one restart in progress
+	done      chan struct{} // closed by close
 
 	mu       sync.Mutex
 	cur      *proc

@@ -35,6 +35,9 @@ func (p *proc) signalGroup(bool) { _ = p.cmd.Process.Kill() }
 // groupAlive reports false: only the child itself is tracked.
 func (p *proc) groupAlive() bool { return false }
 
+// rawPipes says that stdin pipes are written through their Write.
+const rawPipes = false
+
 // rawStdin returns nil: writes to stdin go through its Write, watched by
 // their context.
 func rawStdin(io.Writer) syscall.RawConn { return nil }

@@ -4,34 +4,41 @@ package mcp
 
 import (
 	"os"
+	"runtime"
 	"syscall"
 	"unsafe"
 )
 
-// watchExit asks, in attr, for a pidfd of the child, so that the wait for
-// its exit parks in the netpoller instead of holding a thread in waitid
-// (exitFile, awaitExit). It returns where the pidfd will be, or nil when
-// the host's attributes ask for one already (theirs is left alone).
-func watchExit(attr *syscall.SysProcAttr) *int {
-	if attr == nil || attr.PidFD != nil {
+// exitFile opens a pidfd of the child pid of its own (pidfd_open), made
+// non-blocking so that the poller takes it: the wait for the exit then
+// parks in the netpoller instead of holding a thread in waitid
+// (awaitExit). nil when the kernel has none (cmd.Wait then waits alone).
+// It is not the pidfd that a start can leave in SysProcAttr.PidFD: Go 1.23
+// takes that one over and closes it once the process is reaped, and
+// making it non-blocking would make os/exec's own waitid non-blocking too.
+// The child cannot be reaped before cmd.Wait, so pid is still its own;
+// the kernel sets close-on-exec.
+func exitFile(pid int) *os.File {
+	fd, _, e := syscall.Syscall(pidfdOpenTrap(), uintptr(pid), 0, 0)
+	if e != 0 {
 		return nil
 	}
-	fd := -1
-	attr.PidFD = &fd
-	return &fd
+	if err := syscall.SetNonblock(int(fd), true); err != nil {
+		_ = syscall.Close(int(fd))
+		return nil
+	}
+	return os.NewFile(fd, "pidfd")
 }
 
-// exitFile wraps the pidfd that a start left in fd, made non-blocking so
-// that the poller takes it; nil when there is none.
-func exitFile(fd *int) *os.File {
-	if fd == nil || *fd < 0 {
-		return nil
+// pidfdOpenTrap is pidfd_open's number: 434, offset on MIPS.
+func pidfdOpenTrap() uintptr {
+	switch runtime.GOARCH {
+	case "mips", "mipsle":
+		return 4434
+	case "mips64", "mips64le":
+		return 5434
 	}
-	if err := syscall.SetNonblock(*fd, true); err != nil {
-		_ = syscall.Close(*fd)
-		return nil
-	}
-	return os.NewFile(uintptr(*fd), "pidfd")
+	return 434
 }
 
 // awaitExit returns once the process of the pidfd f has exited, not yet

@@ -79,6 +79,7 @@ type proc struct {
 	mux    *mux
 	ctx    context.Context // for server requests; ends with the process
 	cancel context.CancelFunc
+	life   context.Context // the Client's: ends when Close begins
 	// notice takes the notifications, without blocking.
 	notice func(method string, params json.RawMessage)
 
@@ -125,9 +126,8 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 	}
 	cmd := &exec.Cmd{Path: l.path, Args: l.args, Env: l.env, Dir: l.dir, ExtraFiles: l.extra,
 		SysProcAttr: groupAttr(l.attr), Stdin: inR, Stdout: outW, Stderr: errW}
-	pidfd := watchExit(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
-		closeAll() // a failed start closed the pidfd, if any
+		closeAll()
 		return nil, fmt.Errorf("%w: server %q: start %s: %w", ErrUnreachable, l.name, l.command, err)
 	}
 	// The child has its ends; ours would keep the pipes open.
@@ -137,7 +137,7 @@ func startProc(l *launch, c *Client, log *slog.Logger, modern func() bool, notic
 		l: l, log: log, maxMsg: c.opts.MaxMessageSize, cmd: cmd, pgid: processGroup(cmd.Process.Pid),
 		stdin: inW, stdout: outR, stderr: errR, wsem: make(chan struct{}, 1), notice: notice, ctx: ctx, cancel: cancel,
 		ready: make(chan struct{}), stdoutDone: make(chan struct{}), stderrDone: make(chan struct{}), gone: make(chan struct{}),
-		exit: exitFile(pidfd),
+		exit: exitFile(cmd.Process.Pid), life: c.life,
 	}
 	p.mux = newMux(c, func(ctx context.Context, msg jsonrpc.Response) error { return p.write(ctx, msg) }, notice, modern)
 	log.Debug("mcp: server started", "pid", cmd.Process.Pid)
@@ -268,6 +268,9 @@ func (p *proc) writeLine(ctx context.Context, line []byte) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if p.life != nil && p.life.Err() != nil {
+		return ErrClosed // cut by Close, or written after it began
+	}
 	// Most likely the process is dying: say why, rather than EPIPE.
 	t := time.NewTimer(writeGrace)
 	defer t.Stop()
@@ -284,19 +287,27 @@ func (p *proc) writeLine(ctx context.Context, line []byte) error {
 // writeRaw writes line to our own pipe through its raw descriptor
 // (tryWrite). A line that fits in the pipe, as a request nearly always
 // does, is written at once and nothing watches ctx; only when the pipe is
-// full does the write wait, and ctx then cuts it as over any stream.
+// full does the write wait, and ctx then cuts it as over any stream. So
+// does Close, when the write began before it: a call bounded by its own
+// deadline has no context that Close cancels (see Client.call), and
+// Close's first write, the subscription's cancel notice, would wait for
+// it.
 func (p *proc) writeRaw(ctx context.Context, line []byte) (int, error) {
 	w := &p.cut
 	w.ctx, w.rest, w.n, w.err = ctx, line, 0, nil
+	w.life = p.life != nil && p.life.Err() == nil
 	err := w.raw.Write(w.try)
 	if w.stop != nil {
 		p.uncut(w.stop)
+	}
+	if w.stopLife != nil {
+		p.uncut(w.stopLife)
 	}
 	n := w.n
 	if err == nil {
 		err = w.err
 	}
-	w.ctx, w.rest, w.stop, w.err = nil, nil, nil, nil
+	w.ctx, w.rest, w.stop, w.stopLife, w.err = nil, nil, nil, nil, nil
 	return n, err
 }
 
@@ -316,6 +327,9 @@ func (p *proc) tryWrite(fd uintptr) bool {
 		case err == syscall.EAGAIN:
 			if w.stop == nil {
 				w.stop = context.AfterFunc(w.ctx, w.fn)
+				if w.life {
+					w.stopLife = context.AfterFunc(p.life, w.fn)
+				}
 			}
 			return false
 		case err != nil:
@@ -330,7 +344,8 @@ func (p *proc) tryWrite(fd uintptr) bool {
 }
 
 // uncut undoes the cut that stop stops: if it ran, the write deadline it
-// set is cleared once it is done.
+// set is cleared once it is done (once each cut that ran is done, when
+// two watched the write).
 func (p *proc) uncut(stop func() bool) {
 	if stop() {
 		return
@@ -357,6 +372,10 @@ type writeCut struct {
 	n    int         // written
 	err  error       // the write's own error
 	stop func() bool // stops the cut, once the pipe was found full
+	// life: Close cuts the write too (it began before Close);
+	// stopLife stops that cut.
+	life     bool
+	stopLife func() bool
 }
 
 // cutWrite ends the write in progress when its context is done: by a

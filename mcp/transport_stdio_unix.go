@@ -50,6 +50,10 @@ func (p *proc) groupAlive() bool {
 	return p.pgid > 0 && syscall.Kill(-p.pgid, 0) == nil
 }
 
+// rawPipes says that the stdin pipe of a process that startProc starts
+// is written through rawStdin's descriptor.
+const rawPipes = true
+
 // rawStdin returns the raw descriptor of a stdin that is our own pipe, an
 // *os.File, for writes that need no watcher of their context when the pipe
 // has room (see proc.writeRaw); nil for anything else.
