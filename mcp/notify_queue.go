@@ -20,7 +20,9 @@ const notifyQueueLen = 256
 // once the queue is empty, so an idle connection holds none. There is
 // never more than one at a time.
 //
-// It holds notifyQueueLen notifications. A host that falls further behind
+// It holds notifyQueueLen notifications besides the one being delivered
+// (a goroutine that starts takes its first itself, so the room does not
+// depend on how soon it runs). A host that falls further behind
 // loses the others, progress included (counted, and logged at Warn when
 // dropping starts and with the count when it stops), except
 // tools/list_changed, which is kept as a flag: one re-fetch covers any
@@ -80,7 +82,15 @@ func (q *notifyQueue) push(method string, params json.RawMessage) {
 		return
 	}
 	var caughtUp, dropping int64
+	var done chan struct{}
 	switch {
+	case q.running == nil:
+		// Nothing queued and none delivering: a new goroutine takes n
+		// itself, so the queue's room is the same whether or not it has
+		// begun when the next notifications come.
+		done = make(chan struct{})
+		q.running = done
+		caughtUp, q.dropped = q.dropped, 0
 	case len(q.items)-q.head < notifyQueueLen:
 		if q.head > 0 && len(q.items) == cap(q.items) {
 			q.items = q.items[:copy(q.items, q.items[q.head:])]
@@ -94,14 +104,9 @@ func (q *notifyQueue) push(method string, params json.RawMessage) {
 		q.dropped++
 		dropping = q.dropped
 	}
-	var done chan struct{}
-	if q.running == nil && (len(q.items) > q.head || q.toolsChanged) {
-		done = make(chan struct{})
-		q.running = done
-	}
 	q.mu.Unlock()
 	if done != nil {
-		go q.run(done)
+		go q.run(done, n)
 	}
 	if caughtUp > 0 {
 		q.c.log.Warn("mcp: the host's callbacks caught up", "dropped", caughtUp)
@@ -111,15 +116,17 @@ func (q *notifyQueue) push(method string, params json.RawMessage) {
 	}
 }
 
-// run delivers what is queued, in order, until the queue is empty or
-// close stops it; then it closes done.
-func (q *notifyQueue) run(done chan struct{}) {
+// run delivers first, then what is queued, in order, until the queue is
+// empty or close stops it; then it closes done.
+func (q *notifyQueue) run(done chan struct{}, first notice) {
 	defer close(done)
-	for {
-		n, ok := q.next()
-		if !ok {
-			return
-		}
+	q.mu.Lock()
+	open := !q.stopped // a close since push: nothing more is delivered
+	if !open {
+		q.running = nil
+	}
+	q.mu.Unlock()
+	for n, ok := first, open; ok; n, ok = q.next() {
 		if n.progress != nil {
 			q.c.opts.OnProgress(*n.progress)
 		} else {
