@@ -28,9 +28,12 @@ func decodeMessage(data []byte, msg *jsonrpc.Message) error {
 // decodeMessageAbove is decodeMessage with its thresholds given: the
 // message's size, a long string's, and the long strings' total.
 func decodeMessageAbove(data []byte, msg *jsonrpc.Message, minMessage, minString, minTotal int) error {
+	if len(data) < minMessage {
+		return json.Unmarshal(data, msg)
+	}
 	result := msg.Result
 	res := reflect.ValueOf(result)
-	if len(data) < minMessage || res.Kind() != reflect.Pointer || res.IsNil() ||
+	if res.Kind() != reflect.Pointer || res.IsNil() ||
 		!jsonlong.Plain(res.Type()) || !jsonlong.Plain(rpcErrorType) || !res.Elem().IsZero() {
 		return json.Unmarshal(data, msg)
 	}

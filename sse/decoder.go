@@ -103,7 +103,7 @@ func NewDecoder(r io.Reader, opts *Options) *Decoder {
 // NewDecoder(r, opts) returned with the Options d was made with: the last
 // event ID and retry are forgotten, and the closing rule of NewDecoder
 // applies to r. It keeps the memory of d's bookkeeping (up to
-// maxKeptEntries entries of each kind), so that a client reading one short
+// 1,024 entries of each kind), so that a client reading one short
 // stream after another (one per request) allocates no Decoder for each.
 // Reset must not be called while d is being iterated; it may be called
 // after the loop, whether it ran or not.

@@ -206,10 +206,11 @@ func (c *Cut) Put(v reflect.Value) {
 		if !v.CanInterface() {
 			return // behind a field encoding/json does not set
 		}
-		// Map values are not addressable: each is copied, and stored
-		// back if a placeholder in it was replaced.
+		// Map values are not addressable: each is copied into e, and
+		// stored back (SetMapIndex copies it) if a placeholder in it was
+		// replaced.
+		e := reflect.New(v.Type().Elem()).Elem()
 		for it := v.MapRange(); it.Next(); {
-			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(it.Value())
 			before := c.put
 			c.Put(e)
