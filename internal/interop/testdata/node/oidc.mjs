@@ -49,8 +49,10 @@ const ttl = Number(env.OIDC_TTL || "60");
 const noRefresh = env.OIDC_NO_REFRESH === "1";
 const events = [];
 
+console.log("oidc: provider loaded"); // start-up steps, for a start that stalls
 const server = createServer();
 await new Promise((resolve) => server.listen(Number(env.OIDC_PORT || "0"), "127.0.0.1", resolve));
+console.log("oidc: listening");
 const issuer = `http://127.0.0.1:${server.address().port}`;
 
 const provider = new Provider(issuer, {
