@@ -99,7 +99,7 @@ func (h *Host) publish(typ string, data any) {
 func (h *Host) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-src "+h.SandboxOrigin+"; object-src 'none'; base-uri 'none'")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-src "+h.SandboxOrigin+"; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_ = pages.ExecuteTemplate(w, "index.html", map[string]string{"SandboxOrigin": h.SandboxOrigin})
 	})
@@ -171,9 +171,13 @@ func (h *Host) Handler() http.Handler {
 
 // guard refuses what no page of this host sends: a request for another
 // host name (DNS rebinding), and a POST from another origin (a page
-// elsewhere submitting a form to 127.0.0.1).
+// elsewhere submitting a form to 127.0.0.1). No response of the host's
+// origin may be framed, so that no site can overlay the page and have
+// the user click its Allow buttons (clickjacking).
 func (h *Host) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
 		if "http://"+r.Host != h.HostOrigin || r.Method == http.MethodPost && r.Header.Get("Origin") != h.HostOrigin {
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return

@@ -65,3 +65,24 @@ func TestSandboxOrigin(t *testing.T) {
 	code, _ = status(sb, "GET", "127.0.0.1:8080", "/proxy.js", "")
 	assert.Equal(t, http.StatusForbidden, code)
 }
+
+// No response of the host's origin may be framed by another site, whose
+// page could overlay the Allow buttons (issue 35 #2): every answer, the
+// refusals too, says so in both the old and the new header.
+func TestHostNeverFramed(t *testing.T) {
+	h := testHost()
+	page := h.Handler()
+	for _, c := range []struct{ method, host, path, origin string }{
+		{"GET", "127.0.0.1:8080", "/", ""},
+		{"GET", "127.0.0.1:8080", "/static/app.js", ""},
+		{"GET", "127.0.0.1:8080", "/static/nope", ""},
+		{"GET", "127.0.0.1:8080", "/view/nope/html", ""},
+		{"POST", "127.0.0.1:8080", "/chat", "http://evil.example"},
+		{"POST", "127.0.0.1:8080", "/approve", h.HostOrigin},
+		{"GET", "evil.example:8080", "/", ""},
+	} {
+		_, hdr := status(page, c.method, c.host, c.path, c.origin)
+		assert.Equal(t, "DENY", hdr.Get("X-Frame-Options"), "%s %s", c.method, c.path)
+		assert.Contains(t, hdr.Get("Content-Security-Policy"), "frame-ancestors 'none'", "%s %s", c.method, c.path)
+	}
+}
