@@ -41,8 +41,14 @@ type Host struct {
 	Servers AppServers
 	// AppPolicy decides the tool calls views make.
 	AppPolicy apps.Policy
-	// HostOrigin and SandboxOrigin are the two origins, "http://127.0.0.1:port".
-	HostOrigin, SandboxOrigin string
+	// HostOrigin is the page's origin, "http://127.0.0.1:port". Each view
+	// gets an origin of its own, another port of 127.0.0.1 (see sandbox).
+	HostOrigin string
+	// Reach gives, by server name, the local networks the origins its
+	// views declare may be on (apps.ContentSecurityPolicyFor): the
+	// server's own network (apps.ServerNetworks). A server absent has
+	// none: its views reach public origins only.
+	Reach map[string]apps.Networks
 	// Log receives the audit of the views and the host's errors.
 	Log *slog.Logger
 
@@ -99,9 +105,10 @@ func (h *Host) publish(typ string, data any) {
 func (h *Host) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-src "+h.SandboxOrigin+"; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+		// The views' origins are ports of 127.0.0.1 opened as they come.
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-src http://127.0.0.1:*; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = pages.ExecuteTemplate(w, "index.html", map[string]string{"SandboxOrigin": h.SandboxOrigin})
+		_ = pages.ExecuteTemplate(w, "index.html", nil)
 	})
 	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
 		switch r.PathValue("file") {
@@ -155,16 +162,19 @@ func (h *Host) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"html": string(v.res.HTML), "allow": v.granted.Allow(), "permissions": v.granted})
 	})
-	mux.HandleFunc("POST /view/{id}/link", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /view/{id}/answer", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Seq int
 			OK  bool
 		}
 		v := h.views.get(r.PathValue("id"))
-		if v == nil || !readJSON(w, r, &body) {
+		if v == nil {
+			http.NotFound(w, r)
 			return
 		}
-		v.consent(body.Seq, body.OK)
+		if readJSON(w, r, &body) {
+			v.answer(body.Seq, body.OK)
+		}
 	})
 	return h.guard(mux)
 }
@@ -244,8 +254,9 @@ func (h *Host) events(w http.ResponseWriter, r *http.Request) {
 var errBusy = errors.New("a run is going on")
 
 // Ask adds m to the conversation and starts a run. from is "user", or the
-// view a ui/message came from. While a run goes on, a view's message is
-// posted to the run's Inbox instead; the user's is refused.
+// view a ui/message came from (once the user let it through, askMessage).
+// While a run goes on, a view's message is posted to the run's Inbox
+// instead; the user's is refused.
 func (h *Host) Ask(m agent.Message, from string) error {
 	h.mu.Lock()
 	if h.running || h.pending != nil {
