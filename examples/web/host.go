@@ -65,6 +65,7 @@ type Host struct {
 	subs    map[chan event]struct{}
 	views   viewSet
 	ts      *toolset.Toolset
+	about   about // set by NewHost
 }
 
 // event is one Server-Sent Event for the pages.
@@ -108,7 +109,7 @@ func (h *Host) Handler() http.Handler {
 		// The views' origins are ports of 127.0.0.1 opened as they come.
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-src http://127.0.0.1:*; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = pages.ExecuteTemplate(w, "index.html", nil)
+		_ = pages.ExecuteTemplate(w, "index.html", h.about)
 	})
 	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
 		switch r.PathValue("file") {
@@ -331,8 +332,7 @@ func (h *Host) start(run func(context.Context, func(agent.Event)) (agent.Result,
 		h.mu.Unlock()
 		if paused {
 			for _, p := range res.Pending.Pending {
-				h.publish("approval", map[string]string{"id": p.ID, "name": p.Request.Tool, "server": p.Request.Server,
-					"arguments": p.Request.ArgumentsText(400)})
+				h.publish("approval", approval(p.ID, p.Request))
 			}
 			return
 		}
@@ -368,7 +368,13 @@ func (h *Host) onEvent(e agent.Event) {
 	case *agent.ToolView:
 		h.openView(e)
 	case *agent.ToolFinished:
+		// What the tool returned, if it ran; otherwise the page says why
+		// from the status, for the user, not the text meant for the model
+		// ("Do not retry this call...").
 		out := e.Output
+		if e.Status != agent.StatusOK && e.Status != agent.StatusToolError {
+			out = ""
+		}
 		if len(out) > 300 {
 			out = out[:300] + "…"
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 func testHost() *Host {
@@ -86,5 +88,23 @@ func TestHostNeverFramed(t *testing.T) {
 		_, hdr := status(page, c.method, c.host, c.path, c.origin)
 		assert.Equal(t, "DENY", hdr.Get("X-Frame-Options"), "%s %s", c.method, c.path)
 		assert.Contains(t, hdr.Get("Content-Security-Policy"), "frame-ancestors 'none'", "%s %s", c.method, c.path)
+	}
+}
+
+// An approval card words the tool's hints as its server states them, and
+// says when it states none.
+func TestHints(t *testing.T) {
+	yes, no := true, false
+	for _, c := range []struct {
+		a    permission.Annotations
+		want []string
+	}{
+		{permission.Annotations{}, []string{"no hints: it may do anything"}},
+		{permission.Annotations{ReadOnlyHint: &yes, DestructiveHint: &yes, OpenWorldHint: &no}, []string{"read-only", "stays within its own system"}},
+		{permission.Annotations{ReadOnlyHint: &no, DestructiveHint: &yes, IdempotentHint: &yes, OpenWorldHint: &yes},
+			[]string{"may change things", "may delete or overwrite", "the same call twice has no further effect", "reaches the outside world"}},
+		{permission.Annotations{DestructiveHint: &no, IdempotentHint: &no}, []string{"does not delete or overwrite"}},
+	} {
+		assert.Equal(t, c.want, hints(c.a))
 	}
 }

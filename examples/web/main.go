@@ -171,6 +171,7 @@ func NewHost(ctx context.Context, s Setup) (*Host, error) {
 		AppPolicy: permission.NewPolicy(permission.AllowAll{}),
 		Log:       s.Log,
 		ts:        ts,
+		about:     describe(s.Model, ts),
 	}
 	h.init()
 	return h, nil

@@ -72,17 +72,40 @@ func TestBrowser(t *testing.T) {
 			{Text: "Thanks for the message from the app."},
 			{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "monitor_get-system-info", Arguments: `{}`}}},
 			{Text: "Here is the system monitor."},
+			{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "clock_get-time", Arguments: `{}`}}},
+			{Text: "As you wish."},
 		})
 	ctx, h, llm, browser, logs := w.ctx, w.h, w.llm, w.browser, w.logs
 
-	// The page loads; a question gets a tool call to approve.
+	// The page loads, and says which model and servers it has (issue 40
+	// #7): each server's tools, never the app-only ones.
+	var model, clockTools, monitorTools string
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Navigate(h.HostOrigin+"/"),
 		chromedp.WaitVisible("#question", chromedp.ByID),
+		chromedp.Text("#model", &model, chromedp.ByID),
+		chromedp.Text(`#servers li[data-server="clock"]`, &clockTools, chromedp.ByQuery),
+		chromedp.Text(`#servers li[data-server="monitor"]`, &monitorTools, chromedp.ByQuery),
+	))
+	assert.Regexp(t, `^test at 127\.0\.0\.1:\d+$`, model)
+	assert.Equal(t, "clock: 1 tools: get-time", clockTools)
+	assert.Contains(t, monitorTools, "get-system-info")
+	assert.NotContains(t, monitorTools, "poll-system-stats")
+
+	// A question gets a tool call to approve: the card says what the
+	// server says the tool does, and its hints.
+	var question, description, hintText string
+	require.NoError(t, chromedp.Run(browser,
 		chromedp.SendKeys("#question", "What time is it on the server?", chromedp.ByID),
 		chromedp.Click("#send", chromedp.ByID),
 		chromedp.WaitVisible(".approval button.allow", chromedp.ByQuery),
+		chromedp.Text(".approval .question", &question, chromedp.ByQuery),
+		chromedp.Text(".approval .description", &description, chromedp.ByQuery),
+		chromedp.Text(".approval .hints", &hintText, chromedp.ByQuery),
 	))
+	assert.Equal(t, "Allow Get Time (get-time) of server clock?", question)
+	assert.Regexp(t, `^The server says: \S`, description)
+	assert.Regexp(t, `^Hints from the server: \S`, hintText)
 	// The tools offered: the model never sees the app-only tool.
 	first := llm.Requests()[0]
 	var offered []string
@@ -93,15 +116,18 @@ func TestBrowser(t *testing.T) {
 	assert.Contains(t, offered, "monitor_get-system-info")
 	assert.NotContains(t, offered, "monitor_poll-system-stats")
 
-	// Approved, the call runs and the answer streams in.
-	var text, deltas string
+	// Approved, the call runs and the answer streams in; the card keeps
+	// the answer given.
+	var text, deltas, pressedAllow string
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Click(".approval button.allow", chromedp.ByQuery),
 		chromedp.WaitVisible(".view iframe", chromedp.ByQuery),
 		waitText(".msg.assistant", answer1),
 		chromedp.Text(".msg.assistant", &text, chromedp.ByQuery),
 		chromedp.AttributeValue(".msg.assistant", "data-deltas", &deltas, nil, chromedp.ByQuery),
+		chromedp.AttributeValue(".approval", "data-answer", &pressedAllow, nil, chromedp.ByQuery),
 	))
+	assert.Equal(t, "allow", pressedAllow)
 	assert.Equal(t, answer1, text)
 	assert.Greater(t, atoi(deltas), 1, "the answer came in pieces: %s", deltas)
 
@@ -234,6 +260,21 @@ func TestBrowser(t *testing.T) {
 			assert.NotEqual(t, "monitor_poll-system-stats", tl.Name, "offered to the model")
 		}
 	}
+
+	// Denied, a call shows the user it was, not the text for the model.
+	var denied, pressedDeny string
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.SendKeys("#question", "And the time again?", chromedp.ByID),
+		chromedp.Click("#send", chromedp.ByID),
+		chromedp.Poll(`document.querySelectorAll(".approval").length === 3`, nil),
+		chromedp.Evaluate(`[...document.querySelectorAll(".approval")].pop().querySelector("button.deny").click()`, nil),
+		waitText(".msg.assistant", "As you wish."),
+		chromedp.Text("#tool-c3", &denied, chromedp.ByID),
+		chromedp.Evaluate(`[...document.querySelectorAll(".approval")].pop().dataset.answer`, &pressedDeny),
+	))
+	assert.Equal(t, "deny", pressedDeny)
+	assert.Equal(t, "🔧 clock_get-time: denied", denied)
+
 	log := w.logs.String()
 	assert.Contains(t, log, "method=tools/call")
 	assert.Regexp(t, `apps: view request refused.*server=clock.*method=tools/call.*not a tool of this view's server`, log)

@@ -51,19 +51,38 @@
     answer.textContent += d.text;
     answer.dataset.deltas = String(Number(answer.dataset.deltas || 0) + 1);
   });
+  // What a call's status means to the user; the output is shown only
+  // for a call that ran (the Go host sends none otherwise).
+  const statusText = {"proposed": "proposed", "running": "running", "ok": "done", "tool-error": "the tool reported an error",
+    "pending": "waiting for your approval", "denied": "denied", "invalid": "not run: invalid arguments",
+    "unknown-tool": "not run: no such tool", "repeated": "not run: a repeated call", "failed": "failed", "canceled": "canceled"};
   on("tool", (d) => {
     let el = document.getElementById("tool-" + d.id);
     if (!el) { el = add("tool"); el.id = "tool-" + d.id; }
     el.dataset.status = d.status;
-    el.textContent = `🔧 ${d.name}: ${d.status}` + (d.output ? ` — ${d.output}` : "");
+    el.textContent = `🔧 ${d.name}: ${statusText[d.status] || d.status}` + (d.output ? ` — ${d.output}` : "");
     answer = null;
   });
   on("approval", (d) => {
     const el = add("approval");
     el.id = "approval-" + d.id;
     const p = document.createElement("p");
-    p.textContent = `Allow ${d.name} (server ${d.server}) with ${d.arguments}?`;
+    p.className = "question";
+    p.textContent = `Allow ${d.title ? `${d.title} (${d.name})` : d.name} of server ${d.server}?`;
     el.appendChild(p);
+    if (d.description) {
+      const desc = document.createElement("p");
+      desc.className = "description";
+      desc.textContent = `The server says: ${d.description}`;
+      el.appendChild(desc);
+    }
+    const hints = document.createElement("p");
+    hints.className = "hints";
+    hints.textContent = `Hints from the server: ${(d.hints || []).join("; ")}`;
+    const args = document.createElement("pre");
+    args.className = "arguments";
+    args.textContent = d.arguments;
+    el.append(hints, args);
     for (const verdict of ["allow", "deny"]) {
       const b = document.createElement("button");
       b.textContent = verdict === "allow" ? "Allow" : "Deny";
@@ -108,6 +127,10 @@
   function answered(el, verdict) {
     el.dataset.answer = verdict;
     el.querySelectorAll("button").forEach((x) => x.disabled = true);
+    const said = document.createElement("p");
+    said.className = "answer";
+    said.textContent = verdict === "allow" ? "You said yes." : "You said no.";
+    el.appendChild(said);
   }
 
   // openView frames the sandbox proxy of a view; the proxy serves nothing
