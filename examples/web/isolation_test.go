@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -148,6 +147,6 @@ func proxyOf(t *testing.T, ctx context.Context, view cdp.FrameID) cdp.FrameID {
 			}
 		}
 	}
-	t.Fatal(fmt.Sprintf("no proxy frame holds the view %s", view))
+	t.Fatalf("no proxy frame holds the view %s", view)
 	return ""
 }
