@@ -119,7 +119,7 @@ func (h *Host) openView(e *agent.ToolView) {
 			h.Log.Warn("web: CSP entries dropped", "uri", e.ResourceURI, "dropped", dropped)
 		}
 		v.csp = policy + "; frame-ancestors " + h.HostOrigin
-		v.bridge.Sandbox = apps.Sandbox{CSP: res.Meta.CSP, Permissions: v.granted}
+		v.bridge.Sandbox = apps.Sandbox{CSP: apps.AppliedCSP(res.Meta.CSP, h.Reach[e.Server]), Permissions: v.granted}
 		src, err := h.views.serve(h, v)
 		if err != nil {
 			h.Log.Warn("web: the view's sandbox is not served", "uri", e.ResourceURI, "err", err)

@@ -54,17 +54,7 @@ func ContentSecurityPolicyFor(c *CSP, reach Networks) (policy string, dropped []
 			"img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; " +
 			"object-src 'none'; base-uri 'self'", nil
 	}
-	clean := func(list []string) string {
-		var kept []string
-		for _, d := range list {
-			if len(kept) < maxDomains && allowedOrigin(d, reach) {
-				kept = append(kept, d)
-			} else {
-				dropped = append(dropped, d)
-			}
-		}
-		return strings.Join(kept, " ")
-	}
+	k, dropped := keep(c, reach)
 	join := func(parts ...string) string {
 		var out []string
 		for _, p := range parts {
@@ -74,7 +64,8 @@ func ContentSecurityPolicyFor(c *CSP, reach Networks) (policy string, dropped []
 		}
 		return strings.Join(out, " ")
 	}
-	r, conn, fr, base := clean(c.ResourceDomains), clean(c.ConnectDomains), clean(c.FrameDomains), clean(c.BaseURIDomains)
+	r, conn := strings.Join(k.ResourceDomains, " "), strings.Join(k.ConnectDomains, " ")
+	fr, base := strings.Join(k.FrameDomains, " "), strings.Join(k.BaseURIDomains, " ")
 	if fr == "" {
 		fr = "'none'"
 	}
@@ -92,6 +83,37 @@ func ContentSecurityPolicyFor(c *CSP, reach Networks) (policy string, dropped []
 		"; object-src 'none'" +
 		"; base-uri " + base
 	return policy, dropped
+}
+
+// AppliedCSP returns the origins of c that ContentSecurityPolicyFor(c,
+// reach) keeps, list by list: what a host reports to the view as applied
+// (Sandbox.CSP), as the spec asks. nil for nil.
+func AppliedCSP(c *CSP, reach Networks) *CSP {
+	if c == nil {
+		return nil
+	}
+	k, _ := keep(c, reach)
+	return &k
+}
+
+// keep returns the entries of c's lists that are kept, and those dropped.
+func keep(c *CSP, reach Networks) (kept CSP, dropped []string) {
+	clean := func(list []string) []string {
+		var out []string
+		for _, d := range list {
+			if len(out) < maxDomains && allowedOrigin(d, reach) {
+				out = append(out, d)
+			} else {
+				dropped = append(dropped, d)
+			}
+		}
+		return out
+	}
+	kept.ResourceDomains = clean(c.ResourceDomains)
+	kept.ConnectDomains = clean(c.ConnectDomains)
+	kept.FrameDomains = clean(c.FrameDomains)
+	kept.BaseURIDomains = clean(c.BaseURIDomains)
+	return kept, dropped
 }
 
 // allowedOrigin reports whether d is a CSP origin we accept (see

@@ -110,6 +110,9 @@ func TestContentSecurityPolicyForServerNetwork(t *testing.T) {
 		p, _ := apps.ContentSecurityPolicyFor(csp, reach)
 		assert.Contains(t, p, "; connect-src 'self' "+tc.kept+";", tc.server)
 	}
+	assert.Equal(t, &apps.CSP{ConnectDomains: []string{"http://localhost:11434", "https://api.example.com"}},
+		apps.AppliedCSP(csp, apps.Loopback), "what the view is told it may reach")
+	assert.Nil(t, apps.AppliedCSP(nil, 0))
 	p, dropped := apps.ContentSecurityPolicyFor(csp, apps.Loopback|apps.Private|apps.LinkLocal)
 	assert.Empty(t, dropped, "a host that opts in keeps them all")
 	assert.Contains(t, p, "; connect-src 'self' "+strings.Join(csp.ConnectDomains, " ")+";")
