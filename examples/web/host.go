@@ -41,8 +41,14 @@ type Host struct {
 	Servers AppServers
 	// AppPolicy decides the tool calls views make.
 	AppPolicy apps.Policy
-	// HostOrigin and SandboxOrigin are the two origins, "http://127.0.0.1:port".
-	HostOrigin, SandboxOrigin string
+	// HostOrigin is the page's origin, "http://127.0.0.1:port". Each view
+	// gets an origin of its own, another port of 127.0.0.1 (see sandbox).
+	HostOrigin string
+	// Reach gives, by server name, the local networks the origins its
+	// views declare may be on (apps.ContentSecurityPolicyFor): the
+	// server's own network (apps.ServerNetworks). A server absent has
+	// none: its views reach public origins only.
+	Reach map[string]apps.Networks
 	// Log receives the audit of the views and the host's errors.
 	Log *slog.Logger
 
@@ -59,6 +65,7 @@ type Host struct {
 	subs    map[chan event]struct{}
 	views   viewSet
 	ts      *toolset.Toolset
+	about   about // set by NewHost
 }
 
 // event is one Server-Sent Event for the pages.
@@ -99,9 +106,10 @@ func (h *Host) publish(typ string, data any) {
 func (h *Host) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-src "+h.SandboxOrigin+"; object-src 'none'; base-uri 'none'")
+		// The views' origins are ports of 127.0.0.1 opened as they come.
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-src http://127.0.0.1:*; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = pages.ExecuteTemplate(w, "index.html", map[string]string{"SandboxOrigin": h.SandboxOrigin})
+		_ = pages.ExecuteTemplate(w, "index.html", h.about)
 	})
 	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
 		switch r.PathValue("file") {
@@ -155,25 +163,32 @@ func (h *Host) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"html": string(v.res.HTML), "allow": v.granted.Allow(), "permissions": v.granted})
 	})
-	mux.HandleFunc("POST /view/{id}/link", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /view/{id}/answer", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Seq int
 			OK  bool
 		}
 		v := h.views.get(r.PathValue("id"))
-		if v == nil || !readJSON(w, r, &body) {
+		if v == nil {
+			http.NotFound(w, r)
 			return
 		}
-		v.consent(body.Seq, body.OK)
+		if readJSON(w, r, &body) {
+			v.answer(body.Seq, body.OK)
+		}
 	})
 	return h.guard(mux)
 }
 
 // guard refuses what no page of this host sends: a request for another
 // host name (DNS rebinding), and a POST from another origin (a page
-// elsewhere submitting a form to 127.0.0.1).
+// elsewhere submitting a form to 127.0.0.1). No response of the host's
+// origin may be framed, so that no site can overlay the page and have
+// the user click its Allow buttons (clickjacking).
 func (h *Host) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
 		if "http://"+r.Host != h.HostOrigin || r.Method == http.MethodPost && r.Header.Get("Origin") != h.HostOrigin {
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
@@ -240,8 +255,9 @@ func (h *Host) events(w http.ResponseWriter, r *http.Request) {
 var errBusy = errors.New("a run is going on")
 
 // Ask adds m to the conversation and starts a run. from is "user", or the
-// view a ui/message came from. While a run goes on, a view's message is
-// posted to the run's Inbox instead; the user's is refused.
+// view a ui/message came from (once the user let it through, askMessage).
+// While a run goes on, a view's message is posted to the run's Inbox
+// instead; the user's is refused.
 func (h *Host) Ask(m agent.Message, from string) error {
 	h.mu.Lock()
 	if h.running || h.pending != nil {
@@ -316,8 +332,7 @@ func (h *Host) start(run func(context.Context, func(agent.Event)) (agent.Result,
 		h.mu.Unlock()
 		if paused {
 			for _, p := range res.Pending.Pending {
-				h.publish("approval", map[string]string{"id": p.ID, "name": p.Request.Tool, "server": p.Request.Server,
-					"arguments": p.Request.ArgumentsText(400)})
+				h.publish("approval", approval(p.ID, p.Request))
 			}
 			return
 		}
@@ -353,7 +368,13 @@ func (h *Host) onEvent(e agent.Event) {
 	case *agent.ToolView:
 		h.openView(e)
 	case *agent.ToolFinished:
+		// What the tool returned, if it ran; otherwise the page says why
+		// from the status, for the user, not the text meant for the model
+		// ("Do not retry this call...").
 		out := e.Output
+		if e.Status != agent.StatusOK && e.Status != agent.StatusToolError {
+			out = ""
+		}
 		if len(out) > 300 {
 			out = out[:300] + "…"
 		}

@@ -21,18 +21,42 @@
 //     and the page's Allow or Deny resumes it (agent.Agent.ResumeStream);
 //   - MCP Apps, safely: MCP Apps is declared to the servers (apps.Declare);
 //     a tool whose visibility keeps it from the model is never offered to
-//     it; each view runs in a sandbox proxy served from a second origin
-//     (another port of 127.0.0.1) that serves nothing but the views,
-//     under the Content-Security-Policy the SDK builds from the view's
-//     metadata (apps.ContentSecurityPolicy), bound to a single-use URL;
-//     the page only relays the view's messages to Go, where an apps.Bridge
-//     checks every one (a view calls only the app-visible tools of its own
-//     server, reads only its own server's resources, and opens a link only
-//     once the user said yes).
+//     it; each view runs in a sandbox proxy served from an origin of its
+//     own (a port of 127.0.0.1 that no other view shares and that serves
+//     nothing but that view), under the Content-Security-Policy the SDK
+//     builds from the view's metadata (apps.ContentSecurityPolicyFor),
+//     bound to a single-use URL; the page only relays the view's messages
+//     to Go, where an apps.Bridge checks every one (a view calls only the
+//     app-visible tools of its own server, reads only its own server's
+//     resources, opens a link only once the user said yes, and sends the
+//     model a message only once the user let it through).
 //
 // A view's tools/call goes through its own policy: this example allows a
 // view the tools its bridge lets through (app-visible tools of its own
 // server); a host with approvals for views would plug its approver there.
+//
+// What a hostile view, page or server can do. A server's view is the
+// server's HTML, in a frame without access to the page: it cannot read the
+// page or another view (each view has its own origin, so
+// top.frames[i].frames[0] is out of reach, with its storage), nor make
+// another view's proxy relay anything (a proxy, and the page, take only
+// trusted messages from their own child frame and its origin). Its
+// document reaches only the public origins it declared, and its own
+// server's network besides (loopback for a server started as a command):
+// not the user's model server, router or 169.254.169.254 when the server
+// is remote. It can show anything in its frame (labelled with its server
+// and URI), call its own server's app-visible tools, give the model
+// context (ui/update-model-context, marked as data from the app), and ask:
+// a ui/message reaches the model only if the user lets it through on a
+// card naming the app, one question per view at a time, and is shown as
+// the app's message, never the user's; a link opens only if the user
+// says yes. Another site open in the browser cannot frame the page to
+// clickjack its Allow buttons (X-Frame-Options DENY, frame-ancestors
+// 'none'), send it a POST (Origin checked), or reach it through a DNS
+// name of its own (Host checked). A server's tool runs only once the user
+// allowed the model's call, and its output reaches the model as data. Not
+// covered: other programs of the user's machine, which can reach the page
+// on 127.0.0.1 as the browser does.
 package main
 
 import (
@@ -64,7 +88,7 @@ var defaultServers = []config.Server{
 
 func main() {
 	cfgPath := flag.String("config", "", "a mini-me configuration file naming the MCP servers (default: the two MCP Apps examples, through npx)")
-	port := flag.Int("port", 0, "the page's port on 127.0.0.1 (0: any free one); the sandbox takes another")
+	port := flag.Int("port", 0, "the page's port on 127.0.0.1 (0: any free one); each view takes another")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -98,12 +122,12 @@ func run(ctx context.Context, cfgPath string, port int) error {
 	if err != nil {
 		return err
 	}
-	page, sandbox, err := h.Listen(port)
+	page, err := h.Listen(port)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("mini-me web host: open http://%s/ (views are sandboxed on http://%s)\n", page.Addr(), sandbox.Addr())
-	return h.Serve(ctx, page, sandbox)
+	fmt.Printf("mini-me web host: open http://%s/ (each view is sandboxed on a port of its own)\n", page.Addr())
+	return h.Serve(ctx, page)
 }
 
 // noModel answers every question with how to start a model.
@@ -136,12 +160,18 @@ func NewHost(ctx context.Context, s Setup) (*Host, error) {
 	deferAll := permission.ApproverFunc(func(context.Context, permission.Request) (permission.Decision, error) {
 		return permission.Decision{}, permission.ErrDeferred // the page answers, and the run resumes
 	})
+	reach := map[string]apps.Networks{}
+	for _, srv := range s.Servers {
+		reach[srv.Name] = apps.ServerNetworks(srv.URL) // "" for a command: this machine
+	}
 	h := &Host{
 		Agent:     &agent.Agent{Model: s.Model, Tools: ts, Policy: permission.NewPolicy(deferAll)},
+		Reach:     reach,
 		Servers:   toolsetApps{ts},
 		AppPolicy: permission.NewPolicy(permission.AllowAll{}),
 		Log:       s.Log,
 		ts:        ts,
+		about:     describe(s.Model, ts),
 	}
 	h.init()
 	return h, nil
@@ -158,30 +188,23 @@ func (t toolsetApps) App(server string) (apps.Server, bool) {
 	return s, true
 }
 
-// Listen opens the two listeners on 127.0.0.1: the page's (on port, 0 for
-// any) and the sandbox's, and sets the origins.
-func (h *Host) Listen(port int) (page, sandbox net.Listener, err error) {
-	page, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+// Listen opens the page's listener on 127.0.0.1 (on port, 0 for any) and
+// sets the host's origin. Each view opens its own (see sandbox).
+func (h *Host) Listen(port int) (net.Listener, error) {
+	page, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sandbox, err = net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		page.Close()
-		return nil, nil, err
-	}
-	h.HostOrigin, h.SandboxOrigin = "http://"+page.Addr().String(), "http://"+sandbox.Addr().String()
-	return page, sandbox, nil
+	h.HostOrigin = "http://" + page.Addr().String()
+	return page, nil
 }
 
-// Serve serves the page and the sandbox until ctx ends, then closes
+// Serve serves the page and the views until ctx ends, then closes
 // everything.
-func (h *Host) Serve(ctx context.Context, page, sandbox net.Listener) error {
+func (h *Host) Serve(ctx context.Context, page net.Listener) error {
 	ps := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	ss := &http.Server{Handler: h.SandboxHandler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 2)
+	errc := make(chan error, 1)
 	go func() { errc <- ps.Serve(page) }()
-	go func() { errc <- ss.Serve(sandbox) }()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -191,7 +214,6 @@ func (h *Host) Serve(ctx context.Context, page, sandbox net.Listener) error {
 	defer cancel()
 	h.Close(sctx)
 	_ = ps.Shutdown(sctx)
-	_ = ss.Shutdown(sctx)
 	if cerr := h.ts.Shutdown(sctx); err == nil {
 		err = cerr
 	}

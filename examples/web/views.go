@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"sync"
 	"time"
@@ -29,24 +28,25 @@ type view struct {
 	granted         apps.Permissions
 	csp             string
 
-	mu   sync.Mutex
-	seq  int
-	asks map[int]chan bool // open-link consents awaited
+	mu      sync.Mutex
+	seq     int
+	asks    map[int]chan bool // the user's answers awaited (open-link, ui/message)
+	asking  bool              // a ui/message waits for the user
+	sandbox                   // the view's own origin
 }
 
-// viewSet holds the views, and the single-use tokens of their sandbox
-// pages.
+// viewSet holds the views.
 type viewSet struct {
-	mu     sync.Mutex
-	byID   map[string]*view
-	byCall map[string]*view
-	order  []string
-	tokens map[string]*view
-	caches map[string]*apps.Cache
+	mu      sync.Mutex
+	byID    map[string]*view
+	byCall  map[string]*view
+	order   []string
+	caches  map[string]*apps.Cache
+	serving sync.WaitGroup // the views' sandbox servers
 }
 
 func (s *viewSet) init() {
-	s.byID, s.byCall, s.tokens, s.caches = map[string]*view{}, map[string]*view{}, map[string]*view{}, map[string]*apps.Cache{}
+	s.byID, s.byCall, s.caches = map[string]*view{}, map[string]*view{}, map[string]*apps.Cache{}
 }
 
 func (s *viewSet) get(id string) *view {
@@ -81,9 +81,7 @@ func (h *Host) openView(e *agent.ToolView) {
 			h.publish("view-msg", map[string]any{"id": v.id, "msg": json.RawMessage(msg)})
 			return nil
 		},
-		Message: func(_ context.Context, content []mcp.Content) error {
-			return h.Ask(agent.Message{Role: agent.RoleUser, Content: joinText(content), Server: e.Server}, "app "+e.ResourceURI)
-		},
+		Message: func(ctx context.Context, content []mcp.Content) error { return h.askMessage(ctx, v, joinText(content)) },
 		ModelContext: func(_ context.Context, content []mcp.Content, structured json.RawMessage) error {
 			text := joinText(content)
 			if len(structured) > 0 {
@@ -116,16 +114,20 @@ func (h *Host) openView(e *agent.ToolView) {
 		}
 		v.res = res
 		v.granted = res.Meta.Permissions.Grant(apps.Permissions{}) // this host grants none
-		policy, dropped := apps.ContentSecurityPolicy(res.Meta.CSP)
+		policy, dropped := apps.ContentSecurityPolicyFor(res.Meta.CSP, h.Reach[e.Server])
 		if len(dropped) > 0 {
 			h.Log.Warn("web: CSP entries dropped", "uri", e.ResourceURI, "dropped", dropped)
 		}
 		v.csp = policy + "; frame-ancestors " + h.HostOrigin
-		v.bridge.Sandbox = apps.Sandbox{CSP: res.Meta.CSP, Permissions: v.granted}
-		h.Log.Info("web: view opened", "view", v.id, "uri", e.ResourceURI, "csp", policy)
-		token := h.views.token(v)
+		v.bridge.Sandbox = apps.Sandbox{CSP: apps.AppliedCSP(res.Meta.CSP, h.Reach[e.Server]), Permissions: v.granted}
+		src, err := h.views.serve(h, v)
+		if err != nil {
+			h.Log.Warn("web: the view's sandbox is not served", "uri", e.ResourceURI, "err", err)
+			return
+		}
+		h.Log.Info("web: view opened", "view", v.id, "uri", e.ResourceURI, "origin", v.origin, "csp", policy)
 		h.publish("view", map[string]string{"id": v.id, "server": v.server, "uri": v.uri,
-			"src": h.SandboxOrigin + "/proxy/" + token, "allow": v.granted.Allow()})
+			"src": src, "origin": v.origin, "allow": v.granted.Allow()})
 	}()
 }
 
@@ -136,12 +138,53 @@ func joinText(content []mcp.Content) string {
 
 // askLink asks the page's user whether to open u.
 func (h *Host) askLink(ctx context.Context, v *view, u *url.URL) error {
+	return h.ask(ctx, v, "link", map[string]any{"url": u.String()})
+}
+
+// errUnanswered refuses a view's ui/message while its last one still waits
+// for the user: a view has one question on the page at a time.
+var errUnanswered = errors.New("an earlier message of this app waits for the user")
+
+// askMessage asks the page's user whether a view's ui/message goes to the
+// model; if so, it joins the conversation, attributed to the view, and
+// starts a run (or joins the run going on).
+func (h *Host) askMessage(ctx context.Context, v *view, text string) error {
+	v.mu.Lock()
+	busy := v.asking
+	v.asking = true
+	v.mu.Unlock()
+	if busy {
+		return errUnanswered
+	}
+	err := h.ask(ctx, v, "app-message", map[string]any{"server": v.server, "uri": v.uri, "text": text})
+	v.mu.Lock()
+	v.asking = false
+	v.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return h.Ask(agent.Message{Role: agent.RoleUser, Content: text, Server: v.server}, v.from())
+}
+
+// from names the view in the conversation.
+func (v *view) from() string { return "app " + v.uri + " of server " + v.server }
+
+// ask publishes a question about v to the pages, with what the question
+// shows (fields), and waits for the user's answer (POST
+// /view/{id}/answer) or the end of ctx.
+func (h *Host) ask(ctx context.Context, v *view, typ string, fields map[string]any) error {
 	v.mu.Lock()
 	v.seq++
 	seq, c := v.seq, make(chan bool, 1)
 	v.asks[seq] = c
 	v.mu.Unlock()
-	h.publish("link", map[string]any{"id": v.id, "seq": seq, "url": u.String()})
+	defer func() {
+		v.mu.Lock()
+		delete(v.asks, seq)
+		v.mu.Unlock()
+	}()
+	fields["id"], fields["seq"] = v.id, seq
+	h.publish(typ, fields)
 	select {
 	case ok := <-c:
 		if !ok {
@@ -153,7 +196,8 @@ func (h *Host) askLink(ctx context.Context, v *view, u *url.URL) error {
 	}
 }
 
-func (v *view) consent(seq int, ok bool) {
+// answer gives the user's answer to the question seq about v.
+func (v *view) answer(seq int, ok bool) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if c := v.asks[seq]; c != nil {
@@ -190,19 +234,10 @@ func (s *viewSet) add(h *Host, v *view) {
 		h.runs.Add(1)
 		go func() {
 			defer h.runs.Done()
-			_ = old.bridge.Close(h.life)
+			old.close(h.life)
 			h.publish("view-closed", map[string]string{"id": old.id})
 		}()
 	}
-}
-
-// token gives v's sandbox page a single-use token.
-func (s *viewSet) token(v *view) string {
-	t := randomID()
-	s.mu.Lock()
-	s.tokens[t] = v
-	s.mu.Unlock()
-	return t
 }
 
 // finished gives the view of a call the call's outcome.
@@ -231,38 +266,8 @@ func (s *viewSet) closeAll(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, v := range all {
 		wg.Add(1)
-		go func() { defer wg.Done(); _ = v.bridge.Close(ctx) }()
+		go func() { defer wg.Done(); v.close(ctx) }()
 	}
 	wg.Wait()
-}
-
-// SandboxHandler serves the sandbox origin: each view's proxy page once,
-// under the view's CSP, and the proxy's script. Nothing else: the views'
-// 'self' is this origin.
-func (h *Host) SandboxHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /proxy/{token}", func(w http.ResponseWriter, r *http.Request) {
-		h.views.mu.Lock()
-		v := h.views.tokens[r.PathValue("token")]
-		delete(h.views.tokens, r.PathValue("token"))
-		h.views.mu.Unlock()
-		if v == nil {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Security-Policy", v.csp)
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		_ = pages.ExecuteTemplate(w, "proxy.html", map[string]string{"HostOrigin": h.HostOrigin})
-	})
-	mux.HandleFunc("GET /proxy.js", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeFileFS(w, r, static, "static/proxy.js")
-	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if "http://"+r.Host != h.SandboxOrigin {
-			http.Error(w, "forbidden", http.StatusForbidden)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	})
+	s.serving.Wait()
 }

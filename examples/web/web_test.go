@@ -24,6 +24,8 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/mcp/apps"
+	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // syncBuffer is a log sink the test reads while the host writes.
@@ -62,57 +64,48 @@ func need(t *testing.T, name string) string {
 // which the model never sees), and a call to another server's tool is
 // refused.
 func TestBrowser(t *testing.T) {
-	npm, chromium := need(t, "MINIME_WEB_NPM"), need(t, "MINIME_WEB_CHROMIUM")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-
 	const answer1 = "The clock app above shows the server's time."
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "clock_get-time", Arguments: `{}`}}},
-		{Text: answer1},
-		{Text: "Thanks for the message from the app."},
-		{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "monitor_get-system-info", Arguments: `{}`}}},
-		{Text: "Here is the system monitor."},
-	}}
-	llmURL := llm.Start()
-	defer llm.Close()
+	w := startWeb(t, []config.Server{npmServer(t, "clock", "server-basic-vanillajs"), npmServer(t, "monitor", "server-system-monitor")},
+		[]llmtest.Turn{
+			{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "clock_get-time", Arguments: `{}`}}},
+			{Text: answer1},
+			{Text: "Thanks for the message from the app."},
+			{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "monitor_get-system-info", Arguments: `{}`}}},
+			{Text: "Here is the system monitor."},
+			{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "clock_get-time", Arguments: `{}`}}},
+			{Text: "As you wish."},
+		})
+	ctx, h, llm, browser, logs := w.ctx, w.h, w.llm, w.browser, w.logs
 
-	var logs syncBuffer
-	node := func(pkg string) config.Server {
-		return config.Server{Command: "node", Args: []string{filepath.Join(npm, "@modelcontextprotocol", pkg, "dist", "index.js"), "--stdio"}}
-	}
-	clock, monitor := node("server-basic-vanillajs"), node("server-system-monitor")
-	clock.Name, monitor.Name = "clock", "monitor"
-	h, err := NewHost(ctx, Setup{Model: &agent.OpenAI{BaseURL: llmURL, Model: "test"}, Servers: []config.Server{clock, monitor},
-		Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	require.NoError(t, err)
-	pageL, sandboxL, err := h.Listen(0)
-	require.NoError(t, err)
-	sctx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(sctx, pageL, sandboxL) }()
-	defer func() {
-		stop()
-		assert.NoError(t, <-served)
-	}()
-
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 2400))
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-	defer screenshotOnFailure(t, browser, &logs)
-
-	// The page loads; a question gets a tool call to approve.
+	// The page loads, and says which model and servers it has (issue 40
+	// #7): each server's tools, never the app-only ones.
+	var model, clockTools, monitorTools string
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Navigate(h.HostOrigin+"/"),
 		chromedp.WaitVisible("#question", chromedp.ByID),
+		chromedp.Text("#model", &model, chromedp.ByID),
+		chromedp.Text(`#servers li[data-server="clock"]`, &clockTools, chromedp.ByQuery),
+		chromedp.Text(`#servers li[data-server="monitor"]`, &monitorTools, chromedp.ByQuery),
+	))
+	assert.Regexp(t, `^test at 127\.0\.0\.1:\d+$`, model)
+	assert.Equal(t, "clock: 1 tools: get-time", clockTools)
+	assert.Contains(t, monitorTools, "get-system-info")
+	assert.NotContains(t, monitorTools, "poll-system-stats")
+
+	// A question gets a tool call to approve: the card says what the
+	// server says the tool does, and its hints.
+	var question, description, hintText string
+	require.NoError(t, chromedp.Run(browser,
 		chromedp.SendKeys("#question", "What time is it on the server?", chromedp.ByID),
 		chromedp.Click("#send", chromedp.ByID),
 		chromedp.WaitVisible(".approval button.allow", chromedp.ByQuery),
+		chromedp.Text(".approval .question", &question, chromedp.ByQuery),
+		chromedp.Text(".approval .description", &description, chromedp.ByQuery),
+		chromedp.Text(".approval .hints", &hintText, chromedp.ByQuery),
 	))
+	assert.Equal(t, "Allow Get Time (get-time) of server clock?", question)
+	assert.Regexp(t, `^The server says: \S`, description)
+	assert.Regexp(t, `^Hints from the server: \S`, hintText)
 	// The tools offered: the model never sees the app-only tool.
 	first := llm.Requests()[0]
 	var offered []string
@@ -123,15 +116,18 @@ func TestBrowser(t *testing.T) {
 	assert.Contains(t, offered, "monitor_get-system-info")
 	assert.NotContains(t, offered, "monitor_poll-system-stats")
 
-	// Approved, the call runs and the answer streams in.
-	var text, deltas string
+	// Approved, the call runs and the answer streams in; the card keeps
+	// the answer given.
+	var text, deltas, pressedAllow string
 	require.NoError(t, chromedp.Run(browser,
 		chromedp.Click(".approval button.allow", chromedp.ByQuery),
 		chromedp.WaitVisible(".view iframe", chromedp.ByQuery),
 		waitText(".msg.assistant", answer1),
 		chromedp.Text(".msg.assistant", &text, chromedp.ByQuery),
 		chromedp.AttributeValue(".msg.assistant", "data-deltas", &deltas, nil, chromedp.ByQuery),
+		chromedp.AttributeValue(".approval", "data-answer", &pressedAllow, nil, chromedp.ByQuery),
 	))
+	assert.Equal(t, "allow", pressedAllow)
 	assert.Equal(t, answer1, text)
 	assert.Greater(t, atoi(deltas), 1, "the answer came in pieces: %s", deltas)
 
@@ -148,7 +144,8 @@ func TestBrowser(t *testing.T) {
 	}
 	evalIn(t, browser, clockFrame, `(() => { let readable = true; try { window.top.document.title } catch (e) { readable = false }
 		return {origin: window.origin, parentIsTop: window.parent === window.top, parentReadable: readable} })()`, &where)
-	assert.Equal(t, h.SandboxOrigin, where.Origin, "the view runs on the sandbox origin")
+	assert.Regexp(t, `^http://127\.0\.0\.1:\d+$`, where.Origin, "the view runs on an origin of its own")
+	assert.NotEqual(t, h.HostOrigin, where.Origin)
 	assert.False(t, where.ParentIsTop, "behind a sandbox proxy")
 	assert.False(t, where.ParentReadable, "the host page is out of reach")
 
@@ -204,12 +201,44 @@ func TestBrowser(t *testing.T) {
 	}
 	waitUntil(t, ctx, "the refused link in the log", func() bool { return strings.Contains(logs.String(), "ui/open-link refused") })
 
-	// The view's ui/message goes into the conversation and starts a turn.
+	// The view's ui/message asks the user first (issue 35 #3): no run
+	// starts until they let it through, and a second message of the view
+	// is refused while the first waits.
+	asked := len(llm.Requests())
+	refusals := func() int { return strings.Count(logs.String(), "ui/message refused by the host") }
 	evalIn(t, browser, clockFrame, `document.getElementById("send-message-btn").click(), true`, nil)
-	require.NoError(t, chromedp.Run(browser, waitText(".msg.assistant:last-of-type", "Thanks for the message from the app.")))
-	var from string
-	require.NoError(t, chromedp.Run(browser, chromedp.AttributeValue(`.msg.user[data-from^="app "]`, "data-from", &from, nil, chromedp.ByQuery)))
-	assert.Equal(t, "app ui://get-time/mcp-app.html", from)
+	var card string
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.WaitVisible(".ask.app-message button.allow", chromedp.ByQuery),
+		chromedp.Text(".ask.app-message p", &card, chromedp.ByQuery),
+	))
+	assert.Contains(t, card, "The app ui://get-time/mcp-app.html of server clock wants to send this message to the model")
+	assert.Equal(t, asked, len(llm.Requests()), "a run started before the user said yes")
+	evalIn(t, browser, clockFrame, `document.getElementById("send-message-btn").click(), true`, nil)
+	waitUntil(t, ctx, "the second message refused", func() bool { return refusals() == 1 })
+	assert.Contains(t, logs.String(), "an earlier message of this app waits for the user")
+	// Let through, it starts a turn, shown as the view's message.
+	var from, pressed string
+	var fromUser int
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.Click(".ask.app-message button.allow", chromedp.ByQuery),
+		waitText(".msg.assistant:last-of-type", "Thanks for the message from the app."),
+		chromedp.AttributeValue(".ask.app-message", "data-answer", &pressed, nil, chromedp.ByQuery),
+		chromedp.AttributeValue(".msg.app", "data-from", &from, nil, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('.msg.user[data-from^="app "]').length`, &fromUser),
+	))
+	assert.Equal(t, "allow", pressed)
+	assert.Equal(t, "app ui://get-time/mcp-app.html of server clock", from)
+	assert.Zero(t, fromUser, "a view's message shown as the user's")
+	// Ignored, a message goes nowhere: the view is refused, no run starts.
+	asked = len(llm.Requests())
+	evalIn(t, browser, clockFrame, `document.getElementById("send-message-btn").click(), true`, nil)
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.Poll(`document.querySelectorAll(".ask.app-message button.deny:not([disabled])").length === 1`, nil),
+		chromedp.Click(".ask.app-message button.deny:not([disabled])", chromedp.ByQuery),
+	))
+	waitUntil(t, ctx, "the ignored message refused", func() bool { return refusals() == 2 })
+	assert.Equal(t, asked, len(llm.Requests()), "an ignored message started a run")
 
 	// The system monitor: its view polls the app-only tool through the
 	// bridge.
@@ -231,9 +260,115 @@ func TestBrowser(t *testing.T) {
 			assert.NotEqual(t, "monitor_poll-system-stats", tl.Name, "offered to the model")
 		}
 	}
-	log := logs.String()
+
+	// Denied, a call shows the user it was, not the text for the model.
+	var denied, pressedDeny string
+	require.NoError(t, chromedp.Run(browser,
+		chromedp.SendKeys("#question", "And the time again?", chromedp.ByID),
+		chromedp.Click("#send", chromedp.ByID),
+		chromedp.Poll(`document.querySelectorAll(".approval").length === 3`, nil),
+		chromedp.Evaluate(`[...document.querySelectorAll(".approval")].pop().querySelector("button.deny").click()`, nil),
+		waitText(".msg.assistant", "As you wish."),
+		chromedp.Text("#tool-c3", &denied, chromedp.ByID),
+		chromedp.Evaluate(`[...document.querySelectorAll(".approval")].pop().dataset.answer`, &pressedDeny),
+	))
+	assert.Equal(t, "deny", pressedDeny)
+	assert.Equal(t, "🔧 clock_get-time: denied", denied)
+
+	log := w.logs.String()
 	assert.Contains(t, log, "method=tools/call")
 	assert.Regexp(t, `apps: view request refused.*server=clock.*method=tools/call.*not a tool of this view's server`, log)
+}
+
+// web is the host of a browser test, with its scripted model, the log it
+// writes, and the browser that opened it.
+type web struct {
+	ctx     context.Context // ends with the test's time
+	h       *Host
+	llm     *llmtest.Server
+	logs    *syncBuffer
+	browser context.Context
+	calls   *appCalls
+}
+
+// startWeb serves a host of servers whose model plays turns, opens
+// Chromium on it, and stops everything when the test ends.
+func startWeb(t *testing.T, servers []config.Server, turns []llmtest.Turn) *web {
+	chromium := need(t, "MINIME_WEB_CHROMIUM")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	w := &web{ctx: ctx, llm: &llmtest.Server{Turns: turns}, logs: &syncBuffer{}}
+	llmURL := w.llm.Start()
+	t.Cleanup(w.llm.Close)
+	var err error
+	w.h, err = NewHost(ctx, Setup{Model: &agent.OpenAI{BaseURL: llmURL, Model: "test"}, Servers: servers,
+		Log: slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	require.NoError(t, err)
+	w.calls = &appCalls{next: w.h.AppPolicy}
+	w.h.AppPolicy = w.calls
+	pageL, err := w.h.Listen(0)
+	require.NoError(t, err)
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- w.h.Serve(sctx, pageL) }()
+	t.Cleanup(func() {
+		stop()
+		assert.NoError(t, <-served)
+	})
+
+	// The browser outlives the test's time, so that a test that ran out
+	// of it still gets its screenshot; its actions get the test's time.
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.WithoutCancel(ctx), chromedp.ExecPath(chromium), chromedp.Headless, chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.Flag("disable-quic", true), chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1200, 2400)) // a profile of its own, removed once it exited
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	require.NoError(t, chromedp.Run(browser)) // starts it
+	t.Cleanup(func() { screenshotOnFailure(t, browser, w.logs) })
+	var cancelActions context.CancelFunc
+	w.browser, cancelActions = context.WithTimeout(browser, time.Until(deadline(ctx)))
+	t.Cleanup(cancelActions)
+	return w
+}
+
+func deadline(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// npmServer is one of the MCP Apps servers of npm test.sh installed.
+func npmServer(t *testing.T, name, pkg string) config.Server {
+	return config.Server{Name: name, Command: "node",
+		Args: []string{filepath.Join(need(t, "MINIME_WEB_NPM"), "@modelcontextprotocol", pkg, "dist", "index.js"), "--stdio"}}
+}
+
+// appCalls records the tool calls views ask for, and passes them on.
+type appCalls struct {
+	next apps.Policy
+	mu   sync.Mutex
+	seen []permission.Request
+}
+
+func (a *appCalls) Check(ctx context.Context, req permission.Request) (permission.Decision, error) {
+	a.mu.Lock()
+	a.seen = append(a.seen, req)
+	a.mu.Unlock()
+	return a.next.Check(ctx, req)
+}
+
+// of returns the calls of the views of server so far.
+func (a *appCalls) of(server string) []permission.Request {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []permission.Request
+	for _, r := range a.seen {
+		if r.Server == server {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // waitText waits until the last element sel matches has the text want.

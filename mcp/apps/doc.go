@@ -17,7 +17,9 @@
 //     listing's type, a size bound) and keeps it for the session;
 //   - [ContentSecurityPolicy] builds the policy the view's document must be
 //     served under from the resource's metadata: deny by default, only
-//     declared origins, every malformed entry dropped;
+//     declared origins, every malformed entry dropped, and no origin on
+//     the user's machine or local network ([Networks]) unless the view's
+//     server is there too ([ContentSecurityPolicyFor], [ServerNetworks]);
 //   - [Bridge] is the host end of the JSON-RPC link with one view. A web or
 //     desktop host plugs it into its own transport to the iframe (a
 //     postMessage relay, a WebSocket, a webview channel): the host hands it

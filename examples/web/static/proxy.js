@@ -1,8 +1,11 @@
-// The sandbox proxy of an MCP App view. It runs on the sandbox origin,
-// never the host's, under the view's Content-Security-Policy (the HTTP
-// header of its page, built in Go from the view's metadata, which the
-// view's document inherits), and relays messages between the host page
-// and the view: from the host only, to the view only.
+// The sandbox proxy of an MCP App view. It runs on the view's own origin
+// (a port of 127.0.0.1 that no other view shares, never the host's), under
+// the view's Content-Security-Policy (the HTTP header of its page, built
+// in Go from the view's metadata, which the view's document inherits), and
+// relays messages between the host page and the view: from the host only,
+// to the view only. It takes only trusted events, those the browser made
+// for a real postMessage: a script that dispatches a MessageEvent of its
+// own can set its source and origin to anything.
 "use strict";
 (() => {
   const hostOrigin = document.querySelector('meta[name="host-origin"]').content;
@@ -10,6 +13,7 @@
   let inner = null;
   const reserved = (m) => m && typeof m.method === "string" && m.method.startsWith("ui/notifications/sandbox-");
   window.addEventListener("message", (ev) => {
+    if (!ev.isTrusted) return;
     const msg = ev.data;
     if (ev.source === window.parent && ev.origin === hostOrigin) {
       if (msg && msg.method === "ui/notifications/sandbox-resource-ready") {
