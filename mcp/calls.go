@@ -518,6 +518,9 @@ func callWithInput[T any, PT interface {
 		if i+1 >= maxInputRounds {
 			return nil, fmt.Errorf("mcp: %s: server still asks for input after %d rounds", r.method, maxInputRounds)
 		}
+		if n := len(in.InputRequests); n > MaxInputRequests {
+			return nil, fmt.Errorf("%w: %s: %d input requests in one round, more than %d", ErrProtocol, r.method, n, MaxInputRequests)
+		}
 		var responses map[string]json.RawMessage
 		if len(in.InputRequests) > 0 {
 			responses = make(map[string]json.RawMessage, len(in.InputRequests))

@@ -25,6 +25,12 @@ const (
 	DefaultElicitCompleteWait = time.Minute
 	// maxInputRounds bounds the input_required rounds of one call.
 	maxInputRounds = 8
+	// MaxInputRequests bounds the input requests (elicitation, roots,
+	// sampling) that a server may make in one input_required round, and
+	// that one task may make over its life: a round that asks for more
+	// fails the call with ErrProtocol before any handler runs, a task
+	// with ErrTaskMisbehaved.
+	MaxInputRequests = 64
 	// maxPages bounds a paginated listing, against servers that loop.
 	maxPages = 1000
 )
