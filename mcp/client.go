@@ -23,6 +23,10 @@ const (
 	DefaultMaxMessageSize = 32 << 20
 	// DefaultElicitCompleteWait is Options.ElicitCompleteWait's default.
 	DefaultElicitCompleteWait = time.Minute
+	// DefaultMaxServerRequests is Options.MaxServerRequests's default:
+	// room for a few questions to the user at once, while a server that
+	// floods requests gets errors instead of a goroutine each.
+	DefaultMaxServerRequests = 16
 	// maxInputRounds bounds the input_required rounds of one call.
 	maxInputRounds = 8
 	// MaxInputRequests bounds the input requests (elicitation, roots,
@@ -89,7 +93,8 @@ type Options struct {
 	// and Roots run on goroutines of their own, with the context of the
 	// call or stream that brought the request (a 2026-07-28 input request
 	// runs on the goroutine of the call that received it, which waits for
-	// the answer anyway).
+	// the answer anyway). MaxServerRequests bounds how many such
+	// goroutines one connection runs.
 
 	// OnProgress, when set, asks servers for progress on every call and
 	// receives it.
@@ -174,6 +179,12 @@ type Options struct {
 	// client does not offer roots. A legacy client declares that it tells
 	// of changes: the host calls NotifyRootsChanged when the list changes.
 	Roots func(context.Context) ([]Root, error)
+	// MaxServerRequests bounds the requests of a legacy server (ping,
+	// elicitation, sampling, roots) that one connection answers at once;
+	// zero means DefaultMaxServerRequests. A request over the bound is
+	// answered at once with an error (CodeInternalError, "client busy"),
+	// its handler not called, and logged at Warn.
+	MaxServerRequests int
 
 	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
 	// zero value does when a tool requires it (TasksWhenRequired). A
@@ -237,6 +248,9 @@ type Client struct {
 	// whether a listing began before it, which a change in between would
 	// have made stale without a notification; inForced is closed then.
 	toolLists atomic.Int64
+	// refused counts the server requests refused as over
+	// Options.MaxServerRequests.
+	refused   atomic.Int64
 	listStale atomic.Bool
 	forceOnce sync.Once
 	inForced  chan struct{}
@@ -358,6 +372,9 @@ func newClient(opts *Options) *Client {
 	}
 	if c.opts.TaskTimeout <= 0 {
 		c.opts.TaskTimeout = DefaultTaskTimeout
+	}
+	if c.opts.MaxServerRequests <= 0 {
+		c.opts.MaxServerRequests = DefaultMaxServerRequests
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
@@ -919,6 +936,18 @@ func (c *Client) serverRequest(ctx context.Context, method string, params json.R
 		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "the client could not answer " + method}
 	}
 	return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
+}
+
+// busy is the answer to a server request over Options.MaxServerRequests.
+// The first refusal of a Client is logged at Warn, later ones at Debug: a
+// flood must not flood the log too.
+func (c *Client) busy(method string) *jsonrpc.Error {
+	level := slog.LevelDebug
+	if c.refused.Add(1) == 1 {
+		level = slog.LevelWarn
+	}
+	c.log.Log(context.Background(), level, "mcp: too many server requests in flight; refused", "method", clip(method, 40), "limit", c.opts.MaxServerRequests)
+	return &jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("client busy: %d server requests in flight", c.opts.MaxServerRequests)}
 }
 
 // discardHandler is a slog handler that drops everything.

@@ -8,9 +8,10 @@
 //
 // It speaks the 2026-07-28 revision, the initialize-based 2025-11-25 one,
 // or both (-era), and misbehaves on request (see the flags). The tools
-// history, echo, slow, env, pid, big and ask_client exist for the tests;
-// with -list-changed, add_tool changes the tool list and says so (on
-// every subscriptions/listen of a modern client, or to a legacy one), and
+// history, echo, slow, env, pid, big, ask_client and flood_client exist
+// for the tests; with -list-changed, add_tool changes the tool list and
+// says so (on every subscriptions/listen of a modern client, or to a
+// legacy one), and
 // end_subscriptions ends the subscriptions. log_burst (listed with
 // -list-log-burst) sends n log notifications, then tools/list_changed.
 // With -resources it offers the resource finance://ledger, subscribable
@@ -413,6 +414,7 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		Names    []string `json:"names"`
 		Bytes    int      `json:"bytes"`
 		N        int      `json:"n"`
+		Errors   int      `json:"errors"`
 		Method   string   `json:"method"`
 		// Params are ask_client's request params ({} when absent).
 		Params json.RawMessage `json:"params"`
@@ -520,6 +522,8 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		}
 	case "ask_client":
 		return s.ask(a.Method, a.Params), nil
+	case "flood_client":
+		return s.floodClient(a.Method, a.Params, a.N, a.Errors), nil
 	case "log_burst":
 		for i := range a.N {
 			s.notify("notifications/message", nil, map[string]any{"level": "info", "data": i})
@@ -585,6 +589,39 @@ func (s *server) ask(method string, params json.RawMessage) any {
 	case <-time.After(time.Minute):
 		return refusal("client_silent", "no answer to "+method)
 	}
+}
+
+// floodClient sends n requests of method at once and returns, as JSON, how
+// many were answered with an error and how many with a result, once
+// errors were answered with an error or all n were answered.
+func (s *server) floodClient(method string, params json.RawMessage, n, errors int) any {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	answers := make(chan *jsonrpc.Message, n) // late answers never block
+	for range n {
+		s.mu.Lock()
+		s.nextID++
+		id := fmt.Sprintf(`"srv-%d"`, s.nextID)
+		s.waiting[id] = answers
+		s.mu.Unlock()
+		s.send(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.ID(id), Method: method, Params: params})
+	}
+	tally := map[string]int{"errors": 0, "results": 0}
+	timeout := time.After(time.Minute)
+	for tally["errors"] < errors && tally["errors"]+tally["results"] < n {
+		select {
+		case m := <-answers:
+			if m.Error != nil {
+				tally["errors"]++
+			} else {
+				tally["results"]++
+			}
+		case <-timeout:
+			return refusal("client_silent", fmt.Sprintf("answers to %s: %v", method, tally))
+		}
+	}
+	return jsonText(tally)
 }
 
 func (s *server) capabilities() map[string]any {
