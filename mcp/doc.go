@@ -53,7 +53,12 @@
 // the servers configured to get them), its stderr forwarded to
 // [Options.Logger], and a bounded shutdown that leaves no process behind.
 // A server that dies fails its calls with an [*ExitError] holding the end
-// of its stderr; a [RestartPolicy] may start it again.
+// of its stderr; a [RestartPolicy] may start it again. A server slow to
+// start (npx or uvx downloading it) is not mistaken for a legacy one: past
+// [CommandTransport.ProbeTimeout] the client sends initialize beside the
+// unanswered server/discover probe and takes whichever answer settles the
+// era first, so a late modern answer to the probe still makes the
+// connection modern.
 //
 // # Many servers
 //

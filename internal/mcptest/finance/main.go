@@ -62,7 +62,10 @@ func main() {
 	flag.BoolVar(&s.stall, "stall-stdin", false, "stop reading stdin once the first request is answered (its pipe then fills)")
 	flag.BoolVar(&s.quiet, "quiet", false, "do not log each request's method to stderr (for benchmarks)")
 	flag.StringVar(&s.fault, "fault", "", "answer echo with a broken line: truncate (half of it), invalid-utf8 (bytes that are not UTF-8 in the text) wrong-id (another request's id), bad-value (a whole line with a bad literal in the result) or batch (the answer as a one-message batch, after spaces)")
+	slowStart := flag.Duration("slow-start", 0, "wait this long before reading stdin, as a server that downloads itself on first start; server/discover and initialize are then answered in order, as the official SDKs do")
+	flag.BoolVar(&s.fixEra, "fix-era", false, "the era is fixed by the first request: initialize after server/discover is refused with -32022, as the official Python SDK does")
 	flag.Parse()
+	s.inOrder = *slowStart > 0
 
 	if *exitNow {
 		fmt.Fprintln(os.Stderr, "finance: cannot open database ledger.db: no such file")
@@ -88,6 +91,7 @@ func main() {
 		fmt.Fprintf(s.out, "finance 1.4.2 starting (banner line %d)\n", i+1)
 	}
 	s.out.Flush()
+	time.Sleep(*slowStart)
 	s.serve(os.Stdin)
 	if *ignoreEOF {
 		fmt.Fprintln(os.Stderr, "finance: stdin closed, staying up")
@@ -110,6 +114,8 @@ type server struct {
 	resources      bool
 	quiet          bool
 	stall          bool
+	fixEra         bool
+	inOrder        bool // answer server/discover and initialize in arrival order
 
 	omu sync.Mutex
 	out *bufio.Writer
@@ -144,7 +150,7 @@ func (s *server) serve(in io.Reader) {
 				if msg.Method != "" {
 					s.record(msg.Method) // in arrival order
 				}
-				if msg.Method == "subscriptions/listen" {
+				if msg.Method == "subscriptions/listen" || s.inOrder && (msg.Method == "server/discover" || msg.Method == "initialize") {
 					s.message(msg) // open before what follows; answered later
 				} else {
 					wg.Add(1)
@@ -206,6 +212,16 @@ func (s *server) record(method string) {
 	s.mu.Lock()
 	s.history = append(s.history, method)
 	s.mu.Unlock()
+}
+
+// firstMethod is the method of the first message received.
+func (s *server) firstMethod() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.history) == 0 {
+		return ""
+	}
+	return s.history[0]
 }
 
 func (s *server) notification(msg *jsonrpc.Message) {
@@ -277,6 +293,10 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 			"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "finance", "version": "1.4.2"}},
 		}, nil
 	case "initialize":
+		if s.fixEra && s.firstMethod() == "server/discover" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedVersion, Message: "unsupported protocol version: the connection speaks " + modern,
+				Data: json.RawMessage(`{"supported":["` + modern + `"],"requested":"` + legacy + `"}`)}
+		}
 		if !s.speaks(legacy) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: initialize"}
 		}
