@@ -23,6 +23,10 @@ const (
 	DefaultMaxMessageSize = 32 << 20
 	// DefaultElicitCompleteWait is Options.ElicitCompleteWait's default.
 	DefaultElicitCompleteWait = time.Minute
+	// DefaultMaxListItems is Options.MaxListItems's default: far more
+	// tools, prompts or resources than a model can use, far fewer than
+	// would weigh on memory.
+	DefaultMaxListItems = 10000
 	// DefaultMaxServerRequests is Options.MaxServerRequests's default:
 	// room for a few questions to the user at once, while a server that
 	// floods requests gets errors instead of a goroutine each.
@@ -35,7 +39,8 @@ const (
 	// fails the call with ErrProtocol before any handler runs, a task
 	// with ErrTaskMisbehaved.
 	MaxInputRequests = 64
-	// maxPages bounds a paginated listing, against servers that loop.
+	// maxPages bounds a paginated listing, against servers that loop
+	// (Options.MaxListItems bounds its items).
 	maxPages = 1000
 )
 
@@ -179,6 +184,17 @@ type Options struct {
 	// client does not offer roots. A legacy client declares that it tells
 	// of changes: the host calls NotifyRootsChanged when the list changes.
 	Roots func(context.Context) ([]Root, error)
+	// MaxListItems bounds the items one listing returns (ListTools,
+	// ListPrompts, ListResources, ListResourceTemplates, the skills'
+	// index, ReadSkillDirectory), whatever the number of pages; zero means
+	// DefaultMaxListItems. A server that lists more has its listing cut
+	// to the first MaxListItems items, no further page asked for; the cut
+	// is logged at Warn and told to OnListCut.
+	MaxListItems int
+	// OnListCut, when set, is told of each listing cut at MaxListItems:
+	// the method ("tools/list") and the bound. It runs on the goroutine
+	// of the listing call, before the call returns.
+	OnListCut func(method string, limit int)
 	// MaxServerRequests bounds the requests of a legacy server (ping,
 	// elicitation, sampling, roots) that one connection answers at once;
 	// zero means DefaultMaxServerRequests. A request over the bound is
@@ -372,6 +388,9 @@ func newClient(opts *Options) *Client {
 	}
 	if c.opts.TaskTimeout <= 0 {
 		c.opts.TaskTimeout = DefaultTaskTimeout
+	}
+	if c.opts.MaxListItems <= 0 {
+		c.opts.MaxListItems = DefaultMaxListItems
 	}
 	if c.opts.MaxServerRequests <= 0 {
 		c.opts.MaxServerRequests = DefaultMaxServerRequests
