@@ -1,14 +1,17 @@
 package mcp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,4 +141,96 @@ func TestListBound(t *testing.T) {
 			})
 		}
 	}
+}
+
+// blockingElicit is an Elicit handler that holds every request until
+// released (or its context ends), and records the most it held at once.
+type blockingElicit struct {
+	release        chan struct{}
+	entered        chan struct{} // one value per request held
+	inflight, most atomic.Int32
+}
+
+func newBlockingElicit(n int) *blockingElicit {
+	return &blockingElicit{release: make(chan struct{}), entered: make(chan struct{}, n)}
+}
+
+func (b *blockingElicit) handle(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	cur := b.inflight.Add(1)
+	defer b.inflight.Add(-1)
+	for m := b.most.Load(); cur > m && !b.most.CompareAndSwap(m, cur); m = b.most.Load() {
+	}
+	b.entered <- struct{}{}
+	select {
+	case <-b.release:
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// check asserts that the flood of n requests, whose call has returned
+// with res and err, was answered while limit handlers were held: the
+// others got an error at once, and the goroutines counted during the
+// flood grew by about limit, not n. Then it releases the handlers.
+func (b *blockingElicit) check(t *testing.T, n, limit int, res *mcp.CallToolResult, err error, goroutines int) {
+	t.Helper()
+	defer close(b.release)
+	assert.LessOrEqual(t, int(b.most.Load()), limit, "handlers in flight at once")
+	require.NoError(t, err, "the requests over the bound were not answered at once")
+	assert.JSONEq(t, fmt.Sprintf(`{"errors":%d,"results":0}`, n-limit), res.Text(), "answered while the first handlers still wait")
+	for range limit {
+		<-b.entered // the first handlers started, none of them done
+	}
+	assert.EqualValues(t, limit, b.most.Load())
+	assert.Less(t, goroutines, limit+32, "goroutines added while the flood is answered")
+}
+
+// TestServerRequestFloodHTTP: a legacy server that sends 5,000
+// elicitation/create requests on a call's SSE stream gets at most
+// Options.MaxServerRequests handlers at once and an error answer for
+// every other request while those handlers wait (issue 35 #4, over
+// Streamable HTTP).
+func TestServerRequestFloodHTTP(t *testing.T) {
+	const n, limit = 5000, 4
+	var errs, results atomic.Int32
+	enough := make(chan struct{})
+	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true}
+	s.Intercept = func(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) bool {
+		if msg.Method == "" && len(msg.ID) > 0 { // the client's answer to one request
+			if msg.Error == nil {
+				results.Add(1)
+			} else if errs.Add(1) == n-limit {
+				close(enough)
+			}
+			w.WriteHeader(http.StatusAccepted)
+			return true
+		}
+		if msg.Method != "tools/call" {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		bw := bufio.NewWriter(w)
+		for i := range n {
+			fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-%d\",\"method\":\"elicitation/create\",\"params\":{\"message\":\"Name?\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{}}}}\n\n", i)
+		}
+		_ = bw.Flush()
+		w.(http.Flusher).Flush()
+		select {
+		case <-enough:
+		case <-r.Context().Done():
+			return true
+		}
+		tally, _ := json.Marshal(map[string]int32{"errors": errs.Load(), "results": results.Load()})
+		fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]}}\n\n", msg.ID, tally)
+		return true
+	}
+	url := mcptest.Start(t, s)
+	b := newBlockingElicit(n)
+	c := connect(t, url, &mcp.Options{MaxServerRequests: limit, Elicit: b.handle})
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := c.CallTool(ctx, "flood", nil)
+	b.check(t, n, limit, res, err, runtime.NumGoroutine()-before)
 }
