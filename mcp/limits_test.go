@@ -186,13 +186,13 @@ func (b *blockingElicit) check(t *testing.T, n, limit int, res *mcp.CallToolResu
 	assert.Less(t, goroutines, limit+32, "goroutines added while the flood is answered")
 }
 
-// TestServerRequestFloodHTTP: a legacy server that sends 5,000
+// TestServerRequestFloodHTTP: a legacy server that sends 1,000
 // elicitation/create requests on a call's SSE stream gets at most
 // Options.MaxServerRequests handlers at once and an error answer for
 // every other request while those handlers wait (issue 35 #4, over
 // Streamable HTTP).
 func TestServerRequestFloodHTTP(t *testing.T) {
-	const n, limit = 5000, 4
+	const n, limit = 1000, 4
 	var errs, results atomic.Int32
 	enough := make(chan struct{})
 	s := &mcptest.Server{Versions: []string{mcptest.Legacy}, SSE: true}
