@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// WarnListCut: the server lists more tools, prompts, resources or
-// resource templates than mcp.Options.MaxListItems (mcp.DefaultMaxListItems
+// WarnListCut: the server lists more tools, prompts, resources, resource
+// templates or skills than mcp.Options.MaxListItems (mcp.DefaultMaxListItems
 // unless Options.Client sets it); the Toolset holds the first ones only.
 const WarnListCut WarningKind = "list-cut"
 

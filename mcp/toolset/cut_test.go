@@ -51,3 +51,11 @@ func TestToolsetListCut(t *testing.T) {
 	}, cut)
 	assert.EqualValues(t, 4, told.Load())
 }
+
+// The skills' index is cut the same way.
+func TestToolsetSkillsListCut(t *testing.T) {
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Skills: &mcptest.Skills{List: mcptest.SampleSkills(), PageSize: 1}}
+	ts := discover(t, []config.Server{{Name: "docs", URL: mcptest.Start(t, s)}}, &toolset.Options{Client: mcp.Options{Skills: true, MaxListItems: 1}})
+	assert.Len(t, ts.Skills(), 1)
+	assert.Equal(t, []toolset.WarningKind{toolset.WarnListCut}, warningKinds(ts.Warnings()))
+}
