@@ -234,3 +234,38 @@ func TestServerRequestFloodHTTP(t *testing.T) {
 	res, err := c.CallTool(ctx, "flood", nil)
 	b.check(t, n, limit, res, err, runtime.NumGoroutine()-before)
 }
+
+// TestTaskInputRoundBound: a 2026-07-28 task whose one input_required
+// snapshot asks for more than MaxInputRequests inputs breaks the rules
+// before any handler runs (issue 35 #12: the 64 first were asked first).
+func TestTaskInputRoundBound(t *testing.T) {
+	const n = 100
+	reqs := make([]string, n)
+	for i := range reqs {
+		reqs[i] = fmt.Sprintf(`"r%d":{"method":"roots/list","params":{}}`, i)
+	}
+	head := `"taskId":"t1","status":"input_required","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","pollIntervalMs":50`
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}}
+	s.Intercept = func(w http.ResponseWriter, _ *http.Request, msg *jsonrpc.Message) bool {
+		switch msg.Method {
+		case "tools/call":
+			jsonReply(w, json.RawMessage(msg.ID), `{"resultType":"task",`+head+`}`)
+		case "tasks/get":
+			jsonReply(w, json.RawMessage(msg.ID), `{"resultType":"complete",`+head+`,"inputRequests":{`+strings.Join(reqs, ",")+`}}`)
+		case "tasks/cancel", "tasks/update":
+			jsonReply(w, json.RawMessage(msg.ID), `{}`)
+		default:
+			return false
+		}
+		return true
+	}
+	var calls atomic.Int32
+	c := connect(t, mcptest.Start(t, s), &mcp.Options{Roots: func(context.Context) ([]mcp.Root, error) {
+		calls.Add(1)
+		return nil, nil
+	}})
+	_, err := c.CallTool(context.Background(), "ask", nil)
+	require.ErrorIs(t, err, mcp.ErrTaskMisbehaved)
+	assert.Zero(t, calls.Load(), "no handler runs for a round over the bound")
+	assert.Zero(t, s.Count("tasks/update"))
+}
