@@ -422,14 +422,20 @@ type cursorParams struct {
 }
 
 // listAll follows every page of a listing. Cursors are opaque; an empty
-// string is a cursor too. A cursor seen twice ends with an error.
+// string is a cursor too. A cursor seen twice ends with an error. A
+// listing that passes Options.MaxListItems is cut there (cut), and no
+// further page is asked for.
 func listAll[P any, T any](ctx context.Context, c *Client, method string, items func(*P) ([]T, *string)) ([]T, error) {
+	return listPages(ctx, c, method, func(cursor *string) paramsWithMeta { return &cursorParams{Cursor: cursor} }, items)
+}
+
+// listPages is listAll with the params of each page made by params.
+func listPages[P any, T any](ctx context.Context, c *Client, method string, params func(cursor *string) paramsWithMeta, items func(*P) ([]T, *string)) ([]T, error) {
 	var all []T
 	seen := map[string]bool{}
 	var cursor *string
 	for range maxPages {
-		p := &cursorParams{Cursor: cursor}
-		r := c.request(method, "", p)
+		r := c.request(method, "", params(cursor))
 		r.replay = true
 		var page P
 		if err := c.call(ctx, r, &page); err != nil {
@@ -439,6 +445,11 @@ func listAll[P any, T any](ctx context.Context, c *Client, method string, items 
 			return nil, err
 		}
 		list, next := items(&page)
+		if limit := c.opts.MaxListItems; len(all)+len(list) > limit {
+			all = append(all, list[:limit-len(all)]...)
+			c.cut(method, limit)
+			return all, nil
+		}
 		all = append(all, list...)
 		if next == nil {
 			return all, nil
@@ -450,6 +461,14 @@ func listAll[P any, T any](ctx context.Context, c *Client, method string, items 
 		cursor = next
 	}
 	return nil, fmt.Errorf("%w: %s: more than %d pages", ErrProtocol, method, maxPages)
+}
+
+// cut reports a listing cut at limit items.
+func (c *Client) cut(method string, limit int) {
+	c.log.Warn("mcp: listing cut: the server lists more items than the bound", "method", method, "limit", limit)
+	if c.opts.OnListCut != nil {
+		c.opts.OnListCut(method, limit)
+	}
 }
 
 // complete is the resultType of a result that can only be final: absent
@@ -517,6 +536,9 @@ func callWithInput[T any, PT interface {
 		}
 		if i+1 >= maxInputRounds {
 			return nil, fmt.Errorf("mcp: %s: server still asks for input after %d rounds", r.method, maxInputRounds)
+		}
+		if n := len(in.InputRequests); n > MaxInputRequests {
+			return nil, fmt.Errorf("%w: %s: %d input requests in one round, more than %d", ErrProtocol, r.method, n, MaxInputRequests)
 		}
 		var responses map[string]json.RawMessage
 		if len(in.InputRequests) > 0 {

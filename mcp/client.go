@@ -23,9 +23,24 @@ const (
 	DefaultMaxMessageSize = 32 << 20
 	// DefaultElicitCompleteWait is Options.ElicitCompleteWait's default.
 	DefaultElicitCompleteWait = time.Minute
+	// DefaultMaxListItems is Options.MaxListItems's default: far more
+	// tools, prompts or resources than a model can use, far fewer than
+	// would weigh on memory.
+	DefaultMaxListItems = 10000
+	// DefaultMaxServerRequests is Options.MaxServerRequests's default:
+	// room for a few questions to the user at once, while a server that
+	// floods requests gets errors instead of a goroutine each.
+	DefaultMaxServerRequests = 16
 	// maxInputRounds bounds the input_required rounds of one call.
 	maxInputRounds = 8
-	// maxPages bounds a paginated listing, against servers that loop.
+	// MaxInputRequests bounds the input requests (elicitation, roots,
+	// sampling) that a server may make in one input_required round, and
+	// that one task may make over its life: a round that asks for more
+	// fails the call with ErrProtocol before any handler runs, a task
+	// with ErrTaskMisbehaved.
+	MaxInputRequests = 64
+	// maxPages bounds a paginated listing, against servers that loop
+	// (Options.MaxListItems bounds its items).
 	maxPages = 1000
 )
 
@@ -83,7 +98,8 @@ type Options struct {
 	// and Roots run on goroutines of their own, with the context of the
 	// call or stream that brought the request (a 2026-07-28 input request
 	// runs on the goroutine of the call that received it, which waits for
-	// the answer anyway).
+	// the answer anyway). MaxServerRequests bounds how many such
+	// goroutines one connection runs.
 
 	// OnProgress, when set, asks servers for progress on every call and
 	// receives it.
@@ -168,6 +184,23 @@ type Options struct {
 	// client does not offer roots. A legacy client declares that it tells
 	// of changes: the host calls NotifyRootsChanged when the list changes.
 	Roots func(context.Context) ([]Root, error)
+	// MaxListItems bounds the items one listing returns (ListTools,
+	// ListPrompts, ListResources, ListResourceTemplates, the skills'
+	// index, ReadSkillDirectory), whatever the number of pages; zero means
+	// DefaultMaxListItems. A server that lists more has its listing cut
+	// to the first MaxListItems items, no further page asked for; the cut
+	// is logged at Warn and told to OnListCut.
+	MaxListItems int
+	// OnListCut, when set, is told of each listing cut at MaxListItems:
+	// the method ("tools/list") and the bound. It runs on the goroutine
+	// of the listing call, before the call returns.
+	OnListCut func(method string, limit int)
+	// MaxServerRequests bounds the requests of a legacy server (ping,
+	// elicitation, sampling, roots) that one connection answers at once;
+	// zero means DefaultMaxServerRequests. A request over the bound is
+	// answered at once with an error (CodeInternalError, "client busy"),
+	// its handler not called, and logged at Warn.
+	MaxServerRequests int
 
 	// Tasks says when tools are called as MCP tasks (see TaskPolicy); the
 	// zero value does when a tool requires it (TasksWhenRequired). A
@@ -231,6 +264,9 @@ type Client struct {
 	// whether a listing began before it, which a change in between would
 	// have made stale without a notification; inForced is closed then.
 	toolLists atomic.Int64
+	// refused counts the server requests refused as over
+	// Options.MaxServerRequests.
+	refused   atomic.Int64
 	listStale atomic.Bool
 	forceOnce sync.Once
 	inForced  chan struct{}
@@ -352,6 +388,12 @@ func newClient(opts *Options) *Client {
 	}
 	if c.opts.TaskTimeout <= 0 {
 		c.opts.TaskTimeout = DefaultTaskTimeout
+	}
+	if c.opts.MaxListItems <= 0 {
+		c.opts.MaxListItems = DefaultMaxListItems
+	}
+	if c.opts.MaxServerRequests <= 0 {
+		c.opts.MaxServerRequests = DefaultMaxServerRequests
 	}
 	c.log = c.opts.Logger
 	if c.log == nil {
@@ -913,6 +955,18 @@ func (c *Client) serverRequest(ctx context.Context, method string, params json.R
 		return nil, &jsonrpc.Error{Code: CodeInternalError, Message: "the client could not answer " + method}
 	}
 	return nil, &jsonrpc.Error{Code: CodeMethodNotFound, Message: "method not supported: " + method}
+}
+
+// busy is the answer to a server request over Options.MaxServerRequests.
+// The first refusal of a Client is logged at Warn, later ones at Debug: a
+// flood must not flood the log too.
+func (c *Client) busy(method string) *jsonrpc.Error {
+	level := slog.LevelDebug
+	if c.refused.Add(1) == 1 {
+		level = slog.LevelWarn
+	}
+	c.log.Log(context.Background(), level, "mcp: too many server requests in flight; refused", "method", clip(method, 40), "limit", c.opts.MaxServerRequests)
+	return &jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("client busy: %d server requests in flight", c.opts.MaxServerRequests)}
 }
 
 // discardHandler is a slog handler that drops everything.

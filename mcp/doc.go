@@ -53,7 +53,12 @@
 // the servers configured to get them), its stderr forwarded to
 // [Options.Logger], and a bounded shutdown that leaves no process behind.
 // A server that dies fails its calls with an [*ExitError] holding the end
-// of its stderr; a [RestartPolicy] may start it again.
+// of its stderr; a [RestartPolicy] may start it again. A server slow to
+// start (npx or uvx downloading it) is not mistaken for a legacy one: past
+// [CommandTransport.ProbeTimeout] the client sends initialize beside the
+// unanswered server/discover probe and takes whichever answer settles the
+// era first, so a late modern answer to the probe still makes the
+// connection modern.
 //
 // # Many servers
 //
@@ -114,7 +119,14 @@
 // sets [Options.Elicit], [Options.Sample] or [Options.Roots], and hosts
 // no tasks of its own (it only calls tools as tasks). A sampling request
 // has at most 1000 messages; a URL-mode elicitation's URL at most 8 KiB,
-// and a URLElicitationRequired error at most 8 URLs.
+// and a URLElicitationRequired error at most 8 URLs. A connection answers
+// at most [Options.MaxServerRequests] ([DefaultMaxServerRequests], 16)
+// legacy server requests at once, the others at once with an error; one
+// input_required round carries at most [MaxInputRequests] (64) input
+// requests, the call failing before any handler runs when it carries more.
+// A listing keeps at most [Options.MaxListItems] ([DefaultMaxListItems],
+// 10,000) items over at most 1000 pages, cut with a warning
+// ([Options.OnListCut]) when the server lists more.
 //
 // A task-backed call is bounded, and each bound is an error that works
 // with errors.Is:
@@ -134,8 +146,9 @@
 //     [ErrTaskCancelled]. A completed task whose result has IsError is a
 //     tool error, returned as a result;
 //   - a server that reports a status after a terminal one, another task's
-//     id, an input key reused for another request, more than 64 input
-//     requests or more than 10,000 status changes for one task breaks the
+//     id, an input key reused for another request, more than
+//     [MaxInputRequests] (64) input requests or more than 10,000 status
+//     changes for one task breaks the
 //     rules ([ErrTaskMisbehaved]);
 //   - polls follow the server's interval, clamped to [MinTaskPollInterval]
 //     (50 ms) and [MaxTaskPollInterval] (30 s), [DefaultTaskPollInterval]

@@ -193,14 +193,30 @@ func (m *mux) dispatch(ctx context.Context, data []byte, buf *[]byte) (handed bo
 	case m.modern():
 		m.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
 	default:
-		m.answers.run(func() {
-			res, rerr := m.c.serverRequest(ctx, msg.Method, msg.Params)
-			if err := m.reply(ctx, jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: msg.ID, Result: res, Error: rerr}); err != nil {
-				m.c.log.Warn("mcp: answering a server request failed", "method", msg.Method, "error", err)
-			}
-		})
+		m.serve(ctx, msg)
 	}
 	return false, nil
+}
+
+// serve answers a server request on a goroutine of its own or, with
+// Options.MaxServerRequests answers in progress, at once with an error,
+// written by the reader itself within notifyTimeout: a server that floods
+// requests is slowed down, not given a goroutine each.
+func (m *mux) serve(ctx context.Context, msg *jsonrpc.Message) {
+	answer := func(ctx context.Context, res any, rerr *jsonrpc.Error) {
+		if err := m.reply(ctx, jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: msg.ID, Result: res, Error: rerr}); err != nil {
+			m.c.log.Warn("mcp: answering a server request failed", "method", msg.Method, "error", err)
+		}
+	}
+	if m.answers.run(m.c.opts.MaxServerRequests, func() {
+		res, rerr := m.c.serverRequest(ctx, msg.Method, msg.Params)
+		answer(ctx, res, rerr)
+	}) {
+		return
+	}
+	bctx, cancel := context.WithTimeout(ctx, notifyTimeout)
+	defer cancel()
+	answer(bctx, nil, m.c.busy(msg.Method))
 }
 
 // take removes and returns the channel of the call pending on id, nil if
@@ -220,22 +236,35 @@ func (m *mux) take(id int64) chan delivery {
 type handlers struct {
 	mu     sync.Mutex
 	closed bool
+	active int // answers running
 	wg     sync.WaitGroup
 }
 
-// run starts f, unless wait has begun: a closing connection answers
-// nothing more.
-func (g *handlers) run(f func()) {
+// run starts f, unless wait has begun (a closing connection answers
+// nothing more, and run reports true all the same). It reports false,
+// starting nothing, when limit answers are running already: the caller
+// then answers the request with an error (Client.busy).
+func (g *handlers) run(limit int, f func()) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
-		return
+		return true
 	}
+	if g.active >= limit {
+		return false
+	}
+	g.active++
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
+		defer func() {
+			g.mu.Lock()
+			g.active--
+			g.mu.Unlock()
+		}()
 		f()
 	}()
+	return true
 }
 
 // wait waits for the answers in progress until ctx is done: a handler that

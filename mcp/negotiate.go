@@ -39,6 +39,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 	pin := c.opts.ProtocolVersion
 	legacy := Version20251125
 	h, _ := c.conn.(*httpConn)
+	var late *lateProbe
 	switch {
 	case h != nil && h.pinSSE:
 		if pin != "" && !isLegacyVersion(pin) {
@@ -51,7 +52,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 		}
 		legacy = pin
 	default:
-		modern, fallback, err := c.probe(ctx)
+		modern, fallback, pending, err := c.probe(ctx)
 		if err != nil {
 			return err
 		}
@@ -64,6 +65,10 @@ func (c *Client) negotiate(ctx context.Context) error {
 		if fallback != "" {
 			legacy = fallback
 		}
+		late = pending
+	}
+	if late != nil {
+		return c.initializeBeside(ctx, legacy, late)
 	}
 	err := c.initialize(ctx, legacy)
 	if err == nil || h == nil || !c.tryHTTPSSE(err) {
@@ -95,44 +100,59 @@ func (c *Client) useHTTPSSE(ctx context.Context, h *httpConn, version string) er
 
 // probe sends server/discover. It reports a modern server, or the legacy
 // version to offer (empty for the default) when the server is not modern.
-func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err error) {
+// Over stdio (a conn with a probe timeout), a probe that has no answer
+// within the timeout is not given up: late is then the probe still in
+// flight, for initializeBeside to race with initialize. A Client pinned
+// to Version20260728 waits for the answer within ctx instead.
+func (c *Client) probe(ctx context.Context) (modern bool, legacy string, late *lateProbe, err error) {
 	c.proto.Store(&protoState{era: EraModern, version: Version20260728})
 	c.conn.setProtocol(EraModern, Version20260728)
-	pctx := ctx
-	if d := c.conn.probeTimeout(); d > 0 {
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithTimeout(ctx, d)
-		defer cancel()
-	}
 	var res discoverResult
+	if d := c.conn.probeTimeout(); d > 0 && c.opts.ProtocolVersion == "" {
+		p := c.startProbe(ctx)
+		if !p.within(d) {
+			c.log.Info("mcp: no answer to the server/discover probe yet; initializing, and taking a late answer if it comes first", "waited", d)
+			return false, "", p, nil
+		}
+		res, err = p.res, p.err
+	} else {
+		res, err = c.discover(ctx)
+	}
+	modern, legacy, err = c.probed(ctx, res, err)
+	return modern, legacy, nil, err
+}
+
+// discover sends server/discover, again when a busy server or proxy
+// answers that it cannot take it now.
+func (c *Client) discover(ctx context.Context) (discoverResult, error) {
+	var res discoverResult
+	var err error
 	for attempt := 0; ; attempt++ {
 		res = discoverResult{}
 		r := c.request("server/discover", "", &metaParams{})
 		r.probe = true
-		err = c.call(pctx, r, &res)
+		err = c.call(ctx, r, &res)
 		if !transient(err) || attempt == probeRetries {
 			break
 		}
 		// A busy server or proxy: ask again before deciding anything.
-		if sleep(pctx, time.Duration(attempt+1)*250*time.Millisecond) != nil {
+		if sleep(ctx, time.Duration(attempt+1)*250*time.Millisecond) != nil {
 			break
 		}
 	}
 	if err == nil {
 		err = res.check("server/discover")
 	}
+	return res, err
+}
+
+// probed reads the outcome of the probe, res or err: a modern server,
+// whose era it adopts, or the legacy version to offer (empty for the
+// default), or an error that ends the negotiation.
+func (c *Client) probed(ctx context.Context, res discoverResult, err error) (modern bool, legacy string, _ error) {
 	if err == nil {
 		if slices.Contains(res.SupportedVersions, Version20260728) {
-			info := res.Meta.ServerInfo
-			if info.Name == "" {
-				info = res.ServerInfo
-			}
-			c.proto.Store(&protoState{era: EraModern, version: Version20260728, serverInfo: info,
-				capabilities: res.Capabilities, instructions: res.Instructions})
-			if s, ok := c.conn.(interface{ subscribe(json.RawMessage) }); ok && (c.opts.OnToolsChanged != nil &&
-				res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged || c.watchesResources(res.Capabilities) || c.watchesPrompts(res.Capabilities)) {
-				s.subscribe(c.meta)
-			}
+			c.adopt(res)
 			return true, "", nil
 		}
 		// A discover answer that does not list our modern version: a
@@ -175,11 +195,26 @@ func (c *Client) probe(ctx context.Context) (modern bool, legacy string, err err
 		}
 		return false, "", nil // a 4xx without a modern error: legacy
 	}
-	if errors.Is(err, ErrProtocol) || pctx.Err() != nil {
-		// Not a modern answer, or (stdio) no answer in time: legacy.
-		return false, "", nil
+	if errors.Is(err, ErrProtocol) {
+		return false, "", nil // not a modern answer: legacy
 	}
 	return false, "", err
+}
+
+// adopt makes the era modern with what the server/discover answer res
+// says, and subscribes to the list changes the host watches.
+func (c *Client) adopt(res discoverResult) {
+	c.conn.setProtocol(EraModern, Version20260728)
+	info := res.Meta.ServerInfo
+	if info.Name == "" {
+		info = res.ServerInfo
+	}
+	c.proto.Store(&protoState{era: EraModern, version: Version20260728, serverInfo: info,
+		capabilities: res.Capabilities, instructions: res.Instructions})
+	if s, ok := c.conn.(interface{ subscribe(json.RawMessage) }); ok && (c.opts.OnToolsChanged != nil &&
+		res.Capabilities.Tools != nil && res.Capabilities.Tools.ListChanged || c.watchesResources(res.Capabilities) || c.watchesPrompts(res.Capabilities)) {
+		s.subscribe(c.meta)
+	}
 }
 
 // probeRetries is how many times a probe answered by a busy server is sent

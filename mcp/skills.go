@@ -355,34 +355,15 @@ func (c *Client) ReadSkillDirectory(ctx context.Context, uri string) ([]Resource
 	if _, dir := c.SkillsSupported(); !dir {
 		return nil, fmt.Errorf("%w: resources/directory/read needs directoryRead", ErrSkillsUnsupported)
 	}
-	var all []Resource
-	seen := map[string]bool{}
-	p := &uriParams{URI: uri}
-	for range maxPages {
-		r := c.request("resources/directory/read", "", p)
-		r.replay = true
-		var page struct {
-			complete
-			Resources  []Resource `json:"resources"`
-			NextCursor *string    `json:"nextCursor"`
-		}
-		if err := c.call(ctx, r, &page); err != nil {
-			return nil, err
-		}
-		if err := page.check("resources/directory/read"); err != nil {
-			return nil, err
-		}
-		all = append(all, page.Resources...)
-		if page.NextCursor == nil {
-			return all, nil
-		}
-		if seen[*page.NextCursor] {
-			return nil, fmt.Errorf("%w: resources/directory/read: server repeated cursor %q", ErrProtocol, clip(*page.NextCursor, 40))
-		}
-		seen[*page.NextCursor] = true
-		p = &uriParams{URI: uri, Cursor: page.NextCursor}
-	}
-	return nil, fmt.Errorf("%w: resources/directory/read: more than %d pages", ErrProtocol, maxPages)
+	return listPages(ctx, c, "resources/directory/read", func(cursor *string) paramsWithMeta { return &uriParams{URI: uri, Cursor: cursor} },
+		func(p *directoryPage) ([]Resource, *string) { return p.Resources, p.NextCursor })
+}
+
+// directoryPage is a page of resources/directory/read.
+type directoryPage struct {
+	complete
+	Resources  []Resource `json:"resources"`
+	NextCursor *string    `json:"nextCursor"`
 }
 
 // watchesResources reports a host that wants resource list changes from a

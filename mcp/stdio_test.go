@@ -70,6 +70,7 @@ func TestStdio(t *testing.T) {
 		{"SlowCallbacks", testStdioSlowCallbacks},
 		{"ToolsetRefresh", testStdioToolsetRefresh},
 		{"ResourceSubscription", testStdioResourceSubscription},
+		{"SlowStart", testStdioSlowStart},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

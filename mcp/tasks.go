@@ -71,9 +71,8 @@ const (
 	MinTaskPollInterval = 50 * time.Millisecond
 	MaxTaskPollInterval = 30 * time.Second
 	// maxTaskChanges bounds the status changes (status or message) of
-	// one task, and maxTaskInputs the input requests it makes.
+	// one task (MaxInputRequests the input requests it makes).
 	maxTaskChanges = 10000
-	maxTaskInputs  = 64
 	// taskRPCTimeout bounds one tasks/get, tasks/update or tasks/cancel;
 	// taskResultWait one blocking legacy tasks/result, after which
 	// polling resumes; taskCancelTimeout the tasks/cancel sent when the
@@ -576,8 +575,8 @@ func (t *taskCall) step(ctx context.Context, w *taskWire, fromGet bool) (*CallTo
 			return nil, true, ctx.Err()
 		}
 		t.c.log.Debug("mcp: tasks/result during input_required ended; polling", "error", err)
-		if t.inputs++; t.inputs > maxTaskInputs {
-			return nil, true, fmt.Errorf("%w: task asked for input more than %d times", ErrTaskMisbehaved, maxTaskInputs)
+		if t.inputs++; t.inputs > MaxInputRequests {
+			return nil, true, fmt.Errorf("%w: task asked for input more than %d times", ErrTaskMisbehaved, MaxInputRequests)
 		}
 		return nil, false, nil
 	case TaskCompleted:
@@ -647,17 +646,23 @@ func (t *taskCall) answer(ctx context.Context, reqs map[string]inputRequest) err
 	if t.asked == nil {
 		t.asked = map[string]string{}
 	}
+	// The bound is checked before any handler runs: a round of 500
+	// requests costs the host nothing.
+	fresh := 0
+	for key, req := range reqs {
+		if prev, ok := t.asked[key]; !ok {
+			fresh++
+		} else if prev != inputKey(req) {
+			return fmt.Errorf("%w: task reused input key %q for another request", ErrTaskMisbehaved, clip(key, 64))
+		}
+	}
+	if t.inputs += fresh; t.inputs > MaxInputRequests {
+		return fmt.Errorf("%w: task asked for input more than %d times", ErrTaskMisbehaved, MaxInputRequests)
+	}
 	responses := map[string]json.RawMessage{}
 	for key, req := range reqs {
-		id := req.Method + " " + string(bytes.TrimSpace(req.Params))
-		if prev, ok := t.asked[key]; ok {
-			if prev != id {
-				return fmt.Errorf("%w: task reused input key %q for another request", ErrTaskMisbehaved, clip(key, 64))
-			}
+		if _, ok := t.asked[key]; ok {
 			continue
-		}
-		if t.inputs++; t.inputs > maxTaskInputs {
-			return fmt.Errorf("%w: task asked for input more than %d times", ErrTaskMisbehaved, maxTaskInputs)
 		}
 		res, err := t.c.input(ctx, req.Method, req.Params)
 		if errors.Is(err, ErrInputRequired) && req.Method == "elicitation/create" {
@@ -683,8 +688,14 @@ func (t *taskCall) answer(ctx context.Context, reqs map[string]inputRequest) err
 	}
 	for key, req := range reqs {
 		if _, ok := responses[key]; ok {
-			t.asked[key] = req.Method + " " + string(bytes.TrimSpace(req.Params))
+			t.asked[key] = inputKey(req)
 		}
 	}
 	return ack.check("tasks/update")
+}
+
+// inputKey identifies an input request, to tell a key asked again for the
+// same request from a key reused for another.
+func inputKey(req inputRequest) string {
+	return req.Method + " " + string(bytes.TrimSpace(req.Params))
 }

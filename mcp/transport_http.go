@@ -527,7 +527,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 		case modern:
 			h.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
 		default:
-			h.answers.run(func() { h.answer(ctx, msg.ID, msg.Method, msg.Params) })
+			h.serve(ctx, msg.ID, msg.Method, msg.Params)
 		}
 	}
 	return false, nil
@@ -586,12 +586,24 @@ func (h *httpConn) legacyHeaders(hd http.Header) {
 	}
 }
 
-// answer responds to a legacy server request with a POST. The handler
-// runs under ctx, the call's or the server stream's; the answer is sent
-// even when ctx ended meanwhile (a call whose response came first), within
+// serve answers a legacy server request on a goroutine of its own or,
+// with Options.MaxServerRequests answers in progress, at once with an
+// error, posted by the stream's reader itself: a server that floods
+// requests is slowed down, not given a goroutine each.
+func (h *httpConn) serve(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage) {
+	if !h.answers.run(h.c.opts.MaxServerRequests, func() {
+		res, rerr := h.c.serverRequest(ctx, method, params)
+		h.answer(ctx, id, method, res, rerr)
+	}) {
+		h.answer(ctx, id, method, nil, h.c.busy(method))
+	}
+}
+
+// answer posts the response to a legacy server request. The handler ran
+// under ctx, the call's or the server stream's; the answer is sent even
+// when ctx ended meanwhile (a call whose response came first), within
 // notifyTimeout.
-func (h *httpConn) answer(ctx context.Context, id jsonrpc.ID, method string, params json.RawMessage) {
-	res, rerr := h.c.serverRequest(ctx, method, params)
+func (h *httpConn) answer(ctx context.Context, id jsonrpc.ID, method string, res any, rerr *jsonrpc.Error) {
 	msg := jsonrpc.Response{JSONRPC: jsonrpc.Version, ID: id, Result: res, Error: rerr}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
 	defer cancel()
@@ -847,7 +859,7 @@ func (h *httpConn) dispatchListened(ctx context.Context, data []byte) {
 	case msg.IsNotification():
 		h.notes.push(msg.Method, msg.Params)
 	default:
-		h.answers.run(func() { h.answer(ctx, msg.ID, msg.Method, msg.Params) })
+		h.serve(ctx, msg.ID, msg.Method, msg.Params)
 	}
 }
 

@@ -15,8 +15,10 @@ import (
 
 // Defaults of CommandTransport.
 const (
-	// DefaultProbeTimeout bounds the server/discover probe of a stdio
-	// server; a server that has not answered by then is taken as legacy.
+	// DefaultProbeTimeout is how long Connect waits for the answer to the
+	// server/discover probe of a stdio server before it sends initialize
+	// too; the probe's answer is still taken if it comes first (see
+	// CommandTransport.ProbeTimeout).
 	DefaultProbeTimeout = 5 * time.Second
 	// DefaultRestartBackoff is the wait before the first restart when
 	// RestartPolicy.Backoff is zero.
@@ -108,9 +110,19 @@ type CommandTransport struct {
 	// environment described above, not the host's whole environment.
 	Cmd *exec.Cmd
 
-	// ProbeTimeout bounds the server/discover probe; 0 means
-	// DefaultProbeTimeout. A server that answers nothing by then is taken
-	// as legacy, and a late answer is dropped.
+	// ProbeTimeout is how long Connect waits for the answer to the
+	// server/discover probe alone; 0 means DefaultProbeTimeout. A server
+	// that has not answered by then is slow to start (a package manager
+	// downloading it) or legacy and silent on the probe: Connect then
+	// sends initialize on the same stdin and takes the first answer that
+	// settles the era, within Options.ConnectTimeout. A modern answer to
+	// the probe makes the server modern, whatever initialize's answer (a
+	// modern server refuses it, its era fixed by its first request); an
+	// initialize that succeeds first makes it legacy. When initialize
+	// fails, the probe's answer is awaited up to ProbeTimeout again
+	// before initialize's error is returned. A Client pinned to
+	// Version20260728 waits for the probe's answer within
+	// Options.ConnectTimeout.
 	ProbeTimeout time.Duration
 	// Restart says whether a process that died on its own is started
 	// again. Off by default: a server may hold state (a selected profile,

@@ -23,7 +23,7 @@ import (
 // connection breaks. Connect only reads a StreamTransport.
 //
 // The stream gets everything a stdio server gets, but the process: the
-// era is detected the same way (ProbeTimeout bounds the probe), a line
+// era is detected the same way (see ProbeTimeout), a line
 // above Options.MaxMessageSize or 10 lines in a row that are not JSON-RPC
 // break the connection, batches are read, notifications reach the host's
 // callbacks off the reader, and a modern server is subscribed to tool
@@ -40,8 +40,9 @@ type StreamTransport struct {
 	Name string
 	// Dial opens a new stream to the server. It is required.
 	Dial func(ctx context.Context) (io.ReadWriteCloser, error)
-	// ProbeTimeout bounds the server/discover probe; 0 means
-	// DefaultProbeTimeout.
+	// ProbeTimeout is how long Connect waits for the answer to the
+	// server/discover probe before it sends initialize too, as for
+	// CommandTransport; 0 means DefaultProbeTimeout.
 	ProbeTimeout time.Duration
 	// Restart says whether a stream that ended on its own is dialled
 	// again, as for CommandTransport.

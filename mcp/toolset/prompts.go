@@ -83,7 +83,8 @@ var promptsCap = &capability[[]mcp.Prompt]{
 		name := func(p *mcp.Prompt) string { return p.Name }
 		prompts, bad := distinct(s.cfg.Name, prompts, name, WarnInvalidPrompt, "prompt")
 		prompts, missing := allowed(s.cfg.Name, s.cfg.Prompts, prompts, name, WarnPromptNotFound, "prompt")
-		return capListing[[]mcp.Prompt]{items: prompts, warnings: append(bad, missing...), fresh: fresh}
+		warns := append(append(bad, missing...), s.cuts.take(s.cfg.Name, "prompts/list")...)
+		return capListing[[]mcp.Prompt]{items: prompts, warnings: warns, fresh: fresh}
 	},
 	applied: func(s *tsServer, items []mcp.Prompt) { s.status.Prompts = len(items) },
 	rebuild: func(t *Toolset) {

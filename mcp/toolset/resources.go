@@ -141,6 +141,7 @@ func listResources(ctx context.Context, s *tsServer) capListing[resourceSet] {
 		return capListing[resourceSet]{err: err}
 	}
 	tmpls, err := s.client.ListResourceTemplates(ctx)
+	cuts := s.cuts.take(s.cfg.Name, "resources/list", "resources/templates/list") // taken even when templates failed
 	if notOffered(err) {
 		tmpls, err = nil, nil // templates are optional
 	}
@@ -151,6 +152,7 @@ func listResources(ctx context.Context, s *tsServer) capListing[resourceSet] {
 	res, warns := distinct(name, res, func(r *mcp.Resource) string { return r.URI }, WarnInvalidResource, "resource")
 	tmpls, w := distinct(name, tmpls, func(r *mcp.ResourceTemplate) string { return r.URITemplate }, WarnInvalidResource, "resource template")
 	warns = append(warns, w...)
+	warns = append(warns, cuts...)
 	if allow := s.cfg.Resources; allow != nil {
 		found := make(map[string]bool, len(allow))
 		res = slices.DeleteFunc(res, func(r mcp.Resource) bool { return !listed(allow, r.URI, found) })

@@ -90,7 +90,7 @@ func (t *Toolset) listSkills(ctx context.Context, s *tsServer) skillListing {
 	if err != nil {
 		return skillListing{err: err}
 	}
-	out := skillListing{fresh: l.FreshUntil}
+	out := skillListing{fresh: l.FreshUntil, warnings: s.cuts.take(s.cfg.Name, "skills/list")}
 	for _, inv := range l.Invalid {
 		out.warnings = append(out.warnings, Warning{Server: s.cfg.Name, Kind: WarnInvalidSkill,
 			Message: fmt.Sprintf("skill %q left out: %v", textclip.Clip(inv.URI, 120), inv.Err)})

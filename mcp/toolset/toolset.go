@@ -258,6 +258,7 @@ type tsServer struct {
 
 	invalidMu sync.Mutex
 	invalid   []invalidTool // reported by ListTools, drained by list
+	cuts      listCuts      // listings cut at mcp.Options.MaxListItems
 
 	// Guarded by Toolset.mu.
 	status   ServerStatus
@@ -545,6 +546,13 @@ func (t *Toolset) clientOptions(s *tsServer) *mcp.Options {
 			onProgress(p)
 		}
 	}
+	onCut := o.OnListCut
+	o.OnListCut = func(method string, limit int) {
+		s.cuts.record(method, limit)
+		if onCut != nil {
+			onCut(method, limit)
+		}
+	}
 	o.OnInvalidTool = func(name string, reason error) {
 		s.invalidMu.Lock()
 		s.invalid = append(s.invalid, invalidTool{name, reason})
@@ -565,7 +573,7 @@ func (s *tsServer) list(ctx context.Context, c *mcp.Client) listing {
 		return listing{err: err}
 	}
 	kept, warns := filterTools(s.cfg.Name, s.cfg.Tools, tools, invalid, c.TaskUse)
-	return listing{tools: kept, warnings: warns}
+	return listing{tools: kept, warnings: append(warns, s.cuts.take(s.cfg.Name, "tools/list")...)}
 }
 
 // skip records why a server is not used. t.mu is held.

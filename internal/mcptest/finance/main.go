@@ -8,9 +8,10 @@
 //
 // It speaks the 2026-07-28 revision, the initialize-based 2025-11-25 one,
 // or both (-era), and misbehaves on request (see the flags). The tools
-// history, echo, slow, env, pid, big and ask_client exist for the tests;
-// with -list-changed, add_tool changes the tool list and says so (on
-// every subscriptions/listen of a modern client, or to a legacy one), and
+// history, echo, slow, env, pid, big, ask_client and flood_client exist
+// for the tests; with -list-changed, add_tool changes the tool list and
+// says so (on every subscriptions/listen of a modern client, or to a
+// legacy one), and
 // end_subscriptions ends the subscriptions. log_burst (listed with
 // -list-log-burst) sends n log notifications, then tools/list_changed.
 // With -resources it offers the resource finance://ledger, subscribable
@@ -61,7 +62,10 @@ func main() {
 	flag.BoolVar(&s.stall, "stall-stdin", false, "stop reading stdin once the first request is answered (its pipe then fills)")
 	flag.BoolVar(&s.quiet, "quiet", false, "do not log each request's method to stderr (for benchmarks)")
 	flag.StringVar(&s.fault, "fault", "", "answer echo with a broken line: truncate (half of it), invalid-utf8 (bytes that are not UTF-8 in the text) wrong-id (another request's id), bad-value (a whole line with a bad literal in the result) or batch (the answer as a one-message batch, after spaces)")
+	slowStart := flag.Duration("slow-start", 0, "wait this long before reading stdin, as a server that downloads itself on first start; server/discover and initialize are then answered in order, as the official SDKs do")
+	flag.BoolVar(&s.fixEra, "fix-era", false, "the era is fixed by the first request: initialize after server/discover is refused with -32022, as the official Python SDK does")
 	flag.Parse()
+	s.inOrder = *slowStart > 0
 
 	if *exitNow {
 		fmt.Fprintln(os.Stderr, "finance: cannot open database ledger.db: no such file")
@@ -87,6 +91,7 @@ func main() {
 		fmt.Fprintf(s.out, "finance 1.4.2 starting (banner line %d)\n", i+1)
 	}
 	s.out.Flush()
+	time.Sleep(*slowStart)
 	s.serve(os.Stdin)
 	if *ignoreEOF {
 		fmt.Fprintln(os.Stderr, "finance: stdin closed, staying up")
@@ -109,6 +114,8 @@ type server struct {
 	resources      bool
 	quiet          bool
 	stall          bool
+	fixEra         bool
+	inOrder        bool // answer server/discover and initialize in arrival order
 
 	omu sync.Mutex
 	out *bufio.Writer
@@ -143,7 +150,7 @@ func (s *server) serve(in io.Reader) {
 				if msg.Method != "" {
 					s.record(msg.Method) // in arrival order
 				}
-				if msg.Method == "subscriptions/listen" {
+				if msg.Method == "subscriptions/listen" || s.inOrder && (msg.Method == "server/discover" || msg.Method == "initialize") {
 					s.message(msg) // open before what follows; answered later
 				} else {
 					wg.Add(1)
@@ -205,6 +212,16 @@ func (s *server) record(method string) {
 	s.mu.Lock()
 	s.history = append(s.history, method)
 	s.mu.Unlock()
+}
+
+// firstMethod is the method of the first message received.
+func (s *server) firstMethod() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.history) == 0 {
+		return ""
+	}
+	return s.history[0]
 }
 
 func (s *server) notification(msg *jsonrpc.Message) {
@@ -276,6 +293,10 @@ func (s *server) request(msg *jsonrpc.Message) (any, *jsonrpc.Error) {
 			"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "finance", "version": "1.4.2"}},
 		}, nil
 	case "initialize":
+		if s.fixEra && s.firstMethod() == "server/discover" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedVersion, Message: "unsupported protocol version: the connection speaks " + modern,
+				Data: json.RawMessage(`{"supported":["` + modern + `"],"requested":"` + legacy + `"}`)}
+		}
 		if !s.speaks(legacy) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: initialize"}
 		}
@@ -413,6 +434,7 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		Names    []string `json:"names"`
 		Bytes    int      `json:"bytes"`
 		N        int      `json:"n"`
+		Errors   int      `json:"errors"`
 		Method   string   `json:"method"`
 		// Params are ask_client's request params ({} when absent).
 		Params json.RawMessage `json:"params"`
@@ -520,6 +542,8 @@ func (s *server) call(id jsonrpc.ID, name string, raw json.RawMessage) (any, *js
 		}
 	case "ask_client":
 		return s.ask(a.Method, a.Params), nil
+	case "flood_client":
+		return s.floodClient(a.Method, a.Params, a.N, a.Errors), nil
 	case "log_burst":
 		for i := range a.N {
 			s.notify("notifications/message", nil, map[string]any{"level": "info", "data": i})
@@ -585,6 +609,39 @@ func (s *server) ask(method string, params json.RawMessage) any {
 	case <-time.After(time.Minute):
 		return refusal("client_silent", "no answer to "+method)
 	}
+}
+
+// floodClient sends n requests of method at once and returns, as JSON, how
+// many were answered with an error and how many with a result, once
+// errors were answered with an error or all n were answered.
+func (s *server) floodClient(method string, params json.RawMessage, n, errors int) any {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	answers := make(chan *jsonrpc.Message, n) // late answers never block
+	for range n {
+		s.mu.Lock()
+		s.nextID++
+		id := fmt.Sprintf(`"srv-%d"`, s.nextID)
+		s.waiting[id] = answers
+		s.mu.Unlock()
+		s.send(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.ID(id), Method: method, Params: params})
+	}
+	tally := map[string]int{"errors": 0, "results": 0}
+	timeout := time.After(time.Minute)
+	for tally["errors"] < errors && tally["errors"]+tally["results"] < n {
+		select {
+		case m := <-answers:
+			if m.Error != nil {
+				tally["errors"]++
+			} else {
+				tally["results"]++
+			}
+		case <-timeout:
+			return refusal("client_silent", fmt.Sprintf("answers to %s: %v", method, tally))
+		}
+	}
+	return jsonText(tally)
 }
 
 func (s *server) capabilities() map[string]any {
