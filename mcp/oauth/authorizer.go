@@ -42,14 +42,14 @@ type Config struct {
 	DPoP bool
 	// Issuer binds the client's pre-registered credentials (ClientSecret,
 	// ClientKey, the assertions of a Grant) to that authorization server:
-	// another one never sees them. Empty binds them to the first issuer
-	// they are sent to, for the life of the Authorizer (trust on first
-	// use: set Issuer, so that a spoofed server met first gets nothing).
-	// Where the server names another issuer, a machine Grant fails with an
-	// *IssuerBindingError, and the authorization code flow registers a
-	// client there instead (Client ID Metadata Document or Dynamic Client
-	// Registration). A pre-registered ClientID without a secret is bound
-	// only by a set Issuer.
+	// another one never sees them. It is required with any of them (New
+	// fails without it): the MCP server names its authorization server,
+	// and a credential must not go to whichever one a spoofed or
+	// compromised server names. Where the server names another issuer, a
+	// machine Grant fails with an *IssuerBindingError, and the
+	// authorization code flow registers a client there instead (Client ID
+	// Metadata Document or Dynamic Client Registration). A pre-registered
+	// ClientID without a secret is bound only by a set Issuer.
 	Issuer string
 	// Scopes are requested when the server's challenge names none; empty
 	// means the resource's scopes_supported, or no scope parameter.
@@ -117,7 +117,6 @@ type Authorizer struct {
 	key     Key             // where tok is stored
 	meta    *ServerMetadata // of tok's issuer
 	clients map[string]Registration
-	bound   string // the issuer of the pre-registered credentials (Config.Issuer, or the first used)
 
 	// renewals counts the renewals Token ran, renewErr is the last one's
 	// outcome: callers that waited for one share it.
@@ -151,6 +150,9 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	if cfg.ClientKey != nil && cfg.Grant == nil {
 		return nil, errors.New("oauth: a ClientKey is for a machine Grant (the authorization code flow uses no client assertion)")
 	}
+	if err := checkBound(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.RedirectURL == "" {
 		cfg.RedirectURL = DefaultRedirectURL
 	}
@@ -166,7 +168,7 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	if cfg.Store == nil {
 		cfg.Store = &MemoryStore{}
 	}
-	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}, bound: cfg.Issuer}
+	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}}
 	if cfg.DPoP {
 		var err error
 		if a.dpop, err = newDPoPKey(); err != nil {
@@ -568,18 +570,35 @@ func (a *Authorizer) grant(ctx context.Context, key Key, meta *ServerMetadata, r
 	return nil
 }
 
-// bind reports whether the pre-registered credentials may go to issuer,
-// pinning it when no issuer is bound yet: nil, or an
-// *IssuerBindingError.
-func (a *Authorizer) bind(issuer string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.bound == "" {
-		a.bound = issuer
-		a.log.Debug("oauth: client credentials bound to their first issuer", "issuer", issuer)
+// checkBound refuses a pre-registered credential without the issuer it
+// belongs to (see Config.Issuer).
+func checkBound(cfg Config) error {
+	if cfg.Issuer != "" {
+		u, err := url.Parse(cfg.Issuer)
+		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+			return fmt.Errorf("oauth: issuer %q is not an http(s) URL", clip(cfg.Issuer, 100))
+		}
+		return nil
 	}
-	if a.bound != issuer {
-		return &IssuerBindingError{Bound: a.bound, Offered: issuer}
+	var what string
+	switch {
+	case cfg.ClientSecret != "":
+		what = "a ClientSecret"
+	case cfg.ClientKey != nil:
+		what = "a ClientKey"
+	case cfg.Grant != nil:
+		what = "a machine Grant (its assertions or client credentials)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s needs Config.Issuer, the authorization server it belongs to: without it, whichever authorization server the MCP server names would receive it", ErrUnboundCredential, what)
+}
+
+// bind reports whether the pre-registered credentials may go to issuer
+// (Config.Issuer, required with them): nil, or an *IssuerBindingError.
+func (a *Authorizer) bind(issuer string) error {
+	if a.cfg.Issuer != issuer {
+		return &IssuerBindingError{Bound: a.cfg.Issuer, Offered: issuer}
 	}
 	return nil
 }

@@ -43,8 +43,9 @@
 // [*ErrorPageError].
 //
 // Credentials held beforehand (a client secret or key, a Grant's
-// assertions) go to one issuer only: Config.Issuer, or else the first one
-// they are sent to ([IssuerBindingError] elsewhere). A token is refreshed
+// assertions) go to one issuer only: Config.Issuer, which New requires
+// with them ([ErrUnboundCredential]; [IssuerBindingError] where the
+// server names another issuer). A token is refreshed
 // only at the issuer, and as the client, it was obtained from. Every URL
 // fetched or posted to (resource metadata, authorization server metadata
 // and endpoints, the identity provider) must be https or http on a

@@ -56,12 +56,9 @@ func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (r Regist
 }
 
 // mayUseClient reports whether the pre-registered client may be used at
-// issuer: a client with a secret where bind allows it, one without where
-// no other Issuer is configured.
+// issuer: anywhere without a configured Issuer (a client with a secret
+// has one, see checkBound), else at that issuer only.
 func (a *Authorizer) mayUseClient(issuer string) bool {
-	if a.cfg.ClientSecret != "" {
-		return a.bind(issuer) == nil
-	}
 	return a.cfg.Issuer == "" || a.cfg.Issuer == issuer
 }
 

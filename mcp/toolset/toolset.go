@@ -57,7 +57,9 @@ type Options struct {
 	OAuthHTTPClient *http.Client
 	// ClientSecrets are OAuth client secrets the host holds in memory, by
 	// server name: the secret of an oauth entry that names neither
-	// clientSecretEnv nor clientSecretFile.
+	// clientSecretEnv nor clientSecretFile. Such an entry must name its
+	// issuer, the only authorization server the secret goes to; without
+	// one the server is skipped with an error matching ErrServerConfig.
 	ClientSecrets map[string]oauth.Secret
 	// OnChange is called after each refresh of a server's tools, whether or
 	// not anything changed and whether or not it succeeded. Calls are never
