@@ -118,10 +118,14 @@ type Authorizer struct {
 	meta    *ServerMetadata // of tok's issuer
 	clients map[string]Registration
 
-	// renewals counts the renewals Token ran, renewErr is the last one's
-	// outcome: callers that waited for one share it.
+	// renewals counts the renewals run, renewErr is the last one's
+	// outcome: callers that waited for one share it. failures counts the
+	// failed ones in a row; no renewal starts before retryAt (see
+	// renewalDelay).
 	renewals uint64
 	renewErr error
+	failures int
+	retryAt  time.Time
 
 	dpop *dpopKey // nil without Config.DPoP
 
@@ -284,8 +288,14 @@ func (a *Authorizer) current() *Token {
 // A token whose renewal failed is still returned until it expires; after
 // that the error says why the renewal failed (wrapping ErrUnreachable,
 // ErrMetadata or ErrToken), except for a refresh the authorization server
-// refused, or a token that has no refresh token: then Token returns "",
-// so the server's 401 leads to one new sign-in.
+// refused for good (invalid_grant and the other RFC 6749 §5.2 errors), or
+// a token that has no refresh token: then Token returns "", so the
+// server's 401 leads to one new sign-in. A transient failure (no answer,
+// a 5xx, a 429) keeps the token and its refresh token. After a failure
+// the next renewal waits: 1 s, doubled after each failure in a row up to
+// 5 min, or the token endpoint's Retry-After when longer (at most 5 min);
+// meanwhile Token returns the token while it is valid, then the last
+// failure.
 func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	t := a.current()
 	switch {
@@ -295,7 +305,7 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 		return string(t.AccessToken), nil
 	}
 	a.mu.Lock()
-	key, meta, gen := a.key, a.meta, a.renewals
+	meta, gen := a.meta, a.renewals
 	a.mu.Unlock()
 	machine := a.cfg.Grant != nil && meta != nil
 	if t.RefreshToken == "" && !machine {
@@ -311,21 +321,14 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	a.mu.Lock()
 	err := a.renewErr
 	a.mu.Unlock()
-	if a.renewalsSince(gen) == 0 {
-		// No renewal ran while we waited: ours is the one, at the
-		// authorization server that issued t, as its client.
+	if a.renewalsSince(gen) == 0 && !a.backingOff() {
+		// No renewal ran while we waited, and no failed one asks us to
+		// wait: ours is the one, at the authorization server that
+		// issued t, as its client.
 		a.mu.Lock()
-		key, meta = a.key, a.meta
+		key, meta := a.key, a.meta
 		a.mu.Unlock()
-		if t.RefreshToken != "" {
-			err = a.refresh(ctx, t, key, meta)
-		} else {
-			err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
-		}
-		a.mu.Lock()
-		a.renewals++
-		a.renewErr = err
-		a.mu.Unlock()
+		err = a.renew(ctx, t, key, meta)
 	}
 	if err != nil {
 		a.log.Debug("oauth: renewing the token failed", "resource", a.resource.String(), "error", err)
@@ -334,20 +337,20 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 }
 
 // lastValid returns the current token while it has not expired; then err
-// when the renewal failed for want of an answer (a refused renewal, or
-// none, leaves "" and a nil error: the 401 that follows signs in again).
+// when the renewal failed for want of an answer, or of a definitive one
+// (a refused renewal, or none, leaves "" and a nil error: the 401 that
+// follows signs in again).
 func (a *Authorizer) lastValid(err error) (string, error) {
 	if t := a.current(); t.valid(a.now()) {
 		return string(t.AccessToken), nil
 	}
-	var oe *OAuthError
-	if err == nil || errors.As(err, &oe) {
+	if err == nil || definitive(err) {
 		return "", nil
 	}
 	return "", fmt.Errorf("oauth: the token of %s expired and could not be renewed: %w", a.resource, err)
 }
 
-// renewalsSince returns how many renewals Token ran since it counted gen.
+// renewalsSince returns how many renewals ran since Token counted gen.
 func (a *Authorizer) renewalsSince(gen uint64) uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -398,13 +401,20 @@ func (a *Authorizer) Challenged(ctx context.Context, status int, challenges []Ch
 	}
 	if cur != nil && sent != "" && string(cur.AccessToken) == sent && cur.RefreshToken != "" {
 		a.mu.Lock()
-		key, meta := a.key, a.meta // cur's own: a token is refreshed where it was issued
+		key, meta, err := a.key, a.meta, a.renewErr // cur's own: a token is refreshed where it was issued
 		a.mu.Unlock()
-		err := a.refresh(ctx, cur, key, meta)
+		if !a.backingOff() {
+			err = a.renew(ctx, cur, key, meta)
+		}
 		if err == nil {
 			return nil
 		}
 		a.log.Debug("oauth: refresh after 401 failed", "resource", a.resource.String(), "error", err)
+		if transient(err) {
+			// The refresh token still holds: a sign-in now would meet
+			// the same authorization server, and cost the user a visit.
+			return fmt.Errorf("oauth: the token of %s was refused and could not be refreshed yet: %w", a.resource, err)
+		}
 	}
 	return a.authorize(ctx, ch, nil)
 }
@@ -647,13 +657,28 @@ func (a *Authorizer) use(key Key, meta *ServerMetadata, tok *Token) {
 	a.clients[meta.Issuer] = tok.Client
 }
 
+// renew renews t, issued under key by the authorization server of meta:
+// with its refresh token, or by asking the machine grant again; the
+// outcome is recorded for the backoff and for the callers waiting.
+func (a *Authorizer) renew(ctx context.Context, t *Token, key Key, meta *ServerMetadata) error {
+	var err error
+	if t.RefreshToken != "" {
+		err = a.refresh(ctx, t, key, meta)
+	} else {
+		err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
+	}
+	a.noteRenewal(ctx, err)
+	return err
+}
+
 // refresh renews t with its refresh token, at the authorization server of
 // meta that issued it under key, as the client it was issued to. With a
 // LockingStore, the store stays locked from the read of the latest token
 // to the write of its successor, so that another process never sends the
-// refresh token this one rotates. A refusal drops the token, from memory
-// and from the store; an invalid_client refusal drops the registration
-// too.
+// refresh token this one rotates. A definitive refusal (invalid_grant and
+// the like, see definitive) drops the token, from memory and from the
+// store; an invalid_client refusal drops the registration too. A
+// transient failure (no answer, a 5xx, a 429) keeps both.
 func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *ServerMetadata) error {
 	if meta == nil || meta.Issuer != key.Issuer {
 		return fmt.Errorf("%w: no authorization server known for the refresh", ErrToken)
@@ -685,7 +710,7 @@ func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *Serve
 		"resource":      {key.Resource},
 	}, t.Scopes, "refresh")
 	var oe *OAuthError
-	if errors.As(err, &oe) {
+	if errors.As(err, &oe) && definitive(err) {
 		a.mu.Lock()
 		if a.tok == mine {
 			a.tok = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors of an authorization; each error the package returns
@@ -72,6 +73,9 @@ type OAuthError struct {
 	Code string
 	// Description is the server's error_description, at most 200 bytes.
 	Description string
+	// RetryAfter is the wait a 429 or 503 answer asked for in its
+	// Retry-After header, at most 5 min; 0 when none.
+	RetryAfter time.Duration
 	// kind is the sentinel the error matches.
 	kind error
 }

@@ -360,7 +360,11 @@ func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scr
 				e.Description = strings.ReplaceAll(e.Description, sec, redacted)
 			}
 		}
-		return &OAuthError{Endpoint: step, StatusCode: resp.StatusCode, Code: clip(e.Code, 60), Description: clip(e.Description, 200), kind: kind}
+		oe := &OAuthError{Endpoint: step, StatusCode: resp.StatusCode, Code: clip(e.Code, 60), Description: clip(e.Description, 200), kind: kind}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			oe.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), a.now())
+		}
+		return oe
 	}
 	if v == nil {
 		return nil // an answer with no content to read (a revocation)
