@@ -621,6 +621,11 @@ func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetad
 		a.log.Warn("oauth: the token store failed; signing in again", "error", err)
 		return false
 	}
+	if e, ok := a.cfg.Store.(interface{ exposed() string }); ok {
+		if msg := e.exposed(); msg != "" {
+			a.log.Warn(msg)
+		}
+	}
 	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken || !a.fits(t) {
 		return false // nothing, the very token the server refused, or another run's
 	}
