@@ -139,6 +139,12 @@ const (
 	WarnInvalidTool WarningKind = "invalid-tool"
 	// WarnToolNotFound: an allowlisted tool is not offered by the server.
 	WarnToolNotFound WarningKind = "tool-not-found"
+	// WarnToolTooLarge: a tool's input schema is over MaxToolSchema; the
+	// tool is not offered.
+	WarnToolTooLarge WarningKind = "tool-too-large"
+	// WarnToolTrimmed: a tool's description was over MaxToolDescription
+	// and is cut (it says so at its end); the tool is offered.
+	WarnToolTrimmed WarningKind = "tool-trimmed"
 	// WarnBinaryInput: a tool needs binary input, which a model cannot
 	// produce.
 	WarnBinaryInput WarningKind = "binary-input"
