@@ -614,7 +614,9 @@ func (a *Authorizer) bind(issuer string) error {
 }
 
 // adoptStored uses a token the store holds for key, refreshing it when it
-// expired; it reports whether one could be used.
+// reached its renewal point (a still-valid one whose refresh fails for a
+// transient reason is used all the same); it reports whether one could be
+// used.
 func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetadata) bool {
 	t, err := a.cfg.Store.Load(ctx, key)
 	if err != nil {
@@ -636,7 +638,18 @@ func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetad
 		a.use(key, meta, t)
 		return true
 	}
-	return t.RefreshToken != "" && a.refresh(ctx, t, key, meta) == nil
+	if t.RefreshToken == "" {
+		return false
+	}
+	err = a.refresh(ctx, t, key, meta)
+	if err != nil && transient(err) && t.valid(a.now()) {
+		// Still valid: used while the authorization server recovers,
+		// and renewed once the backoff allows.
+		a.use(key, meta, t)
+		a.noteRenewal(ctx, err)
+		return true
+	}
+	return err == nil
 }
 
 // fits reports whether a stored token can be sent by this Authorizer: a

@@ -232,3 +232,29 @@ func TestRefreshAfter401TransientNoSignIn(t *testing.T) {
 		t.Fatalf("%d sign-ins, state %+v; want no new sign-in and the refresh token kept", n, a.State())
 	}
 }
+
+// A stored token inside its renewal margin, whose refresh meets a
+// transient failure, is used while it is valid (a new process during an
+// outage of the authorization server) rather than replaced by a sign-in.
+func TestStoredTokenUsedWhileRefreshFails(t *testing.T) {
+	as := newFlakyAS(t)
+	store := &oauth.MemoryStore{}
+	now := time.Now()
+	stored := &oauth.Token{AccessToken: "stored-at", RefreshToken: "stored-rt", Issued: now.Add(-95 * time.Second), Expiry: now.Add(5 * time.Second),
+		Client: oauth.Registration{ID: "dyn-stored", AuthMethod: oauth.AuthNone}}
+	if err := store.Save(context.Background(), oauth.Key{Resource: as.resource, Issuer: as.rec.url()}, stored); err != nil {
+		t.Fatal(err)
+	}
+	as.answer(status(503, "", nil))
+	a := newAuthorizer(t, as.resource, oauth.Config{Store: store})
+	tok, err := authorizeNow(t, a)
+	if tok != "stored-at" || err != nil {
+		t.Fatalf("token %q, %v; want the stored token, still valid", tok, err)
+	}
+	if got := as.refreshes(); len(got) != 1 || got[0] != "stored-rt" {
+		t.Errorf("refresh tokens sent %v, want the stored one once", got)
+	}
+	if n := as.signInCount(); n != 0 {
+		t.Errorf("%d sign-ins, want none", n)
+	}
+}
