@@ -10,10 +10,12 @@ import (
 // Limits of the schema projection: parts nested deeper than
 // maxSchemaDepth, or beyond the size budget, are replaced by the empty
 // schema. The budget lets references expand a schema up to four times its
-// size, and at least to minSchemaBudget bytes.
+// size, and at least to minSchemaBudget bytes; a projection still over
+// maxProjectedSchema (one huge value) is the empty object schema.
 const (
-	maxSchemaDepth  = 32
-	minSchemaBudget = 64 << 10
+	maxSchemaDepth     = 32
+	minSchemaBudget    = 64 << 10
+	maxProjectedSchema = 512 << 10
 )
 
 // projectSchema returns the schema shown to the model for a tool whose
@@ -60,7 +62,10 @@ func projectSchema(raw []byte) (projected []byte, cut bool) {
 	if _, ok := out.get("properties"); !ok {
 		out.set("properties", newObject())
 	}
-	return encodeJSON(out), p.cut
+	if b := encodeJSON(out); len(b) <= maxProjectedSchema {
+		return b, p.cut
+	}
+	return []byte(`{"type":"object","properties":{}}`), true
 }
 
 type projector struct {

@@ -104,6 +104,16 @@ func TestProjectSchemaBounded(t *testing.T) {
 	}
 }
 
+// A schema too large for any budget (one huge value) is shown as the
+// empty object schema, whatever its source (issue 35 #11).
+func TestProjectSchemaAbsoluteBound(t *testing.T) {
+	in := `{"type":"object","properties":{"p":{"type":"string","description":"` + strings.Repeat("x", 1<<20) + `"}}}`
+	got, cut := projectSchema([]byte(in))
+	assert.LessOrEqual(t, len(got), maxProjectedSchema)
+	assert.True(t, cut)
+	assert.JSONEq(t, `{"type":"object","properties":{}}`, string(got))
+}
+
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 func TestCheckArgs(t *testing.T) {

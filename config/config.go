@@ -268,7 +268,9 @@ type Auth struct {
 	// DPoP binds tokens to a key (RFC 9449) where the authorization
 	// server supports it.
 	DPoP bool
-	// Issuer, when set, binds ClientID to that authorization server.
+	// Issuer, when set, binds ClientID and the client's credentials to
+	// that authorization server; it is required with a credential (a
+	// client secret or key, an assertion, the identity provider's secret).
 	Issuer string
 	// Scopes are requested when the server's challenge names none; nil
 	// lets the server's metadata decide.

@@ -222,8 +222,10 @@
 //     loopback http) the client's credentials belong to: no other server
 //     ever sees them. Required with a credential (clientSecretEnv,
 //     clientSecretFile, clientKeyEnv, clientKeyFile, assertionFile,
-//     assertionCommand, idpClientSecretEnv), since without it whatever
-//     authorization server the MCP server names would receive it. With a
+//     assertionCommand, idpClientSecretEnv, or a secret the host holds
+//     in memory for the entry: toolset.Options.ClientSecrets), since
+//     without it whatever authorization server the MCP server names would
+//     receive it. With a
 //     pre-registered clientId and no secret, it binds the id the same way
 //     (elsewhere the client registers itself).
 //   - scopes: the scopes to request when the server's challenge names

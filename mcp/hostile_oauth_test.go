@@ -18,8 +18,8 @@ import (
 
 // An MCP server that turns hostile (compromised, or spoofed at the same
 // address) and names an authorization server of its own in its resource
-// metadata gets no machine credential: the client secret was bound to the
-// first issuer it was sent to, the connection fails with an
+// metadata gets no machine credential: the client secret is bound to its
+// issuer (oauth.Config.Issuer), the connection fails with an
 // *oauth.IssuerBindingError, and the hostile authorization server's own
 // records show no token request.
 func TestHostileServerGetsNoMachineSecret(t *testing.T) {
@@ -45,7 +45,7 @@ func TestHostileServerGetsNoMachineSecret(t *testing.T) {
 	rs := httptest.NewServer(mux)
 	t.Cleanup(rs.Close)
 
-	a, err := oauth.New(rs.URL+"/mcp", oauth.Config{ClientID: "nightly", ClientSecret: secret, Grant: oauth.ClientCredentials{}})
+	a, err := oauth.New(rs.URL+"/mcp", oauth.Config{ClientID: "nightly", ClientSecret: secret, Issuer: real.Issuer(), Grant: oauth.ClientCredentials{}})
 	require.NoError(t, err)
 	t.Cleanup(a.CloseIdleConnections)
 	ctx := context.Background()

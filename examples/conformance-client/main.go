@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	neturl "net/url"
@@ -90,7 +91,7 @@ func run(ctx context.Context, scenario, url string, log *slog.Logger) error {
 	}
 	tr := &mcp.HTTPTransport{URL: url}
 	if strings.HasPrefix(scenario, "auth/") {
-		a, err := authorizer(scenario, url, log)
+		a, err := authorizer(ctx, scenario, url, log)
 		if err != nil {
 			return err
 		}
@@ -120,7 +121,7 @@ const redirectURL = "http://localhost:3000/callback"
 // scenarios are hosts without a user: they choose a grant, as such a
 // host's configuration does. DPoP is on everywhere; the SDK uses it where
 // the authorization server supports it.
-func authorizer(scenario, serverURL string, log *slog.Logger) (*oauth.Authorizer, error) {
+func authorizer(ctx context.Context, scenario, serverURL string, log *slog.Logger) (*oauth.Authorizer, error) {
 	var given struct {
 		ClientID      string `json:"client_id"`
 		ClientSecret  string `json:"client_secret"`
@@ -162,7 +163,49 @@ func authorizer(scenario, serverURL string, log *slog.Logger) (*oauth.Authorizer
 	case "auth/enterprise-managed-authorization":
 		cfg.Grant = oauth.EnterpriseManaged{IDToken: fixed(given.IDPIDToken), TokenEndpoint: given.IDPTokenURL, ClientID: given.IDPClientID}
 	}
+	if cfg.Issuer == "" && (cfg.ClientSecret != "" || cfg.ClientKey != nil || cfg.Grant != nil) {
+		// The SDK sends a credential to its configured issuer only. Where
+		// the suite names none, do what an operator does when configuring
+		// a host: read which authorization server the server uses, and
+		// pin it.
+		iss, err := issuerOf(ctx, serverURL)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("issuer pinned from the server's resource metadata", "issuer", iss)
+		cfg.Issuer = iss
+	}
 	return oauth.New(serverURL, cfg)
+}
+
+// issuerOf returns the first authorization server that the Protected
+// Resource Metadata (RFC 9728) of the server at serverURL names: at the
+// path-based well-known URL, else at the root one.
+func issuerOf(ctx context.Context, serverURL string) (string, error) {
+	u, err := neturl.Parse(serverURL)
+	if err != nil {
+		return "", err
+	}
+	base := u.Scheme + "://" + u.Host + "/.well-known/oauth-protected-resource"
+	hc := &http.Client{Timeout: 10 * time.Second}
+	defer hc.CloseIdleConnections()
+	for _, at := range []string{base + strings.TrimSuffix(u.Path, "/"), base} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, at, nil)
+		if err != nil {
+			return "", err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return "", fmt.Errorf("resource metadata: %w", err)
+		}
+		var prm oauth.ResourceMetadata
+		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&prm)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && err == nil && len(prm.AuthorizationServers) > 0 {
+			return prm.AuthorizationServers[0], nil
+		}
+	}
+	return "", fmt.Errorf("the resource metadata of %s names no authorization server", serverURL)
 }
 
 // fixed returns an assertion source that always returns jwt, as a file the

@@ -45,8 +45,8 @@ func TestOAuthPreRegistered(t *testing.T) {
 	as := startAuthServer(t, 60, false)
 	r := startJWTResource(t, as.issuer)
 	for _, cfg := range []oauth.Config{
-		{ClientID: "basic", ClientSecret: "basic-secret", TokenEndpointAuth: oauth.AuthBasic},
-		{ClientID: "post", ClientSecret: "post-secret", TokenEndpointAuth: oauth.AuthPost},
+		{ClientID: "basic", ClientSecret: "basic-secret", TokenEndpointAuth: oauth.AuthBasic, Issuer: as.issuer},
+		{ClientID: "post", ClientSecret: "post-secret", TokenEndpointAuth: oauth.AuthPost, Issuer: as.issuer},
 		{ClientID: "public"},
 	} {
 		c, _ := oauthClient(t, r, cfg)

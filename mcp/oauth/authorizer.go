@@ -42,14 +42,14 @@ type Config struct {
 	DPoP bool
 	// Issuer binds the client's pre-registered credentials (ClientSecret,
 	// ClientKey, the assertions of a Grant) to that authorization server:
-	// another one never sees them. Empty binds them to the first issuer
-	// they are sent to, for the life of the Authorizer (trust on first
-	// use: set Issuer, so that a spoofed server met first gets nothing).
-	// Where the server names another issuer, a machine Grant fails with an
-	// *IssuerBindingError, and the authorization code flow registers a
-	// client there instead (Client ID Metadata Document or Dynamic Client
-	// Registration). A pre-registered ClientID without a secret is bound
-	// only by a set Issuer.
+	// another one never sees them. It is required with any of them (New
+	// fails without it): the MCP server names its authorization server,
+	// and a credential must not go to whichever one a spoofed or
+	// compromised server names. Where the server names another issuer, a
+	// machine Grant fails with an *IssuerBindingError, and the
+	// authorization code flow registers a client there instead (Client ID
+	// Metadata Document or Dynamic Client Registration). A pre-registered
+	// ClientID without a secret is bound only by a set Issuer.
 	Issuer string
 	// Scopes are requested when the server's challenge names none; empty
 	// means the resource's scopes_supported, or no scope parameter.
@@ -117,12 +117,15 @@ type Authorizer struct {
 	key     Key             // where tok is stored
 	meta    *ServerMetadata // of tok's issuer
 	clients map[string]Registration
-	bound   string // the issuer of the pre-registered credentials (Config.Issuer, or the first used)
 
-	// renewals counts the renewals Token ran, renewErr is the last one's
-	// outcome: callers that waited for one share it.
+	// renewals counts the renewals run, renewErr is the last one's
+	// outcome: callers that waited for one share it. failures counts the
+	// failed ones in a row; no renewal starts before retryAt (see
+	// renewalDelay).
 	renewals uint64
 	renewErr error
+	failures int
+	retryAt  time.Time
 
 	dpop *dpopKey // nil without Config.DPoP
 
@@ -151,6 +154,9 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	if cfg.ClientKey != nil && cfg.Grant == nil {
 		return nil, errors.New("oauth: a ClientKey is for a machine Grant (the authorization code flow uses no client assertion)")
 	}
+	if err := checkBound(cfg); err != nil {
+		return nil, err
+	}
 	if cfg.RedirectURL == "" {
 		cfg.RedirectURL = DefaultRedirectURL
 	}
@@ -166,7 +172,7 @@ func New(serverURL string, cfg Config) (*Authorizer, error) {
 	if cfg.Store == nil {
 		cfg.Store = &MemoryStore{}
 	}
-	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}, bound: cfg.Issuer}
+	a := &Authorizer{cfg: cfg, resource: u, log: cfg.Logger, flight: make(chan struct{}, 1), clients: map[string]Registration{}}
 	if cfg.DPoP {
 		var err error
 		if a.dpop, err = newDPoPKey(); err != nil {
@@ -282,8 +288,14 @@ func (a *Authorizer) current() *Token {
 // A token whose renewal failed is still returned until it expires; after
 // that the error says why the renewal failed (wrapping ErrUnreachable,
 // ErrMetadata or ErrToken), except for a refresh the authorization server
-// refused, or a token that has no refresh token: then Token returns "",
-// so the server's 401 leads to one new sign-in.
+// refused for good (invalid_grant and the other RFC 6749 §5.2 errors), or
+// a token that has no refresh token: then Token returns "", so the
+// server's 401 leads to one new sign-in. A transient failure (no answer,
+// a 5xx, a 429) keeps the token and its refresh token. After a failure
+// the next renewal waits: 1 s, doubled after each failure in a row up to
+// 5 min, or the token endpoint's Retry-After when longer (at most 5 min);
+// meanwhile Token returns the token while it is valid, then the last
+// failure.
 func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	t := a.current()
 	switch {
@@ -293,7 +305,7 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 		return string(t.AccessToken), nil
 	}
 	a.mu.Lock()
-	key, meta, gen := a.key, a.meta, a.renewals
+	meta, gen := a.meta, a.renewals
 	a.mu.Unlock()
 	machine := a.cfg.Grant != nil && meta != nil
 	if t.RefreshToken == "" && !machine {
@@ -309,21 +321,14 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 	a.mu.Lock()
 	err := a.renewErr
 	a.mu.Unlock()
-	if a.renewalsSince(gen) == 0 {
-		// No renewal ran while we waited: ours is the one, at the
-		// authorization server that issued t, as its client.
+	if a.renewalsSince(gen) == 0 && !a.backingOff() {
+		// No renewal ran while we waited, and no failed one asks us to
+		// wait: ours is the one, at the authorization server that
+		// issued t, as its client.
 		a.mu.Lock()
-		key, meta = a.key, a.meta
+		key, meta := a.key, a.meta
 		a.mu.Unlock()
-		if t.RefreshToken != "" {
-			err = a.refresh(ctx, t, key, meta)
-		} else {
-			err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
-		}
-		a.mu.Lock()
-		a.renewals++
-		a.renewErr = err
-		a.mu.Unlock()
+		err = a.renew(ctx, t, key, meta)
 	}
 	if err != nil {
 		a.log.Debug("oauth: renewing the token failed", "resource", a.resource.String(), "error", err)
@@ -332,20 +337,20 @@ func (a *Authorizer) Token(ctx context.Context) (string, error) {
 }
 
 // lastValid returns the current token while it has not expired; then err
-// when the renewal failed for want of an answer (a refused renewal, or
-// none, leaves "" and a nil error: the 401 that follows signs in again).
+// when the renewal failed for want of an answer, or of a definitive one
+// (a refused renewal, or none, leaves "" and a nil error: the 401 that
+// follows signs in again).
 func (a *Authorizer) lastValid(err error) (string, error) {
 	if t := a.current(); t.valid(a.now()) {
 		return string(t.AccessToken), nil
 	}
-	var oe *OAuthError
-	if err == nil || errors.As(err, &oe) {
+	if err == nil || definitive(err) {
 		return "", nil
 	}
 	return "", fmt.Errorf("oauth: the token of %s expired and could not be renewed: %w", a.resource, err)
 }
 
-// renewalsSince returns how many renewals Token ran since it counted gen.
+// renewalsSince returns how many renewals ran since Token counted gen.
 func (a *Authorizer) renewalsSince(gen uint64) uint64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -396,13 +401,20 @@ func (a *Authorizer) Challenged(ctx context.Context, status int, challenges []Ch
 	}
 	if cur != nil && sent != "" && string(cur.AccessToken) == sent && cur.RefreshToken != "" {
 		a.mu.Lock()
-		key, meta := a.key, a.meta // cur's own: a token is refreshed where it was issued
+		key, meta, err := a.key, a.meta, a.renewErr // cur's own: a token is refreshed where it was issued
 		a.mu.Unlock()
-		err := a.refresh(ctx, cur, key, meta)
+		if !a.backingOff() {
+			err = a.renew(ctx, cur, key, meta)
+		}
 		if err == nil {
 			return nil
 		}
 		a.log.Debug("oauth: refresh after 401 failed", "resource", a.resource.String(), "error", err)
+		if transient(err) {
+			// The refresh token still holds: a sign-in now would meet
+			// the same authorization server, and cost the user a visit.
+			return fmt.Errorf("oauth: the token of %s was refused and could not be refreshed yet: %w", a.resource, err)
+		}
 	}
 	return a.authorize(ctx, ch, nil)
 }
@@ -568,29 +580,53 @@ func (a *Authorizer) grant(ctx context.Context, key Key, meta *ServerMetadata, r
 	return nil
 }
 
-// bind reports whether the pre-registered credentials may go to issuer,
-// pinning it when no issuer is bound yet: nil, or an
-// *IssuerBindingError.
-func (a *Authorizer) bind(issuer string) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.bound == "" {
-		a.bound = issuer
-		a.log.Debug("oauth: client credentials bound to their first issuer", "issuer", issuer)
+// checkBound refuses a pre-registered credential without the issuer it
+// belongs to (see Config.Issuer).
+func checkBound(cfg Config) error {
+	if cfg.Issuer != "" {
+		u, err := url.Parse(cfg.Issuer)
+		if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+			return fmt.Errorf("oauth: issuer %q is not an http(s) URL", clip(cfg.Issuer, 100))
+		}
+		return nil
 	}
-	if a.bound != issuer {
-		return &IssuerBindingError{Bound: a.bound, Offered: issuer}
+	var what string
+	switch {
+	case cfg.ClientSecret != "":
+		what = "a ClientSecret"
+	case cfg.ClientKey != nil:
+		what = "a ClientKey"
+	case cfg.Grant != nil:
+		what = "a machine Grant (its assertions or client credentials)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s needs Config.Issuer, the authorization server it belongs to: without it, whichever authorization server the MCP server names would receive it", ErrUnboundCredential, what)
+}
+
+// bind reports whether the pre-registered credentials may go to issuer
+// (Config.Issuer, required with them): nil, or an *IssuerBindingError.
+func (a *Authorizer) bind(issuer string) error {
+	if a.cfg.Issuer != issuer {
+		return &IssuerBindingError{Bound: a.cfg.Issuer, Offered: issuer}
 	}
 	return nil
 }
 
 // adoptStored uses a token the store holds for key, refreshing it when it
-// expired; it reports whether one could be used.
+// reached its renewal point (a still-valid one whose refresh fails for a
+// transient reason is used all the same); it reports whether one could be
+// used.
 func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetadata) bool {
 	t, err := a.cfg.Store.Load(ctx, key)
 	if err != nil {
 		a.log.Warn("oauth: the token store failed; signing in again", "error", err)
 		return false
+	}
+	if e, ok := a.cfg.Store.(interface{ exposed() string }); ok {
+		if msg := e.exposed(); msg != "" {
+			a.log.Warn(msg)
+		}
 	}
 	if cur := a.current(); t == nil || cur != nil && t.AccessToken == cur.AccessToken || !a.fits(t) {
 		return false // nothing, the very token the server refused, or another run's
@@ -602,7 +638,18 @@ func (a *Authorizer) adoptStored(ctx context.Context, key Key, meta *ServerMetad
 		a.use(key, meta, t)
 		return true
 	}
-	return t.RefreshToken != "" && a.refresh(ctx, t, key, meta) == nil
+	if t.RefreshToken == "" {
+		return false
+	}
+	err = a.refresh(ctx, t, key, meta)
+	if err != nil && transient(err) && t.valid(a.now()) {
+		// Still valid: used while the authorization server recovers,
+		// and renewed once the backoff allows.
+		a.use(key, meta, t)
+		a.noteRenewal(ctx, err)
+		return true
+	}
+	return err == nil
 }
 
 // fits reports whether a stored token can be sent by this Authorizer: a
@@ -628,13 +675,28 @@ func (a *Authorizer) use(key Key, meta *ServerMetadata, tok *Token) {
 	a.clients[meta.Issuer] = tok.Client
 }
 
+// renew renews t, issued under key by the authorization server of meta:
+// with its refresh token, or by asking the machine grant again; the
+// outcome is recorded for the backoff and for the callers waiting.
+func (a *Authorizer) renew(ctx context.Context, t *Token, key Key, meta *ServerMetadata) error {
+	var err error
+	if t.RefreshToken != "" {
+		err = a.refresh(ctx, t, key, meta)
+	} else {
+		err = a.grant(ctx, key, meta, key.Resource, t.Scopes)
+	}
+	a.noteRenewal(ctx, err)
+	return err
+}
+
 // refresh renews t with its refresh token, at the authorization server of
 // meta that issued it under key, as the client it was issued to. With a
 // LockingStore, the store stays locked from the read of the latest token
 // to the write of its successor, so that another process never sends the
-// refresh token this one rotates. A refusal drops the token, from memory
-// and from the store; an invalid_client refusal drops the registration
-// too.
+// refresh token this one rotates. A definitive refusal (invalid_grant and
+// the like, see definitive) drops the token, from memory and from the
+// store; an invalid_client refusal drops the registration too. A
+// transient failure (no answer, a 5xx, a 429) keeps both.
 func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *ServerMetadata) error {
 	if meta == nil || meta.Issuer != key.Issuer {
 		return fmt.Errorf("%w: no authorization server known for the refresh", ErrToken)
@@ -666,7 +728,7 @@ func (a *Authorizer) refresh(ctx context.Context, t *Token, key Key, meta *Serve
 		"resource":      {key.Resource},
 	}, t.Scopes, "refresh")
 	var oe *OAuthError
-	if errors.As(err, &oe) {
+	if errors.As(err, &oe) && definitive(err) {
 		a.mu.Lock()
 		if a.tok == mine {
 			a.tok = nil

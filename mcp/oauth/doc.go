@@ -15,7 +15,10 @@
 // smaller of 30 s and a tenth of their lifetime is left, with one refresh
 // in flight shared by all concurrent requests (and, with a
 // [LockingStore], by every process sharing the store); a token whose
-// renewal fails is used until it expires. It re-authorizes with the union
+// renewal fails is used until it expires, and a transient failure (no
+// answer, a 5xx, a 429) keeps the refresh token, retried after a backoff
+// that honours Retry-After: only a definitive refusal (invalid_grant and
+// the like) ends the grant. It re-authorizes with the union
 // of scopes on a 403 insufficient_scope (step-up), a bounded number of
 // times, and registers again, once, with an authorization server that
 // forgot its registration. A host reads [Authorizer.State], and calls
@@ -43,8 +46,9 @@
 // [*ErrorPageError].
 //
 // Credentials held beforehand (a client secret or key, a Grant's
-// assertions) go to one issuer only: Config.Issuer, or else the first one
-// they are sent to ([IssuerBindingError] elsewhere). A token is refreshed
+// assertions) go to one issuer only: Config.Issuer, which New requires
+// with them ([ErrUnboundCredential]; [IssuerBindingError] where the
+// server names another issuer). A token is refreshed
 // only at the issuer, and as the client, it was obtained from. Every URL
 // fetched or posted to (resource metadata, authorization server metadata
 // and endpoints, the identity provider) must be https or http on a

@@ -52,7 +52,7 @@ func TestDPoPTokenRequestAndProofs(t *testing.T) {
 		}
 		return 200, map[string]any{"access_token": "dpop-bound", "token_type": "DPoP", "expires_in": 3600}, nil
 	}
-	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret", DPoP: true})
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret", DPoP: true})
 	before := time.Now().Unix()
 	tok, err := authorizeNow(t, a)
 	if err != nil || tok != "dpop-bound" {
@@ -137,7 +137,7 @@ func TestDPoPTokenRequestAndProofs(t *testing.T) {
 
 func TestDPoPOnlyWhereSupported(t *testing.T) {
 	as := newMachineAS(t, nil) // no dpop_signing_alg_values_supported
-	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret", DPoP: true})
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret", DPoP: true})
 	tok, err := authorizeNow(t, a)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestDPoPTokenRefusedWithoutDPoP(t *testing.T) {
 	as.reply = func(*http.Request) (int, map[string]any, http.Header) {
 		return 200, map[string]any{"access_token": "x", "token_type": "DPoP"}, nil
 	}
-	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret"})
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret"})
 	if _, err := authorizeNow(t, a); err == nil || !strings.Contains(err.Error(), "DPoP") {
 		t.Fatalf("err %v, want a DPoP token refused by a client without a key", err)
 	}
@@ -182,7 +182,7 @@ func TestDPoPStoredTokenOfAnotherKey(t *testing.T) {
 		return 200, map[string]any{"access_token": "bound-" + randomHex(), "token_type": "DPoP", "expires_in": 3600}, nil
 	}
 	store := &oauth.MemoryStore{}
-	cfg := oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret", DPoP: true, Store: store}
+	cfg := oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret", DPoP: true, Store: store}
 	first, err := authorizeNow(t, newAuthorizer(t, as.resource(), cfg))
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +208,7 @@ func TestDPoPNonceRetryNewAssertion(t *testing.T) {
 	}
 	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	key, _ := oauth.NewPrivateKey(ec)
-	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientKey: key, DPoP: true})
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "c", ClientKey: key, DPoP: true})
 	if _, err := authorizeNow(t, a); err != nil {
 		t.Fatal(err)
 	}

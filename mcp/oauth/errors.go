@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors of an authorization; each error the package returns
@@ -37,6 +38,10 @@ var (
 	// ErrInteractionRequired: the authorization needs a browser and the
 	// Browser is NonInteractive (see InteractionRequiredError).
 	ErrInteractionRequired = errors.New("oauth: interactive sign-in required")
+	// ErrUnboundCredential: New was given a pre-registered credential (a
+	// client secret or key, a machine Grant) without Config.Issuer, the
+	// authorization server it belongs to.
+	ErrUnboundCredential = errors.New("oauth: credential without its issuer")
 )
 
 // InteractionRequiredError is returned when a server needs the user to sign
@@ -68,6 +73,9 @@ type OAuthError struct {
 	Code string
 	// Description is the server's error_description, at most 200 bytes.
 	Description string
+	// RetryAfter is the wait a 429 or 503 answer asked for in its
+	// Retry-After header, at most 5 min; 0 when none.
+	RetryAfter time.Duration
 	// kind is the sentinel the error matches.
 	kind error
 }
@@ -124,9 +132,9 @@ func clip(s string, n int) string {
 
 // IssuerBindingError is returned when a machine grant's credential (a
 // client secret or key, a workload or identity provider assertion) would
-// go to another authorization server than the one it is bound to:
-// Config.Issuer, or else the first issuer it was used with. It matches
-// ErrIssuerMismatch; nothing was sent to Offered.
+// go to another authorization server than the one it is bound to,
+// Config.Issuer. It matches ErrIssuerMismatch; nothing was sent to
+// Offered.
 type IssuerBindingError struct {
 	// Bound is the issuer the credential belongs to.
 	Bound string

@@ -23,6 +23,9 @@ func ExampleClientCredentials() {
 	a, err := oauth.New(rs.URL+"/mcp", oauth.Config{
 		Grant:    oauth.ClientCredentials{},
 		ClientID: "nightly-agent",
+		// The authorization server the credential belongs to: required
+		// with it, so that no other one ever receives it.
+		Issuer: as.Issuer(),
 		// A real host reads it from an environment variable or a file;
 		// or, instead, ClientKey signs private_key_jwt assertions.
 		ClientSecret: "from-a-secret-store",

@@ -8,3 +8,9 @@ func SetClock(a *Authorizer, now func() time.Time) { a.clock = now }
 
 // SetBrowser replaces the Browser of a.
 func SetBrowser(a *Authorizer, b Browser) { a.cfg.Browser = b }
+
+// The renewal backoff's bounds.
+const (
+	MinRenewalBackoff = minRenewalBackoff
+	MaxRenewalBackoff = maxRenewalBackoff
+)

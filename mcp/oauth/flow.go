@@ -56,12 +56,9 @@ func (a *Authorizer) client(ctx context.Context, meta *ServerMetadata) (r Regist
 }
 
 // mayUseClient reports whether the pre-registered client may be used at
-// issuer: a client with a secret where bind allows it, one without where
-// no other Issuer is configured.
+// issuer: anywhere without a configured Issuer (a client with a secret
+// has one, see checkBound), else at that issuer only.
 func (a *Authorizer) mayUseClient(issuer string) bool {
-	if a.cfg.ClientSecret != "" {
-		return a.bind(issuer) == nil
-	}
 	return a.cfg.Issuer == "" || a.cfg.Issuer == issuer
 }
 
@@ -363,7 +360,11 @@ func (a *Authorizer) send(req *http.Request, step string, kind error, v any, scr
 				e.Description = strings.ReplaceAll(e.Description, sec, redacted)
 			}
 		}
-		return &OAuthError{Endpoint: step, StatusCode: resp.StatusCode, Code: clip(e.Code, 60), Description: clip(e.Description, 200), kind: kind}
+		oe := &OAuthError{Endpoint: step, StatusCode: resp.StatusCode, Code: clip(e.Code, 60), Description: clip(e.Description, 200), kind: kind}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			oe.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), a.now())
+		}
+		return oe
 	}
 	if v == nil {
 		return nil // an answer with no content to read (a revocation)

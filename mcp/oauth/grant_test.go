@@ -155,7 +155,7 @@ func verifyJWS(t *testing.T, jws string, pub crypto.PublicKey) (header, claims m
 func TestClientCredentialsSecretBasic(t *testing.T) {
 	as := newMachineAS(t, map[string]any{"grant_types_supported": []string{"client_credentials"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_basic"}})
-	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "agent:1", ClientSecret: "s3cr:et", Scopes: []string{"read"}})
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "agent:1", ClientSecret: "s3cr:et", Scopes: []string{"read"}})
 	tok, err := authorizeNow(t, a)
 	if err != nil || !strings.HasPrefix(tok, "at-") {
 		t.Fatalf("token %q, %v", tok, err)
@@ -179,7 +179,7 @@ func TestClientCredentialsSecretBasic(t *testing.T) {
 
 func TestClientCredentialsRefusesUnofferedGrant(t *testing.T) {
 	as := newMachineAS(t, map[string]any{"grant_types_supported": []string{"authorization_code"}})
-	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "agent", ClientSecret: "s"})
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "agent", ClientSecret: "s"})
 	_, err := authorizeNow(t, a)
 	if !errors.Is(err, oauth.ErrMetadata) || !strings.Contains(err.Error(), "client_credentials") {
 		t.Fatalf("err %v, want ErrMetadata naming the grant", err)
@@ -199,7 +199,7 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "nightly", ClientKey: parsed})
+		a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "nightly", ClientKey: parsed})
 		before := time.Now().Unix()
 		if _, err := authorizeNow(t, a); err != nil {
 			t.Fatal(err)
@@ -273,7 +273,7 @@ func TestJWTBearerRereadsAssertionAndNeverRetries(t *testing.T) {
 		}
 	}
 	write("a.first.jwt")
-	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.JWTBearer{Assertion: oauth.AssertionFile(path)}})
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.JWTBearer{Assertion: oauth.AssertionFile(path)}})
 	if _, err := authorizeNow(t, a); err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestEnterpriseManagedExchange(t *testing.T) {
 		}
 		return 200, map[string]any{"access_token": "at-ema", "token_type": "Bearer"}, nil
 	}
-	a := newAuthorizer(t, as.resource(), oauth.Config{
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL,
 		ClientID: "mcp-client", ClientSecret: "mcp-secret", Scopes: []string{"wiki.read"},
 		Grant: oauth.EnterpriseManaged{
 			IDToken:       func(context.Context) (oauth.Secret, error) { return "user.id.token", nil },
@@ -376,7 +376,7 @@ func TestEnterpriseManagedRefusesOtherTokenType(t *testing.T) {
 	as.reply = func(*http.Request) (int, map[string]any, http.Header) {
 		return 200, map[string]any{"access_token": "x.y.z", "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"}, nil
 	}
-	a := newAuthorizer(t, as.resource(), oauth.Config{ClientID: "c", Grant: oauth.EnterpriseManaged{
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, ClientID: "c", Grant: oauth.EnterpriseManaged{
 		IDToken:       func(context.Context) (oauth.Secret, error) { return "i.d.t", nil },
 		TokenEndpoint: as.srv.URL + "/idp/token",
 	}})
@@ -400,7 +400,7 @@ func TestMachineGrantRenewedOnceBeforeExpiry(t *testing.T) {
 		}
 		return 200, map[string]any{"access_token": fmt.Sprintf("at-%d", n.Load()), "token_type": "Bearer", "expires_in": exp}, nil
 	}
-	a := newAuthorizer(t, as.resource(), oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret"})
+	a := newAuthorizer(t, as.resource(), oauth.Config{Issuer: as.srv.URL, Grant: oauth.ClientCredentials{}, ClientID: "c", ClientSecret: "client-secret"})
 	ctx := context.Background()
 	clock := withClock(a)
 	if err := a.Challenged(ctx, 401, challenge(t, `Bearer`), ""); err != nil {
@@ -435,7 +435,7 @@ func TestClientKeyNeverPrinted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := oauth.Config{Grant: oauth.ClientCredentials{}, ClientID: "c", ClientKey: key, DPoP: true}
+	cfg := oauth.Config{Issuer: "https://as.example", Grant: oauth.ClientCredentials{}, ClientID: "c", ClientKey: key, DPoP: true}
 	var logged strings.Builder
 	slog.New(slog.NewJSONHandler(&logged, nil)).Info("config", "key", key, "cfg", cfg)
 	out := fmt.Sprintf("%v %+v %#v %s %x %d", key, key, key, key, key, key) + fmt.Sprintf("%v %+v %#v", cfg, cfg, &cfg) + logged.String()

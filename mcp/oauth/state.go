@@ -39,8 +39,9 @@ func (a *Authorizer) State() State {
 		HasToken: t.AccessToken != "", Refreshable: t.RefreshToken != ""}
 }
 
-// Refresh renews the token now, whatever its expiry: with its refresh
-// token, or by asking the machine grant again. It fails with ErrToken
+// Refresh renews the token now, whatever its expiry and whatever the
+// backoff of failed renewals (see Token): with its refresh token, or by
+// asking the machine grant again. It fails with ErrToken
 // when there is nothing to renew with (no token yet, or one without a
 // refresh token: the next 401 signs in again).
 func (a *Authorizer) Refresh(ctx context.Context) error {
@@ -54,10 +55,8 @@ func (a *Authorizer) Refresh(ctx context.Context) error {
 	switch {
 	case t == nil || meta == nil:
 		return fmt.Errorf("%w: %s: no token to renew: sign in first", ErrToken, a.resource)
-	case t.RefreshToken != "":
-		return a.refresh(ctx, t, key, meta)
-	case a.cfg.Grant != nil:
-		return a.grant(ctx, key, meta, key.Resource, t.Scopes)
+	case t.RefreshToken != "" || a.cfg.Grant != nil:
+		return a.renew(ctx, t, key, meta) // the host's call: no backoff
 	}
 	return fmt.Errorf("%w: %s: the authorization server issued no refresh token: the next request signs in again", ErrToken, a.resource)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 )
 
@@ -158,7 +159,10 @@ func copyToken(t *Token) *Token {
 // file. A file that is not a token file (damaged, or written by another
 // program) fails every Load, so the Authorizer logs a warning and signs in
 // again; the Save of that sign-in replaces the file, and keeps what it
-// held as Path+".corrupt".
+// held as Path+".corrupt", mode 0600 too. A token file that others than
+// its owner may read or write (mode beyond 0600, on systems with Unix
+// permissions) is used, with a warning in the Authorizer's log, until the
+// next Save rewrites it 0600.
 //
 // A FileStore is safe for concurrent use, and its Lock (see LockingStore)
 // holds an advisory lock, flock(2), on the file Path+".lock", so that two
@@ -220,7 +224,12 @@ func (f *FileStore) Save(_ context.Context, key Key, tok *Token) error {
 	defer f.mu.Unlock()
 	all, err := f.read()
 	if errors.Is(err, errNotTokenFile) {
-		// Replaced, not lost: the old content stays beside it.
+		// Replaced, not lost: the old content stays beside it, for its
+		// owner only, as it may hold tokens all the same.
+		if err := os.Chmod(f.Path, 0o600); err != nil {
+			return fmt.Errorf("oauth: token store: %s is not a token file, and it cannot be kept aside as %s.corrupt for its owner only (fix or remove it): %w",
+				f.Path, filepath.Base(f.Path), err)
+		}
 		if err := os.Rename(f.Path, f.Path+".corrupt"); err != nil {
 			return fmt.Errorf("oauth: token store: %w", err)
 		}
@@ -239,6 +248,20 @@ func (f *FileStore) Save(_ context.Context, key Key, tok *Token) error {
 		out = append(out, storedToken{Key: key, Token: *tok})
 	}
 	return f.write(out)
+}
+
+// exposed returns a warning when the token file can be read or written by
+// others than its owner (a mode beyond 0600, where modes mean that), ""
+// otherwise.
+func (f *FileStore) exposed() string {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		return ""
+	}
+	fi, err := os.Stat(f.Path)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("oauth: the token file %s has mode %04o: other users of this machine may read its tokens; make it 0600 (the next save does)", f.Path, fi.Mode().Perm())
 }
 
 // errNotTokenFile: the file exists and does not hold tokens.

@@ -27,6 +27,12 @@ func (t *Toolset) transport(s config.Server) (mcp.Transport, error) {
 	}
 	if secret == "" {
 		secret = t.opts.ClientSecrets[s.Name]
+		if secret != "" && s.Auth.Issuer == "" {
+			// Without it the secret would go to whichever authorization
+			// server the MCP server names (issue 35 #5).
+			return nil, fmt.Errorf("%w: Options.ClientSecrets holds the client secret of server %q, whose oauth auth names no issuer: "+
+				"set issuer to the authorization server the secret belongs to", ErrServerConfig, s.Name)
+		}
 	}
 	cfg := oauth.Config{
 		ClientID:          s.Auth.ClientID,
@@ -47,7 +53,7 @@ func (t *Toolset) transport(s config.Server) (mcp.Transport, error) {
 	}
 	a, err := oauth.New(s.URL, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrServerConfig, err)
+		return nil, fmt.Errorf("%w: %w", ErrServerConfig, err)
 	}
 	ht.Credentials = a
 	return ht, nil

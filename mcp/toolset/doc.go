@@ -7,8 +7,11 @@
 // returns a [Toolset]: one catalogue of tools named "{server}_{tool}"
 // ([ToolName]), calls routed back to each tool's server under its original
 // name, refreshes when a server says its tools changed, and [Warning]
-// values for every server skipped and every tool left out, renamed or
-// changed since first seen.
+// values for every server skipped and every tool left out, cut, renamed
+// or changed since first seen. Tool definitions are bounded as they come
+// in, since every request to the model carries them: descriptions are cut
+// to [MaxToolDescription], and a tool whose input schema is over
+// [MaxToolSchema] is left out.
 //
 // Beside the tools, the Toolset gathers each server's prompts
 // ([Toolset.Prompts], named like tools), resources and resource templates

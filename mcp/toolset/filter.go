@@ -6,8 +6,24 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/mcp"
+)
+
+// Limits of a tool definition, applied as a tool enters the catalogue:
+// every request to the model carries the definitions of the tools it is
+// offered, so one server's oversized tool would weigh on every turn.
+const (
+	// MaxToolDescription is the longest tool description a Toolset keeps,
+	// in bytes: a longer one is cut on a character boundary and ends with
+	// a note saying so, within the limit (WarnToolTrimmed).
+	MaxToolDescription = 8 << 10
+	// MaxToolSchema is the largest input schema a Toolset accepts, in
+	// bytes of its JSON: a tool whose schema is larger is not offered
+	// (WarnToolTooLarge), since a cut schema would let the model send
+	// arguments the server's schema refuses, or miss required ones.
+	MaxToolSchema = 128 << 10
 )
 
 // invalidTool is a tool ListTools left out, with the reason.
@@ -17,11 +33,13 @@ type invalidTool struct {
 }
 
 // filterTools applies a server's allowlist (nil allows every tool) and
-// drops the tools an agent cannot use: invalid definitions, binary inputs
-// and tools that require tasks when the client does not use tasks (use
-// says how each tool is called). It returns the kept tools in the server's
-// order and a warning for each tool dropped and each allowlisted name the
-// server does not have. Tools outside the allowlist are dropped silently.
+// drops the tools an agent cannot use: invalid definitions, input schemas
+// over MaxToolSchema, binary inputs and tools that require tasks when the
+// client does not use tasks (use says how each tool is called); it cuts
+// descriptions to MaxToolDescription. It returns the kept tools in the
+// server's order and a warning for each tool dropped or cut and each
+// allowlisted name the server does not have. Tools outside the allowlist
+// are dropped silently.
 func filterTools(server string, allow []string, tools []mcp.Tool, invalid []invalidTool, use func(mcp.Tool) mcp.TaskUse) ([]mcp.Tool, []Warning) {
 	allowed := func(string) bool { return true }
 	if allow != nil {
@@ -61,6 +79,10 @@ func filterTools(server string, allow []string, tools []mcp.Tool, invalid []inva
 			warn(WarnInvalidTool, t.Name, "input schema is not a JSON object")
 			continue
 		}
+		if len(t.InputSchema) > MaxToolSchema {
+			warn(WarnToolTooLarge, t.Name, "input schema of %d bytes, over the limit of %d (toolset.MaxToolSchema): it would weigh on every request to the model", len(t.InputSchema), MaxToolSchema)
+			continue
+		}
 		if where, why := binaryInput(t.InputSchema); where != "" {
 			warn(WarnBinaryInput, t.Name, "input %s has %s: binary data cannot come from the model", where, why)
 			continue
@@ -68,6 +90,10 @@ func filterTools(server string, allow []string, tools []mcp.Tool, invalid []inva
 		if t.Execution != nil && t.Execution.TaskSupport == "required" && use(t) == mcp.TaskNever {
 			warn(WarnTaskRequired, t.Name, "tool requires task execution, and tasks are off (mcp.Options.Tasks, or the server's tasks: off)")
 			continue
+		}
+		if len(t.Description) > MaxToolDescription {
+			warn(WarnToolTrimmed, t.Name, "description of %d bytes cut to %d (toolset.MaxToolDescription)", len(t.Description), MaxToolDescription)
+			t.Description = cutDescription(t.Description)
 		}
 		kept = append(kept, t)
 	}
@@ -77,6 +103,18 @@ func filterTools(server string, allow []string, tools []mcp.Tool, invalid []inva
 		}
 	}
 	return kept, warns
+}
+
+// cutDescription cuts d to MaxToolDescription bytes, on a character
+// boundary, ending with a note that tells the model (and the user) that
+// the rest was left out.
+func cutDescription(d string) string {
+	note := fmt.Sprintf("\n[description cut: the server's is %d bytes, over the limit of %d]", len(d), MaxToolDescription)
+	keep := MaxToolDescription - len(note)
+	for keep > 0 && !utf8.RuneStart(d[keep]) {
+		keep--
+	}
+	return d[:keep] + note
 }
 
 // isObject reports whether raw is a JSON object.

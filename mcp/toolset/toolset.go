@@ -57,7 +57,9 @@ type Options struct {
 	OAuthHTTPClient *http.Client
 	// ClientSecrets are OAuth client secrets the host holds in memory, by
 	// server name: the secret of an oauth entry that names neither
-	// clientSecretEnv nor clientSecretFile.
+	// clientSecretEnv nor clientSecretFile. Such an entry must name its
+	// issuer, the only authorization server the secret goes to; without
+	// one the server is skipped with an error matching ErrServerConfig.
 	ClientSecrets map[string]oauth.Secret
 	// OnChange is called after each refresh of a server's tools, whether or
 	// not anything changed and whether or not it succeeded. Calls are never
@@ -137,6 +139,12 @@ const (
 	WarnInvalidTool WarningKind = "invalid-tool"
 	// WarnToolNotFound: an allowlisted tool is not offered by the server.
 	WarnToolNotFound WarningKind = "tool-not-found"
+	// WarnToolTooLarge: a tool's input schema is over MaxToolSchema; the
+	// tool is not offered.
+	WarnToolTooLarge WarningKind = "tool-too-large"
+	// WarnToolTrimmed: a tool's description was over MaxToolDescription
+	// and is cut (it says so at its end); the tool is offered.
+	WarnToolTrimmed WarningKind = "tool-trimmed"
 	// WarnBinaryInput: a tool needs binary input, which a model cannot
 	// produce.
 	WarnBinaryInput WarningKind = "binary-input"

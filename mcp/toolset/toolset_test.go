@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -807,4 +808,40 @@ func TestToolsetProgressNamesItsServer(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, got, 1)
 	assert.Equal(t, mcp.Progress{Server: "busy", Method: "tools/call", Name: "work", Progress: 1, Total: 2}, got[0])
+}
+
+// Oversized tool definitions stop at the door (issue 35 #11): a
+// description over MaxToolDescription is cut, on a character boundary and
+// saying so, and a tool whose input schema is over MaxToolSchema is not
+// offered; a tool at the limits is kept whole.
+func TestToolsetOversizedDefinitions(t *testing.T) {
+	def := func(name, description string, schemaBytes int) mcptest.Tool {
+		// An object schema of about schemaBytes bytes: one property with a
+		// long description.
+		filler := strings.Repeat("x", max(schemaBytes-len(`{"type":"object","properties":{"p":{"type":"string","description":""}}}`), 0))
+		schema := `{"type":"object","properties":{"p":{"type":"string","description":"` + filler + `"}}}`
+		d, _ := json.Marshal(map[string]any{"name": name, "description": description, "inputSchema": json.RawMessage(schema)})
+		return mcptest.NamingTool(string(d))
+	}
+	huge := strings.Repeat("é", 1<<19) // 1 MiB, two bytes a character
+	atLimit := strings.Repeat("d", toolset.MaxToolDescription)
+	s := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{
+		def("wordy", huge, 100),
+		def("exact", atLimit, toolset.MaxToolSchema),
+		def("bloated", "fine", toolset.MaxToolSchema+1),
+	}}
+	ts := discover(t, []config.Server{{Name: "s", URL: mcptest.Start(t, s)}}, nil)
+	assert.Equal(t, []string{"s_wordy", "s_exact"}, toolNames(ts))
+	assert.Equal(t, []warningKey{{"s", "wordy", toolset.WarnToolTrimmed}, {"s", "bloated", toolset.WarnToolTooLarge}}, warningKeys(ts.Warnings()))
+
+	wordy, _ := ts.Tool("s_wordy")
+	d := wordy.Tool.Description
+	assert.LessOrEqual(t, len(d), toolset.MaxToolDescription)
+	assert.True(t, utf8.ValidString(d), "cut inside a character")
+	assert.True(t, strings.HasPrefix(huge, d[:strings.LastIndex(d, "\n")]), "the kept part is the description's start")
+	assert.Contains(t, d, "description cut")
+	assert.Contains(t, d, fmt.Sprint(len(huge)))
+	exact, _ := ts.Tool("s_exact")
+	assert.Equal(t, atLimit, exact.Tool.Description, "a description at the limit is kept whole")
+	assert.Len(t, exact.Tool.InputSchema, toolset.MaxToolSchema)
 }
