@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent/session"
 )
@@ -151,27 +152,62 @@ func testTwoProcesses(t *testing.T, c Config) {
 	checkWriters(t, s, "shared", size, map[string]int{"A": batches, "B": batches})
 }
 
-// testKilledWriter: a process killed in the middle of its appends loses
-// none of the batches it was told were stored, leaves no part of the one
-// in flight, and the store goes on working.
+// testKilledWriter: processes killed in the middle of their appends lose
+// none of the batches they were told were stored, leave no part of the
+// one in flight, and the store goes on working.
 func testKilledWriter(t *testing.T, c Config) {
 	if !c.Processes {
 		t.Skip("the store is not shared between processes (Config.Processes)")
 	}
 	s, addr := fresh(t, c)
-	// Large batches, so that the worker spends most of its time inside
-	// an Append: once told batch 3 is stored, it is writing batch 4.
+	// Large batches, so that a worker spends most of its time inside an
+	// Append; each worker is killed at another point of the Append after
+	// its batch killAfter, a fraction of the time its last batch took.
 	const batches, size, pad, killAfter = 1000, 200, 512, 3
-	w := startWorker(t, job{Addr: addr, ID: "victim", Writer: "K", Batches: batches, Size: size, Pad: pad})
-	seen := -1
+	acked := map[string]int{}
+	for i, frac := range []float64{0, 0.3, 0.6, 0.9} {
+		writer := fmt.Sprint("K", i)
+		acked[writer] = killMidAppend(t, job{Addr: addr, ID: "victim", Writer: writer, Batches: batches, Size: size, Pad: pad}, killAfter, frac)
+	}
+	stored, err := checkBatches(history(t, s, "victim", 0), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for w, n := range acked {
+		if stored[w] < n || stored[w] > n+1 {
+			t.Fatalf("%s: %d batches stored; it was told %d were, and could have been writing one more", w, stored[w], n)
+		}
+		total += stored[w]
+	}
+	t.Logf("batches acknowledged %v, stored %v", acked, stored)
+	// The store goes on: another writer appends, and Load sees it all.
+	info := appendOK(t, open(t, c, addr), "victim", session.Batch{Messages: batchOf("L", 0, size, 0)})
+	if info.Last != int64((total+1)*size) {
+		t.Fatalf("Append after the kills: %+v, want %d messages", info, (total+1)*size)
+	}
+	stored["L"] = 1
+	checkWriters(t, s, "victim", size, stored)
+}
+
+// killMidAppend runs a worker doing j, kills it frac of the time its
+// batch killAfter took once it said that batch is stored, and returns how
+// many batches it said it stored.
+func killMidAppend(t *testing.T, j job, killAfter int, frac float64) int {
+	t.Helper()
+	w := startWorker(t, j)
+	seen, last, took := -1, time.Now(), time.Duration(0)
 	for n := range w.acks {
-		if seen = n; n == killAfter {
+		now := time.Now()
+		seen, last, took = n, now, now.Sub(last)
+		if n == killAfter {
 			break
 		}
 	}
 	if seen != killAfter {
-		w.wait(t, batches) // it ended early: say why
+		w.wait(t, j.Batches) // it ended early: say why
 	}
+	<-time.After(time.Duration(frac * float64(took)))
 	if err := w.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,19 +216,5 @@ func testKilledWriter(t *testing.T, c Config) {
 	for n := range w.acks { // the acks it printed before the kill
 		acked = n + 1
 	}
-	got, err := checkBatches(history(t, s, "victim", 0), size)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got["K"] < acked || got["K"] > acked+1 {
-		t.Fatalf("%d batches stored; the worker was told %d were, and could have been writing one more", got["K"], acked)
-	}
-	t.Logf("killed after %d acknowledged batches; %d stored", acked, got["K"])
-	// The store goes on: another writer appends, and Load sees it all.
-	more := batchOf("L", 0, size, 0)
-	info := appendOK(t, open(t, c, addr), "victim", session.Batch{Messages: more})
-	if info.Last != int64((got["K"]+1)*size) {
-		t.Fatalf("Append after the kill: %+v, want %d messages", info, (got["K"]+1)*size)
-	}
-	checkWriters(t, s, "victim", size, map[string]int{"K": got["K"], "L": 1})
+	return acked
 }
