@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/goleak"
 
 	"git.rickub.com/bots-garden/mini-me/agent/session"
 	"git.rickub.com/bots-garden/mini-me/agent/session/postgres"
@@ -25,23 +24,7 @@ func TestMain(m *testing.M) {
 	if code, ok := sessiontest.Worker(open); ok { // a worker: the server runs in its parent
 		os.Exit(code)
 	}
-	var err error
-	if server, err = pgtest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "postgres tests:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := server.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "postgres tests:", err)
-		code = 1
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(pgtest.Run(m, func(s *pgtest.Server) { server = s }))
 }
 
 func open(ctx context.Context, addr string) (session.Store, func() error, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"git.rickub.com/bots-garden/mini-me/agent/session"
+	"git.rickub.com/bots-garden/mini-me/agent/session/internal/rows"
 )
 
 // Store is a [session.Store] in a PostgreSQL database. Its zero value is
@@ -208,19 +209,12 @@ func readSession(ctx context.Context, tx pgx.Tx, id string) (key int64, info ses
 // appendBodies appends to dst the one text column of each row of the
 // query.
 func appendBodies(ctx context.Context, tx pgx.Tx, dst []json.RawMessage, query string, args ...any) ([]json.RawMessage, error) {
-	rows, err := tx.Query(ctx, query, args...)
+	r, err := tx.Query(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var body []byte
-		if err := rows.Scan(&body); err != nil {
-			return nil, err
-		}
-		dst = append(dst, body)
-	}
-	return dst, rows.Err()
+	defer r.Close()
+	return rows.Collect(dst, r, rows.Body)
 }
 
 // History implements session.Store.
@@ -237,22 +231,14 @@ func (s *Store) History(ctx context.Context, id string, after int64, limit int) 
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT seq, body::text FROM mini_me_session_messages
+		r, err := tx.Query(ctx, `SELECT seq, body::text FROM mini_me_session_messages
 			WHERE session = $1 AND seq > $2 ORDER BY seq LIMIT $3`, key, after, limit)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var e session.Entry
-			var body []byte
-			if err := rows.Scan(&e.Seq, &body); err != nil {
-				return err
-			}
-			e.Message = body
-			out = append(out, e)
-		}
-		return rows.Err()
+		defer r.Close()
+		out, err = rows.Collect(out, r, rows.Entry)
+		return err
 	})
 	if err != nil {
 		return nil, wrap(ctx, "reading the history of "+strconv.Quote(id), err)
@@ -268,22 +254,19 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) ([]session.I
 	}
 	// id's collation is "C": ORDER BY and > compare bytes, the order
 	// List promises.
-	rows, err := s.Pool.Query(ctx, `SELECT id, revision, last, through, state IS NOT NULL, created, updated
+	r, err := s.Pool.Query(ctx, `SELECT id, revision, last, through, state IS NOT NULL, created, updated
 		FROM mini_me_sessions WHERE id > $1 AND starts_with(id, $2) ORDER BY id LIMIT $3`, opts.After, opts.Prefix, limit)
 	if err != nil {
 		return nil, wrap(ctx, "listing conversations", err)
 	}
-	defer rows.Close()
-	out := []session.Info{}
-	for rows.Next() {
+	defer r.Close()
+	out, err := rows.Collect([]session.Info{}, r, func(r rows.Rows) (session.Info, error) {
 		var in session.Info
-		if err := rows.Scan(&in.ID, &in.Revision, &in.Last, &in.Through, &in.HasState, &in.Created, &in.Updated); err != nil {
-			return nil, wrap(ctx, "listing conversations", err)
-		}
+		err := r.Scan(&in.ID, &in.Revision, &in.Last, &in.Through, &in.HasState, &in.Created, &in.Updated)
 		in.Created, in.Updated = in.Created.UTC(), in.Updated.UTC()
-		out = append(out, in)
-	}
-	if err := rows.Err(); err != nil {
+		return in, err
+	})
+	if err != nil {
 		return nil, wrap(ctx, "listing conversations", err)
 	}
 	return out, nil
@@ -324,4 +307,3 @@ func wrap(ctx context.Context, what string, err error) error {
 	}
 	return fmt.Errorf("postgres: %s: %w", what, err)
 }
-

@@ -13,6 +13,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver of database/sql
 
 	"git.rickub.com/bots-garden/mini-me/agent/session"
+	"git.rickub.com/bots-garden/mini-me/agent/session/internal/rows"
 )
 
 // BusyTimeout is how long an Append waits for another process's write to
@@ -246,19 +247,12 @@ func readSession(ctx context.Context, tx *sql.Tx, id string) (key int64, info se
 
 // appendBodies appends to dst the one column of each row of the query.
 func appendBodies(ctx context.Context, tx *sql.Tx, dst []json.RawMessage, query string, args ...any) ([]json.RawMessage, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
+	r, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var body []byte
-		if err := rows.Scan(&body); err != nil {
-			return nil, err
-		}
-		dst = append(dst, body)
-	}
-	return dst, rows.Err()
+	defer r.Close()
+	return rows.Collect(dst, r, rows.Body)
 }
 
 // History implements session.Store.
@@ -286,23 +280,13 @@ func (s *Store) history(ctx context.Context, id string, after int64, limit int) 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT seq, body FROM mini_me_session_messages WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?`,
+	r, err := tx.QueryContext(ctx, `SELECT seq, body FROM mini_me_session_messages WHERE session = ? AND seq > ? ORDER BY seq LIMIT ?`,
 		key, after, limit)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []session.Entry{}
-	for rows.Next() {
-		var e session.Entry
-		var body []byte
-		if err := rows.Scan(&e.Seq, &body); err != nil {
-			return nil, err
-		}
-		e.Message = body
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	defer r.Close()
+	return rows.Collect([]session.Entry{}, r, rows.Entry)
 }
 
 // List implements session.Store.
@@ -313,24 +297,21 @@ func (s *Store) List(ctx context.Context, opts session.ListOptions) ([]session.I
 	}
 	// substr and length count characters alike; id > ? compares bytes
 	// (the BINARY collation), which is the order List promises.
-	rows, err := s.db.QueryContext(ctx, `SELECT id, revision, last, through, state IS NOT NULL, created, updated
+	r, err := s.db.QueryContext(ctx, `SELECT id, revision, last, through, state IS NOT NULL, created, updated
 		FROM mini_me_sessions WHERE id > ? AND substr(id, 1, length(?2)) = ?2 ORDER BY id LIMIT ?`,
 		opts.After, opts.Prefix, limit)
 	if err != nil {
 		return nil, wrap(ctx, "listing conversations", err)
 	}
-	defer rows.Close()
-	out := []session.Info{}
-	for rows.Next() {
+	defer r.Close()
+	out, err := rows.Collect([]session.Info{}, r, func(r rows.Rows) (session.Info, error) {
 		var in session.Info
 		var created, updated int64
-		if err := rows.Scan(&in.ID, &in.Revision, &in.Last, &in.Through, &in.HasState, &created, &updated); err != nil {
-			return nil, wrap(ctx, "listing conversations", err)
-		}
+		err := r.Scan(&in.ID, &in.Revision, &in.Last, &in.Through, &in.HasState, &created, &updated)
 		in.Created, in.Updated = micros(created), micros(updated)
-		out = append(out, in)
-	}
-	if err := rows.Err(); err != nil {
+		return in, err
+	})
+	if err != nil {
 		return nil, wrap(ctx, "listing conversations", err)
 	}
 	return out, nil
