@@ -149,6 +149,7 @@ func testRoundTrip(t *testing.T, c Config) {
 		json.RawMessage(`"a bare string: caf\u00e9, 日本語, 🙂, \u0000"`),
 		json.RawMessage(` [1, 2.50, -0, 1E3] `),
 		json.RawMessage(`{"dup":1,"dup":2}`),
+		json.RawMessage(`["\ud800 a lone surrogate", "\udc00\ud800", "\u0000"]`),
 		json.RawMessage("{\"big\":\"" + strings.Repeat("x", 1<<20) + "\"}"),
 	}
 	state := json.RawMessage(`{"version":1,"id":"p1","pending":[{"id":"c1"}], "extra" : "\u2028"}`)
