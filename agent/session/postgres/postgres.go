@@ -133,20 +133,22 @@ func appendTx(ctx context.Context, tx pgx.Tx, id string, b *session.Batch) (sess
 }
 
 // lockSession returns the row of conversation id, created if need be,
-// locked until the end of tx. A conversation deleted while it waited for
-// the lock is created again.
+// locked until the end of tx. It tries up to three times, as another
+// writer may create the row between its look-up and its insert, or
+// delete it while it waits for the lock.
 func lockSession(ctx context.Context, tx pgx.Tx, id string) (key, rev, last int64, err error) {
 	for range 3 {
-		if _, err := tx.Exec(ctx, `INSERT INTO mini_me_sessions (id, revision, last, through, created, updated)
-			VALUES ($1, 0, 0, 0, now(), now()) ON CONFLICT (id) DO NOTHING`, id); err != nil {
-			return 0, 0, 0, err
-		}
 		err = tx.QueryRow(ctx, `SELECT key, revision, last FROM mini_me_sessions WHERE id = $1 FOR UPDATE`, id).Scan(&key, &rev, &last)
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return key, rev, last, err
 		}
+		err = tx.QueryRow(ctx, `INSERT INTO mini_me_sessions (id, revision, last, through, created, updated)
+			VALUES ($1, 0, 0, 0, now(), now()) ON CONFLICT (id) DO NOTHING RETURNING key`, id).Scan(&key)
+		if !errors.Is(err, pgx.ErrNoRows) { // ErrNoRows: another writer created it meanwhile
+			return key, 0, 0, err
+		}
 	}
-	return 0, 0, 0, errors.New("the conversation was deleted and created again three times while this append waited")
+	return 0, 0, 0, errors.New("the conversation was created or deleted by others three times while this append waited")
 }
 
 // insertBodies runs query with (key, first, values as text[]).
