@@ -95,13 +95,45 @@ func TestPolicySampling(t *testing.T) {
 		return permission.Decision{Verdict: permission.AllowServer}, nil
 	})
 	ctx := context.Background()
-	t.Run("auto mode allows without asking", func(t *testing.T) {
+	t.Run("sampling auto mode allows without asking", func(t *testing.T) {
+		for _, opt := range []permission.Option{
+			permission.WithServerSamplingMode("docs", permission.ModeAuto),
+			permission.WithSamplingMode(permission.ModeAuto),
+		} {
+			asked = 0
+			var events []permission.Event
+			p := permission.NewPolicy(approver, opt, permission.WithAudit(func(e permission.Event) { events = append(events, e) }))
+			d, err := p.Check(ctx, samplingRequest())
+			require.NoError(t, err)
+			assert.True(t, d.Allowed())
+			assert.Zero(t, asked)
+			require.Len(t, events, 1)
+			assert.Equal(t, permission.SourceAuto, events[0].Source)
+			assert.Equal(t, permission.ModeAuto, events[0].Mode, "the sampling mode is reported")
+		}
+	})
+	// Issue 35 #6: auto for a server's tools is not auto for its sampling.
+	t.Run("tools auto mode still asks about sampling", func(t *testing.T) {
+		for _, opt := range []permission.Option{
+			permission.WithServerMode("docs", permission.ModeAuto),
+			permission.WithMode(permission.ModeAuto),
+		} {
+			asked = 0
+			p := permission.NewPolicy(approver, opt)
+			d, err := p.Check(ctx, samplingRequest())
+			require.NoError(t, err)
+			assert.True(t, d.Allowed())
+			assert.Equal(t, 1, asked, "sampling is asked")
+			d, err = p.Check(ctx, permission.Request{Server: "other", Tool: "read"})
+			require.NoError(t, err)
+			assert.True(t, d.Allowed())
+		}
 		asked = 0
-		p := permission.NewPolicy(approver, permission.WithServerMode("docs", permission.ModeAuto))
-		d, err := p.Check(ctx, samplingRequest())
+		p := permission.NewPolicy(approver, permission.WithServerMode("docs", permission.ModeAuto),
+			permission.WithServerSamplingMode("docs", permission.ModeAsk))
+		_, err := p.Check(ctx, permission.Request{Server: "docs", Tool: "read"})
 		require.NoError(t, err)
-		assert.True(t, d.Allowed())
-		assert.Zero(t, asked)
+		assert.Zero(t, asked, "the tools' mode stands")
 	})
 	t.Run("tools and sampling are allowed apart", func(t *testing.T) {
 		asked = 0
@@ -141,6 +173,39 @@ func TestPolicySampling(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, d.Allowed())
 	})
+}
+
+// Issue 35 #13: a tool named like the sampling question never shares what
+// the Policy remembers with the server's sampling, even with the
+// changed-definition rule off (which used to tell them apart by chance).
+func TestPolicySamplingKeyApart(t *testing.T) {
+	ctx := context.Background()
+	var asked []string
+	approver := permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
+		kind := "tool"
+		if req.Sampling != nil {
+			kind = "sampling"
+		}
+		asked = append(asked, kind)
+		return permission.Decision{Verdict: permission.AllowTool}, nil
+	})
+	impostor := permission.Request{Server: "docs", Tool: permission.SamplingTool, PrefixedName: "docs_sampling/createMessage"}
+	for _, order := range [][]permission.Request{{impostor, samplingRequest()}, {samplingRequest(), impostor}} {
+		asked = nil
+		p := permission.NewPolicy(approver, permission.WithConfirmChanged(false))
+		for _, req := range order {
+			d, err := p.Check(ctx, req) // "always"
+			require.NoError(t, err)
+			require.True(t, d.Allowed())
+		}
+		require.Len(t, asked, 2, "the second is asked: an allowance of the first does not cover it")
+		assert.NotEqual(t, asked[0], asked[1])
+		for _, req := range order {
+			_, err := p.Check(ctx, req)
+			require.NoError(t, err)
+		}
+		assert.Len(t, asked, 2, "each is remembered for itself")
+	}
 }
 
 const formSchema = `{"type":"object","required":["name"],"properties":{
