@@ -33,6 +33,12 @@ type Sampling struct {
 	// MaxTokens is the most tokens the completion may have, after the
 	// host's cap.
 	MaxTokens int `json:"max_tokens"`
+	// InputBytes is the size of what the request sends to the model (its
+	// system prompt, messages and tools), and InputTokens an estimate of
+	// its tokens: with MaxTokens, what the request costs. Zero when the
+	// asker did not measure it.
+	InputBytes  int `json:"input_bytes,omitempty"`
+	InputTokens int `json:"input_tokens,omitempty"`
 	// Tools name the server's tools offered to the model in this request.
 	Tools []string `json:"tools,omitempty"`
 	// Model is the model that would answer.

@@ -57,9 +57,29 @@ func TestTerminalSampling(t *testing.T) {
 			assert.NotContains(t, out, "\x1b")
 			assert.Contains(t, out, "Summarise the file")
 			assert.Contains(t, out, "max tokens:    200")
+			assert.NotContains(t, out, "input:", "no size when none was measured")
 			assert.Contains(t, out, "its tools:     search")
 		})
 	}
+	// Issue 35 #6: the question shows what the request costs, and a long
+	// list of tools is cut.
+	t.Run("size shown", func(t *testing.T) {
+		term, w, scr := pipeTerminal(t)
+		req := samplingRequest()
+		req.Sampling.InputBytes, req.Sampling.InputTokens = 1<<20, 349526
+		for i := range 5000 {
+			req.Sampling.Tools = append(req.Sampling.Tools, fmt.Sprintf("tool_%04d", i))
+		}
+		ch := approveAsync(context.Background(), term, req)
+		converse(t, w, scr, "n")
+		require.NoError(t, await(t, ch).err)
+		out := scr.String()
+		assert.Contains(t, out, "input:         1.0 MiB, about 349526 tokens, sent to the model")
+		assert.Contains(t, out, "max tokens:    200 in the answer")
+		assert.Contains(t, out, "tool_0000, tool_0001")
+		assert.NotContains(t, out, "tool_4999")
+		assert.Less(t, len(out), 4000)
+	})
 	t.Run("completion edited", func(t *testing.T) {
 		term, w, scr := pipeTerminal(t)
 		req := samplingRequest()
