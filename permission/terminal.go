@@ -15,6 +15,8 @@ const (
 	terminalArgumentsLimit   = 2000 // bytes of arguments shown, after indentation
 	terminalDescriptionLimit = 500  // bytes of description shown
 	terminalLineLimit        = 4096 // bytes of an answer line; longer lines are asked again
+	terminalLabelLimit       = 200  // bytes of a form field's name, title, type or choice shown
+	terminalChoicesShown     = 20   // choices of a form field shown, the first ones
 )
 
 // Terminal is an [Approver] that asks a person at a text terminal: it writes

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -267,6 +268,40 @@ func TestTerminalElicitForm(t *testing.T) {
 	assert.Contains(t, out, "2) Green")
 	assert.Contains(t, out, `Terms \u202eevil`)
 	assert.Less(t, indexOf(out, "Your name"), indexOf(out, "age ["), "the schema's order")
+}
+
+// Issue 35 #15: a form's titles, default and choices are cut as
+// descriptions are, and only the first choices are listed.
+func TestTerminalElicitFormBounded(t *testing.T) {
+	huge := strings.Repeat("T", 200_000)
+	var values, names []string
+	for i := range 5000 {
+		values = append(values, fmt.Sprintf("v%04d", i))
+		names = append(names, fmt.Sprintf("choice %04d ", i)+strings.Repeat("n", 100))
+	}
+	props := map[string]any{
+		"pick":     map[string]any{"type": "string", "title": huge, "enum": values, "enumNames": names},
+		"z" + huge: map[string]any{"type": "string", "format": huge, "title": huge, "default": huge}, // asked second: keys are sorted
+	}
+	schema, err := json.Marshal(map[string]any{"type": "object", "properties": props})
+	require.NoError(t, err)
+	term, w, scr := pipeTerminal(t)
+	ch := make(chan permission.ElicitAnswer, 1)
+	go func() {
+		a, err := term.Elicit(context.Background(), permission.Elicitation{Server: "crm", Mode: "form", Message: "Pick", Schema: schema})
+		assert.NoError(t, err)
+		ch <- a
+	}()
+	converse(t, w, scr, "y", "4999", "", "c")
+	assert.Equal(t, "cancel", (<-ch).Action)
+	out := scr.String()
+	t.Logf("%d bytes shown", len(out))
+	assert.Less(t, len(out), 12_000, "the form's question is bounded")
+	assert.Contains(t, out, "20) choice 0019")
+	assert.NotContains(t, out, "21) ")
+	assert.Contains(t, out, "(4980 more choices not shown: type one's value)")
+	assert.Contains(t, out, `"pick": "v4998"`, "a choice not shown may be typed")
+	assert.Contains(t, out, "more bytes]", "says what it cut")
 }
 
 func indexOf(s, sub string) int {
