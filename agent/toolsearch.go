@@ -381,10 +381,13 @@ func (ix *invertedIndex) rank(query, server string, n int) []*tool {
 		cands = append(cands, hs...)
 	}
 	slices.SortFunc(cands, func(i, j int32) int {
-		if better(i, j) {
+		switch {
+		case better(i, j):
 			return -1
+		case better(j, i):
+			return 1
 		}
-		return 1 // candidates are distinct
+		return 0 // i == j: better orders distinct tools strictly
 	})
 	out := make([]*tool, 0, min(n, len(cands)))
 	for _, h := range pickSpread(cands, n, (n+1)/2, ix.serverOf) {
