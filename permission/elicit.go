@@ -453,12 +453,6 @@ func (f *formField) check(v any, choices []choice) error {
 	return nil
 }
 
-// label makes a short untrusted string (a field's name, title or type, a
-// choice) printable on one line, cut at terminalLabelLimit bytes.
-func label(s string) string {
-	return printable(truncate(s, terminalLabelLimit), false)
-}
-
 // stringList returns v as strings: a []string, or a []any of strings as
 // JSON decodes an array.
 func stringList(v any) ([]string, bool) {
