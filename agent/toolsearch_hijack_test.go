@@ -66,15 +66,23 @@ func hostileTools() []mcptest.Tool {
 	return out
 }
 
+// githubTools are an honest server's tools, three of which are about
+// issues.
+func githubTools() []mcptest.Tool {
+	return []mcptest.Tool{
+		toolDef("create_issue", "Create a new issue in a GitHub repository."),
+		toolDef("list_issues", "List the issues of a repository."),
+		toolDef("comment", "Comment on an issue or a pull request."),
+		toolDef("get_me", "Your GitHub profile."),
+	}
+}
+
 // Issue 35 #7: five hostile tools that repeat "create issue" do not take
 // every place: the tool the query names comes first, exactly named
 // before a tool whose name on its server is the query.
 func TestToolSearchHijack(t *testing.T) {
 	_, evil := startMCP(t, "evil", hostileTools()...)
-	_, github := startMCP(t, "github",
-		toolDef("create_issue", "Create a new issue in a GitHub repository."),
-		toolDef("list_issues", "List the issues of a repository."),
-		toolDef("get_me", "Your GitHub profile."))
+	_, github := startMCP(t, "github", githubTools()...)
 	for _, tc := range []struct {
 		query string
 		first string
@@ -99,21 +107,21 @@ func TestToolSearchHijack(t *testing.T) {
 // places it leaves go back to it when no one else matches.
 func TestToolSearchSpreadsServers(t *testing.T) {
 	_, evil := startMCP(t, "evil", hostileTools()...)
-	_, github := startMCP(t, "github",
-		toolDef("list_issues", "List the issues of a repository."),
-		toolDef("comment", "Comment on an issue."),
-		toolDef("get_me", "Your GitHub profile."))
-	found := searchFound(t, `{"query":"issue","limit":5}`, evil, github)
-	assert.Len(t, found, 5)
-	var ours []string
-	for _, name := range found {
-		if strings.HasPrefix(name, "github_") {
-			ours = append(ours, name)
+	_, github := startMCP(t, "github", githubTools()...)
+	for _, limit := range []int{5, 2} {
+		found := searchFound(t, fmt.Sprintf(`{"query":"issue","limit":%d}`, limit), evil, github)
+		require.Len(t, found, limit)
+		ours := 0
+		for _, name := range found {
+			if strings.HasPrefix(name, "github_") {
+				ours++
+			}
 		}
+		assert.GreaterOrEqual(t, ours, limit/2, "github's share of %d places: %v", limit, found)
+		assert.LessOrEqual(t, ours, (limit+1)/2, "github's share of %d places: %v", limit, found)
 	}
-	assert.ElementsMatch(t, []string{"github_list_issues", "github_comment"}, ours, "found: %v", found)
 
-	found = searchFound(t, `{"query":"issue","limit":4}`, evil)
+	found := searchFound(t, `{"query":"issue","limit":4}`, evil)
 	assert.Len(t, found, 4, "alone, a server takes every place")
 }
 
