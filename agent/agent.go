@@ -165,7 +165,10 @@ type Agent struct {
 	// definitions pass DefaultToolSearchTokens estimated tokens. The model
 	// searches by keywords (and server); the best matches, at most
 	// MaxToolSearchResults, are described to it and become callable for
-	// the rest of the run, offered in the catalogue's order. Funcs, the
+	// the rest of the run, offered in the catalogue's order. A tool the
+	// query names comes first, a word a tool repeats counts once, and no
+	// server takes more than half the places while others match, so that
+	// one server's tools cannot crowd out the rest. Funcs, the
 	// skill tool, PinnedTools and a tool named by ToolChoice are always
 	// offered. The search goes through the policy as a read-only tool;
 	// the tools it loads, like any tool, when called.

@@ -10,7 +10,8 @@ import (
 )
 
 // NewPolicy returns the policy a configuration asks for: a, the host's
-// Approver, asked as the file's permissions and confirmDestructive say,
+// Approver, asked as the file's permissions, sampling and
+// confirmDestructive say,
 // globally and per server; opts come after those and may override them.
 // It is permission.NewPolicy(a, PolicyOptions(cfg)...) in one call, so that
 // the file's permissions cannot be forgotten.
@@ -19,18 +20,21 @@ func NewPolicy(cfg *config.Config, a permission.Approver, opts ...permission.Opt
 }
 
 // PolicyOptions turns the permission settings of a configuration into
-// options for permission.NewPolicy: the global mode and confirmDestructive,
-// mode auto for BuiltinServer (the tool search reads only the catalogue;
-// the tools it loads are asked about when called), then each server's own.
+// options for permission.NewPolicy: the global mode, sampling mode and
+// confirmDestructive, mode auto for BuiltinServer (the tool search reads
+// only the catalogue; the tools it loads are asked about when called),
+// then each server's own.
 func PolicyOptions(cfg *config.Config) []permission.Option {
 	opts := []permission.Option{
 		permission.WithMode(cfg.Permissions),
+		permission.WithSamplingMode(cfg.Sampling),
 		permission.WithConfirmDestructive(cfg.ConfirmDestructive),
 		permission.WithServerMode(BuiltinServer, permission.ModeAuto),
 	}
 	for _, s := range cfg.Servers {
 		opts = append(opts,
 			permission.WithServerMode(s.Name, s.Permissions),
+			permission.WithServerSamplingMode(s.Name, s.Sampling),
 			permission.WithServerConfirmDestructive(s.Name, s.ConfirmDestructive))
 	}
 	return opts

@@ -17,6 +17,11 @@ import (
 const (
 	DefaultSamplingMaxTokens = 1024
 	DefaultSamplingPerMinute = 10
+	// DefaultSamplingMaxInputBytes bounds what one request sends to the
+	// model: 64 KiB, about 20,000 tokens, holds a long document to
+	// summarise, while a server that sends 1 MiB ten times a minute is
+	// refused each time instead of spending the user's model.
+	DefaultSamplingMaxInputBytes = 64 << 10
 )
 
 // Sampler answers the sampling requests of MCP servers (a server asking
@@ -30,11 +35,16 @@ const (
 //   - refuses a server not in Servers, and a local-only one (egress:
 //     local) when Model is not on this machine ([LocalModel]);
 //   - refuses a server that sent PerMinute requests in the last minute;
+//   - refuses a request whose input (system prompt, messages and tools)
+//     is more than MaxInputBytes;
 //   - caps the request's maxTokens at MaxTokens;
 //   - asks Policy (permission.Request.Sampling: the server, its system
-//     prompt and messages as text, the tools it offers, the token limit),
-//     so that the server's mode (ask or auto) and the session's answers
-//     apply; the answer may edit the system prompt and lower the limit;
+//     prompt and messages as text, the tools it offers, the input's size
+//     and the token limit), so that the server's sampling mode (ask
+//     unless the configuration's sampling key says auto: a server whose
+//     tools run without asking is still asked about) and the session's
+//     answers apply; the answer may edit the system prompt and lower the
+//     limit;
 //   - sends the request alone to Model: the server's messages, its system
 //     prompt, and its tools for this request only. A tool call of the
 //     model goes back to the server as tool_use, for the server to run:
@@ -66,6 +76,12 @@ type Sampler struct {
 	// PerMinute bounds the requests of one server in any minute, asked or
 	// not; DefaultSamplingPerMinute when zero.
 	PerMinute int
+	// MaxInputBytes bounds the input of one request, in bytes of text
+	// sent to the model: the system prompt, the messages (text, tool calls'
+	// arguments, tool results as text, media as base64) and the offered
+	// tools' names, descriptions and schemas. A larger request is refused
+	// before anyone is asked; DefaultSamplingMaxInputBytes when zero.
+	MaxInputBytes int
 
 	mu     sync.Mutex
 	recent map[string][]time.Time
@@ -79,6 +95,14 @@ func (s *Sampler) Sample(ctx context.Context, req *mcp.SampleRequest) (*mcp.Samp
 	if err := s.admit(req.Server); err != nil {
 		return nil, err
 	}
+	size := samplingInputSize(req)
+	maxInput := s.MaxInputBytes
+	if maxInput <= 0 {
+		maxInput = DefaultSamplingMaxInputBytes
+	}
+	if size > maxInput {
+		return nil, refused(fmt.Sprintf("the request of server %q sends %d bytes to the model, more than the host's limit of %d", req.Server, size, maxInput))
+	}
 	name := s.ModelName
 	if name == "" {
 		name = "model"
@@ -87,7 +111,8 @@ func (s *Sampler) Sample(ctx context.Context, req *mcp.SampleRequest) (*mcp.Samp
 	if limit <= 0 {
 		limit = DefaultSamplingMaxTokens
 	}
-	asked := &permission.Sampling{SystemPrompt: req.SystemPrompt, MaxTokens: min(req.MaxTokens, limit), Model: name}
+	asked := &permission.Sampling{SystemPrompt: req.SystemPrompt, MaxTokens: min(req.MaxTokens, limit), Model: name,
+		InputBytes: size, InputTokens: estimateTokens(size)}
 	for _, m := range req.Messages {
 		asked.Messages = append(asked.Messages, permission.SamplingMessage{Role: m.Role, Text: samplingText(m.Content)})
 	}
@@ -185,6 +210,24 @@ func refusedBy(d permission.Decision, err error) error {
 		return fmt.Errorf("%w: %s: %w", mcp.ErrRefused, reason, err)
 	}
 	return refused(reason)
+}
+
+// samplingInputSize is the bytes of text a request sends to the model,
+// as chatRequest passes it on.
+func samplingInputSize(req *mcp.SampleRequest) int {
+	n := len(req.SystemPrompt)
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			n += len(b.Text) + len(b.Data) + len(b.Name) + len(b.Input)
+			if b.Type == "tool_result" {
+				n += len((&mcp.CallToolResult{Content: b.Content}).Text())
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.InputSchema)
+	}
+	return n
 }
 
 // samplingText renders blocks as text for a person: text as it is, other

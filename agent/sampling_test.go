@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -198,6 +200,67 @@ func TestSamplerReviewAndEdits(t *testing.T) {
 			r := llm.Requests()[0]
 			assert.Equal(t, 7, maxTokensOf(t, r), "the edited limit")
 			assert.Equal(t, "Be brief.", r.Messages[0].Content, "the edited system prompt")
+		})
+	}
+}
+
+// Issue 35 #6: a request's input is bounded before anyone is asked, and
+// the question says how large it is.
+func TestSamplerBoundsInput(t *testing.T) {
+	llm, model := startLLM(t, llmtest.Turn{Text: "short"})
+	var asked atomic.Int32
+	var question permission.Request
+	s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs"}},
+		Policy: permission.NewPolicy(countingApprover(&asked, func(r permission.Request) permission.Decision {
+			question = r
+			return permission.Decision{Verdict: permission.AllowOnce}
+		}))}
+	huge := sampleRequest("docs")
+	huge.Messages[0].Content[0].Text = strings.Repeat("a", 1<<20)
+	_, err := s.Sample(context.Background(), huge)
+	require.ErrorIs(t, err, mcp.ErrRefused)
+	assert.Contains(t, err.Error(), fmt.Sprintf("more than the host's limit of %d", agent.DefaultSamplingMaxInputBytes))
+	assert.Zero(t, asked.Load(), "refused before asking")
+	assert.Empty(t, llm.Requests(), "the model saw nothing")
+
+	req := sampleRequest("docs")
+	req.Tools = []mcp.Tool{{Name: "weather", Description: "Weather of a city", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	_, err = s.Sample(context.Background(), req)
+	require.NoError(t, err)
+	want := len("You are a test server.") + len("Say hi") + len("weather") + len("Weather of a city") + len(`{"type":"object"}`)
+	require.NotNil(t, question.Sampling)
+	assert.Equal(t, want, question.Sampling.InputBytes)
+	assert.Equal(t, (want+2)/3, question.Sampling.InputTokens)
+
+	s.MaxInputBytes = want - 1
+	_, err = s.Sample(context.Background(), req)
+	require.ErrorIs(t, err, mcp.ErrRefused, "MaxInputBytes sets the limit")
+	assert.Len(t, llm.Requests(), 1)
+}
+
+// Issue 35 #6: a configuration whose server runs its tools without asking
+// still has its sampling asked, unless its sampling key says auto.
+func TestSamplerAskedDespiteAutoTools(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		sampling permission.Mode
+		asked    int32
+	}{
+		{"sampling not set", "", 1},
+		{"sampling ask", permission.ModeAsk, 1},
+		{"sampling auto", permission.ModeAuto, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			srv := config.Server{Name: "docs", Permissions: permission.ModeAuto, Sampling: tc.sampling}
+			cfg := &config.Config{Permissions: permission.ModeAuto, Servers: []config.Server{srv}}
+			var asked atomic.Int32
+			s := &agent.Sampler{Model: model, Servers: cfg.Servers, Policy: agent.NewPolicy(cfg, countingApprover(&asked, func(permission.Request) permission.Decision {
+				return permission.Decision{Verdict: permission.AllowOnce}
+			}))}
+			_, err := s.Sample(context.Background(), sampleRequest("docs"))
+			require.NoError(t, err)
+			assert.Equal(t, tc.asked, asked.Load())
 		})
 	}
 }

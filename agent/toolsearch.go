@@ -145,19 +145,36 @@ type searchIndex struct {
 const maxIndexedTools = 100_000
 
 // searchDoc is one tool as a search reads it: its distinct words, sorted,
-// how many times each occurs, and how many words it has in all.
+// in how many of its three parts (name, description, parameter names)
+// each occurs, and how many words it has in all; and the distinct words
+// of its name and of its name on its server, sorted, for name matches.
+//
+// A word counts once per part, however often the part repeats it: a
+// description that says "create issue" fifty times matches "create
+// issue" no better than one that says it once, and its length counts
+// against it (BM25's length normalisation).
 type searchDoc struct {
-	description, params string // what the words were read from, with the name
-	words               []string
-	counts              []int
-	length              int
+	description, params, original string // what the words were read from, with the name
+	words                         []string
+	counts                        []int
+	length                        int
+	nameWords, originalWords      []string
 }
 
 func newSearchDoc(t *tool) *searchDoc {
-	// The words of the name, description and parameters, as if joined by spaces.
 	ws := make([]string, 0, (len(t.name)+len(t.description)+len(t.schema.params))/6+1)
-	ws = appendWords(appendWords(appendWords(ws, t.name), t.description), t.schema.params)
-	d := &searchDoc{description: t.description, params: t.schema.params, length: len(ws), counts: make([]int, 0, len(ws))}
+	d := &searchDoc{description: t.description, params: t.schema.params, original: t.original}
+	for i, part := range []string{t.name, t.description, t.schema.params} {
+		n := len(ws)
+		ws = appendWords(ws, part)
+		d.length += len(ws) - n
+		slices.Sort(ws[n:])
+		ws = ws[:n+len(slices.Compact(ws[n:]))] // each word once per part
+		if i == 0 {
+			d.nameWords = slices.Clone(ws)
+		}
+	}
+	d.counts = make([]int, 0, len(ws))
 	slices.Sort(ws)
 	d.words = ws[:0] // the distinct words, in place
 	for _, w := range ws {
@@ -167,7 +184,15 @@ func newSearchDoc(t *tool) *searchDoc {
 		}
 		d.words, d.counts = append(d.words, w), append(d.counts, 1)
 	}
+	d.originalWords = wordSet(t.original)
 	return d
+}
+
+// wordSet returns the distinct words of s, sorted.
+func wordSet(s string) []string {
+	ws := words(s)
+	slices.Sort(ws)
+	return slices.Compact(ws)
 }
 
 // docs returns the entries of ts, making those it lacks.
@@ -181,7 +206,7 @@ func (x *searchIndex) docsLocked(ts []*tool) []*searchDoc {
 	out := make([]*searchDoc, len(ts))
 	for i, t := range ts {
 		d := x.m[t.name]
-		if d == nil || d.description != t.description || d.params != t.schema.params {
+		if d == nil || d.description != t.description || d.params != t.schema.params || d.original != t.original {
 			d = newSearchDoc(t)
 			if x.m == nil || len(x.m) >= maxIndexedTools {
 				x.m = make(map[string]*searchDoc, len(ts))
@@ -199,7 +224,10 @@ func (x *searchIndex) docsLocked(ts []*tool) []*searchDoc {
 // same *tool values are the same words.
 type invertedIndex struct {
 	tools    []*tool
-	lengths  []int // the words of each tool
+	docs     []*searchDoc
+	lengths  []int   // the words of each tool
+	serverOf []int32 // the server of each tool, numbered from 0 in the list's order
+	names    []nameShape
 	postings map[string][]posting
 	all      docStats
 	servers  map[string]docStats
@@ -207,8 +235,27 @@ type invertedIndex struct {
 
 type posting struct{ doc, tf int32 }
 
-// docStats are the tool count and the words of some tools, for BM25.
-type docStats struct{ n, total int }
+// nameShape is the size of a tool's name and of its name on its server,
+// in bytes and in distinct words: a query of another size cannot name the
+// tool (nameMatch), so a search reads no more of it. The index keeps them
+// side by side, as reading each hit's tool would be slow (a cache miss each).
+type nameShape struct {
+	name, original           int32
+	nameWords, originalWords int32
+}
+
+// mayName reports whether a query of n bytes and w distinct words may
+// name the tool.
+func (s nameShape) mayName(n, w int) bool {
+	return int(s.name) == n || int(s.original) == n || int(s.nameWords) == w || int(s.originalWords) == w
+}
+
+// docStats are the tool count and the words of some tools, for BM25, and
+// the number of their server (in an invertedIndex's servers).
+type docStats struct {
+	n, total int
+	id       int32
+}
 
 // inverted returns the inverted index of ts: the last one made, if it was
 // made of the same tools, else a new one.
@@ -219,14 +266,19 @@ func (x *searchIndex) inverted(ts []*tool) *invertedIndex {
 		return x.last
 	}
 	docs := x.docsLocked(ts)
-	ix := &invertedIndex{tools: slices.Clone(ts), lengths: make([]int, len(ts)),
+	ix := &invertedIndex{tools: slices.Clone(ts), docs: docs, lengths: make([]int, len(ts)), serverOf: make([]int32, len(ts)), names: make([]nameShape, len(ts)),
 		postings: make(map[string][]posting, len(ts)), servers: map[string]docStats{}}
 	for i, d := range docs {
 		ix.lengths[i] = d.length
+		ix.names[i] = nameShape{int32(len(ts[i].name)), int32(len(ts[i].original)), int32(len(d.nameWords)), int32(len(d.originalWords))}
 		for j, w := range d.words {
 			ix.postings[w] = append(ix.postings[w], posting{int32(i), int32(d.counts[j])})
 		}
-		st := ix.servers[ts[i].server]
+		st, seen := ix.servers[ts[i].server]
+		if !seen {
+			st.id = int32(len(ix.servers))
+		}
+		ix.serverOf[i] = st.id
 		st.n++
 		st.total += d.length
 		ix.servers[ts[i].server] = st
@@ -238,14 +290,28 @@ func (x *searchIndex) inverted(ts []*tool) *invertedIndex {
 }
 
 // rankTools returns the at most n tools of docs that best match query,
-// by BM25 over the words of their names, descriptions and parameter
-// names; a tool matching no word is left out, ties keep docs' order.
+// as rank orders them.
 func (x *searchIndex) rankTools(docs []*tool, query string, n int) []*tool {
 	return x.inverted(docs).rank(query, "", n)
 }
 
-// rank is rankTools over the tools of ix, those of server only unless
-// server is "".
+// Name matches, the first key of a search's order: a tool whose name is
+// the query comes before any tool that only mentions its words.
+const (
+	nameMatchNone     = iota
+	nameMatchWords    // the query's words are the words of the name, or of the name on its server
+	nameMatchOriginal // the query is the name on its server, case aside
+	nameMatchExact    // the query is the name, case aside
+)
+
+// rank returns the at most n tools of ix (those of server only, unless
+// server is "") that match query: first by how closely the query names
+// them (nameMatch*), then by BM25 over the words of their names,
+// descriptions and parameter names (each word once per part, see
+// searchDoc), then in the list's order; a tool matching no word is left
+// out. While tools of other servers match, no server takes more than
+// half the places, rounded up: one server's tools, however many and
+// however worded, cannot push every other server's out of a search.
 func (ix *invertedIndex) rank(query, server string, n int) []*tool {
 	const k1, b = 1.2, 0.75
 	terms := words(query)
@@ -285,28 +351,112 @@ func (ix *invertedIndex) rank(query, server string, n int) []*tool {
 			scores[p.doc] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(ix.lengths[p.doc])/max(avg, 1)))
 		}
 	}
-	// The n best, by score then by place in the list: what a stable sort
-	// by score would put first.
-	better := func(i, j int32) bool { return scores[i] > scores[j] || scores[i] == scores[j] && i < j }
-	best := make([]int32, 0, min(n, len(hits)))
+	q, qset := strings.TrimSpace(query), wordSet(query)
+	var match map[int32]int // the tools the query names, rarely any
 	for _, h := range hits {
-		if len(best) == n && !better(h, best[n-1]) {
+		if !ix.names[h].mayName(len(q), len(qset)) {
 			continue
 		}
-		if len(best) < n {
-			best = append(best, h)
+		if m := nameMatch(q, qset, ix.tools[h], ix.docs[h]); m != nameMatchNone {
+			if match == nil {
+				match = map[int32]int{}
+			}
+			match[h] = m
 		}
-		k := len(best) - 1
-		for ; k > 0 && better(h, best[k-1]); k-- {
-			best[k] = best[k-1]
-		}
-		best[k] = h
 	}
-	out := make([]*tool, len(best))
-	for i, h := range best {
-		out[i] = ix.tools[h]
+	better := func(i, j int32) bool {
+		if match != nil && match[i] != match[j] {
+			return match[i] > match[j]
+		}
+		return scores[i] > scores[j] || scores[i] == scores[j] && i < j
+	}
+	// Each server's n best: no server takes more than n places.
+	best := make([][]int32, len(ix.servers))
+	for _, h := range hits {
+		srv := ix.serverOf[h]
+		best[srv] = insertBest(best[srv], h, n, better)
+	}
+	var cands []int32
+	for _, hs := range best {
+		cands = append(cands, hs...)
+	}
+	slices.SortFunc(cands, func(i, j int32) int {
+		switch {
+		case better(i, j):
+			return -1
+		case better(j, i):
+			return 1
+		}
+		return 0 // i == j: better orders distinct tools strictly
+	})
+	out := make([]*tool, 0, min(n, len(cands)))
+	for _, h := range pickSpread(cands, n, (n+1)/2, ix.serverOf) {
+		out = append(out, ix.tools[h])
 	}
 	return out
+}
+
+// insertBest inserts h into best, the at most n best so far in order,
+// and returns it.
+func insertBest(best []int32, h int32, n int, better func(i, j int32) bool) []int32 {
+	if len(best) == n && !better(h, best[n-1]) {
+		return best
+	}
+	if len(best) < n {
+		best = append(best, h)
+	}
+	k := len(best) - 1
+	for ; k > 0 && better(h, best[k-1]); k-- {
+		best[k] = best[k-1]
+	}
+	best[k] = h
+	return best
+}
+
+// pickSpread picks n of cands, best first, taking at most perServer of
+// one server's while others remain, then filling any place left with the
+// best of those passed over; the picks keep cands' order.
+func pickSpread(cands []int32, n, perServer int, serverOf []int32) []int32 {
+	taken := map[int32]int{}
+	picked := make([]bool, len(cands))
+	count := 0
+	for i, h := range cands {
+		if count < n && taken[serverOf[h]] < perServer {
+			picked[i] = true
+			taken[serverOf[h]]++
+			count++
+		}
+	}
+	for i := range cands {
+		if count < n && !picked[i] {
+			picked[i] = true
+			count++
+		}
+	}
+	out := make([]int32, 0, count)
+	for i, h := range cands {
+		if picked[i] {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// nameMatch says how closely the query q, whose distinct words are qset,
+// names t (doc is its searchDoc): one of the nameMatch constants. rank
+// asks only about tools of the query's shape (nameShape.mayName): a
+// change of case that changes a name's length in bytes, as a few letters
+// outside ASCII do, then names the tool only if the words still match.
+func nameMatch(q string, qset []string, t *tool, doc *searchDoc) int {
+	switch {
+	case strings.EqualFold(q, t.name):
+		return nameMatchExact
+	case t.original != "" && strings.EqualFold(q, t.original):
+		return nameMatchOriginal
+	case slices.Equal(qset, doc.nameWords) || len(doc.originalWords) > 0 && slices.Equal(qset, doc.originalWords):
+		return nameMatchWords
+	}
+	return nameMatchNone
 }
 
 // words splits s into lower-case words at every character that is not a

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -47,6 +48,19 @@ func TestRankTools(t *testing.T) {
 	}
 }
 
+// Issue 35 #7: a word repeated in a part of a tool counts once there, and
+// lengthens the tool: repeating a query's word does not outrank a tool
+// that says it once.
+func TestRankToolsRepeatsSaturate(t *testing.T) {
+	mk := func(name, desc string) *tool {
+		return &tool{name: name, description: desc, schema: compileSchema(json.RawMessage(`{"type":"object"}`))}
+	}
+	spam := mk("a_spam", strings.Repeat("issue tracker ", 100))
+	honest := mk("b_tracker", "Open an issue in the tracker.")
+	var x searchIndex
+	assert.Equal(t, []*tool{honest, spam}, x.rankTools([]*tool{spam, honest}, "issue tracker", 5))
+}
+
 // The index reads a tool again when its description or parameters
 // change, and keeps what it read otherwise.
 func TestSearchIndexFollowsChanges(t *testing.T) {
@@ -66,7 +80,7 @@ func TestSearchIndexFollowsChanges(t *testing.T) {
 	assert.Empty(t, x.rankTools([]*tool{params}, "path", 5))
 }
 
-// The inverted index ranks as a straightforward BM25 that reads every
+// The inverted index ranks as a straightforward ranking that reads every
 // tool at every query, on a generated catalogue and random queries (150), with
 // and without a server.
 func TestRankToolsMatchesReference(t *testing.T) {
@@ -84,7 +98,8 @@ func TestRankToolsMatchesReference(t *testing.T) {
 	var docs []*tool
 	for i := range 600 {
 		params := `{"type":"object","properties":{"` + phrase(1) + `":{"type":"string"},"` + phrase(1) + `":{}}}`
-		docs = append(docs, &tool{name: fmt.Sprintf("t%d_%s", i, phrase(1+rng.IntN(2))), server: servers[rng.IntN(len(servers))],
+		original := phrase(1 + rng.IntN(2)) // a query may name it
+		docs = append(docs, &tool{name: fmt.Sprintf("t%d_%s", i, original), original: original, server: servers[rng.IntN(len(servers))],
 			description: phrase(rng.IntN(12)), schema: compileSchema(json.RawMessage(params))})
 	}
 	var x searchIndex
@@ -103,7 +118,11 @@ func TestRankToolsMatchesReference(t *testing.T) {
 	assert.Empty(t, x.inverted(docs).rank("issue", "nowhere", 5), "a server without tools")
 }
 
-// referenceRank is BM25 over docs, read whole at each call, sorted stably.
+// referenceRank is a search's ranking done the slow way: BM25 over docs,
+// read whole at each call, a word counted once per part of a tool; sorted
+// stably by name match, then score; then at most half the places, rounded
+// up, to one server while others have matches, the places left to the
+// best of those passed over.
 func referenceRank(docs []*tool, query string, n int) []*tool {
 	const k1, b = 1.2, 0.75
 	terms := referenceWords(query)
@@ -112,19 +131,38 @@ func referenceRank(docs []*tool, query string, n int) []*tool {
 	total := 0
 	df := map[string]int{}
 	for i, d := range docs {
-		ws := referenceWords(d.name + " " + d.description + " " + d.schema.params)
-		lengths[i], total = len(ws), total+len(ws)
 		tfs[i] = map[string]int{}
-		for _, w := range ws {
-			if tfs[i][w] == 0 {
-				df[w]++
+		for _, part := range []string{d.name, d.description, d.schema.params} {
+			ws := referenceWords(part)
+			lengths[i] += len(ws)
+			seen := map[string]bool{}
+			for _, w := range ws {
+				if !seen[w] {
+					seen[w] = true
+					tfs[i][w]++
+				}
 			}
-			tfs[i][w]++
+		}
+		total += lengths[i]
+		for w := range tfs[i] {
+			df[w]++
 		}
 	}
 	avg := float64(total) / float64(max(len(docs), 1))
+	sameWords := func(x, y string) bool {
+		set := func(s string) map[string]bool {
+			m := map[string]bool{}
+			for _, w := range referenceWords(s) {
+				m[w] = true
+			}
+			return m
+		}
+		return y != "" && maps.Equal(set(x), set(y))
+	}
+	q := strings.TrimSpace(query)
 	type scored struct {
 		t     *tool
+		match int
 		score float64
 	}
 	var hits []scored
@@ -138,14 +176,42 @@ func referenceRank(docs []*tool, query string, n int) []*tool {
 			idf := math.Log(1 + (float64(len(docs))-float64(df[w])+0.5)/(float64(df[w])+0.5))
 			s += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*float64(lengths[i])/max(avg, 1)))
 		}
-		if s > 0 {
-			hits = append(hits, scored{d, s})
+		if s == 0 {
+			continue
+		}
+		match := 0
+		switch {
+		case strings.EqualFold(q, d.name):
+			match = 3
+		case d.original != "" && strings.EqualFold(q, d.original):
+			match = 2
+		case sameWords(query, d.name) || sameWords(query, d.original):
+			match = 1
+		}
+		hits = append(hits, scored{d, match, s})
+	}
+	slices.SortStableFunc(hits, func(x, y scored) int {
+		return cmp.Or(cmp.Compare(y.match, x.match), cmp.Compare(y.score, x.score))
+	})
+	picked := make([]bool, len(hits))
+	taken := map[string]int{}
+	count := 0
+	for i, h := range hits {
+		if count < n && taken[h.t.server] < (n+1)/2 {
+			picked[i], count = true, count+1
+			taken[h.t.server]++
 		}
 	}
-	slices.SortStableFunc(hits, func(x, y scored) int { return cmp.Compare(y.score, x.score) })
+	for i := range hits {
+		if count < n && !picked[i] {
+			picked[i], count = true, count+1
+		}
+	}
 	out := []*tool{}
-	for _, h := range hits[:min(n, len(hits))] {
-		out = append(out, h.t)
+	for i, h := range hits {
+		if picked[i] {
+			out = append(out, h.t)
+		}
 	}
 	return out
 }

@@ -105,6 +105,10 @@ type Config struct {
 	// Permissions is the global mode, mcp.permissions (default permission.ModeAsk).
 	// Each server's resolved mode is in [Server.Permissions].
 	Permissions permission.Mode
+	// Sampling is the global mode of the servers' sampling requests,
+	// mcp.sampling (default permission.ModeAsk, whatever Permissions
+	// says). Each server's resolved mode is in [Server.Sampling].
+	Sampling permission.Mode
 	// ConfirmDestructive is the global mcp.confirmDestructive (default
 	// true). Each server's resolved value is in [Server.ConfirmDestructive].
 	ConfirmDestructive bool
@@ -178,6 +182,12 @@ type Server struct {
 	// Permissions is the server's mode: its own permissions key, or else
 	// the global [Config.Permissions].
 	Permissions permission.Mode
+	// Sampling is the mode of the server's sampling requests (the server
+	// asking for a completion by the host's model): its own sampling key,
+	// or else the global [Config.Sampling]. It does not follow
+	// Permissions: a server whose tools run without asking still has its
+	// sampling asked unless this says auto.
+	Sampling permission.Mode
 	// ConfirmDestructive is the server's own confirmDestructive key, or else
 	// the global [Config.ConfirmDestructive]. When true, tools annotated
 	// destructive are asked even in permission.ModeAuto.

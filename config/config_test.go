@@ -27,6 +27,7 @@ func lines(l ...string) string { return strings.Join(l, "\n") + "\n" }
 func TestParseSeedFormat(t *testing.T) {
 	want := &config.Config{
 		Permissions:        permission.ModeAsk,
+		Sampling:           permission.ModeAsk,
 		ConfirmDestructive: true,
 		Servers: []config.Server{
 			{
@@ -35,6 +36,7 @@ func TestParseSeedFormat(t *testing.T) {
 				Auth:               &config.Auth{Type: config.AuthBearer, TokenEnv: "GITHUB_PERSONAL_ACCESS_TOKEN"},
 				Tools:              []string{"get_me", "list_repositories", "search_code"},
 				Permissions:        permission.ModeAuto,
+				Sampling:           permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
 				Line:               4,
@@ -44,6 +46,7 @@ func TestParseSeedFormat(t *testing.T) {
 				Command:            "simpl-resultat",
 				Args:               []string{"--mcp"},
 				Permissions:        permission.ModeAsk,
+				Sampling:           permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
 				Line:               11,
@@ -79,6 +82,7 @@ func TestParseEveryKey(t *testing.T) {
 		File:               "testdata/full.yaml",
 		Roots:              global,
 		Permissions:        permission.ModeAsk,
+		Sampling:           permission.ModeAsk,
 		ConfirmDestructive: true,
 		Servers: []config.Server{
 			{
@@ -89,12 +93,13 @@ func TestParseEveryKey(t *testing.T) {
 				Tools:              []string{"get_me", "list_repositories", "search_code"},
 				Skills:             []string{"code-review"},
 				Permissions:        permission.ModeAuto,
+				Sampling:           permission.ModeAsk,
 				ConfirmDestructive: true,
 				Timeout:            30 * time.Second,
 				ConnectTimeout:     10 * time.Second,
 				Egress:             config.EgressAny,
 				Tasks:              config.TasksRequired,
-				Line:               6,
+				Line:               7,
 				Roots:              []string{"file:///home/me/projects/site", "file:///home/me/notes"},
 				ProtocolVersion:    "2025-11-25",
 			},
@@ -104,9 +109,10 @@ func TestParseEveryKey(t *testing.T) {
 				Auth:               &config.Auth{Type: config.AuthAPIKey, TokenEnv: "SEARCH_API_KEY", Header: "X-Search-Key"},
 				InsecureHTTP:       true,
 				Permissions:        permission.ModeAsk,
+				Sampling:           permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressAny,
-				Line:               23,
+				Line:               25,
 				Roots:              global,
 			},
 			{
@@ -114,21 +120,21 @@ func TestParseEveryKey(t *testing.T) {
 				URL:  "https://mcp.linear.app/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "https://agent.example.com/client-metadata.json",
 					Scopes: []string{"read", "write"}, RedirectURL: "http://127.0.0.1:8976/callback"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 30, Roots: global,
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 32, Roots: global,
 			},
 			{
 				Name: "crm",
 				URL:  "https://crm.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-crm", ClientSecretEnv: "CRM_CLIENT_SECRET",
 					Issuer: "https://login.example.com", TokenEndpointAuth: config.TokenAuthPost},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 37, Roots: global,
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 39, Roots: global,
 			},
 			{
 				Name: "docs",
 				URL:  "https://docs.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, ClientID: "mini-me-docs", ClientSecretFile: "/run/secrets/docs-client-secret",
 					Issuer: "https://login.example.com"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 45, Roots: global,
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 47, Roots: global,
 			},
 			{
 				Name: "nightly",
@@ -136,21 +142,21 @@ func TestParseEveryKey(t *testing.T) {
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "nightly-agent",
 					ClientKeyFile: "/run/secrets/nightly-agent.pem", TokenEndpointAuth: config.TokenAuthPrivateKeyJWT, DPoP: true,
 					Issuer: "https://login.example.com"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 52, Roots: global,
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 54, Roots: global,
 			},
 			{
 				Name: "billing",
 				URL:  "https://billing.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantClientCredentials, ClientID: "billing-agent",
 					ClientKeyEnv: "BILLING_AGENT_KEY", Issuer: "https://login.example.com"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 62, Roots: global,
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 64, Roots: global,
 			},
 			{
 				Name: "builds",
 				URL:  "https://ci.example.com/mcp",
 				Auth: &config.Auth{Type: config.AuthOAuth, Grant: config.GrantJWTBearer, AssertionFile: "/var/run/secrets/tokens/mcp-token",
 					Issuer: "https://ci.example.com/auth"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 70, Roots: global,
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 72, Roots: global,
 			},
 			{
 				Name: "wiki",
@@ -159,7 +165,7 @@ func TestParseEveryKey(t *testing.T) {
 					ClientSecretEnv: "WIKI_CLIENT_SECRET", AssertionCommand: []string{"corp-sso", "id-token"},
 					IDPTokenEndpoint: "https://sso.corp.example.com/oauth2/token", IDPClientID: "mini-me", IDPClientSecretEnv: "SSO_CLIENT_SECRET",
 					Issuer: "https://auth.wiki.corp.example.com"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 77, Roots: global,
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 79, Roots: global,
 			},
 			{
 				Name:               "finance",
@@ -170,9 +176,10 @@ func TestParseEveryKey(t *testing.T) {
 				Prompts:            []string{"monthly_report"},
 				Resources:          []string{"ledger://accounts", "ledger://accounts/{id}"},
 				Permissions:        permission.ModeAsk,
+				Sampling:           permission.ModeAsk,
 				ConfirmDestructive: true,
 				Egress:             config.EgressLocal,
-				Line:               89,
+				Line:               91,
 				Roots:              global,
 			},
 		},
@@ -184,7 +191,7 @@ func TestParseEveryKey(t *testing.T) {
 }
 
 func TestParseValid(t *testing.T) {
-	defaults := config.Config{File: "<input>", Permissions: permission.ModeAsk, ConfirmDestructive: true}
+	defaults := config.Config{File: "<input>", Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true}
 	tests := []struct {
 		name   string
 		in     string
@@ -201,21 +208,42 @@ func TestParseValid(t *testing.T) {
 		{
 			name: "global auto and no confirmation",
 			in:   lines("mcp:", "  permissions: auto", "  confirmDestructive: false"),
-			want: config.Config{File: "<input>", Permissions: permission.ModeAuto, ConfirmDestructive: false},
+			want: config.Config{File: "<input>", Permissions: permission.ModeAuto, Sampling: permission.ModeAsk, ConfirmDestructive: false},
 		},
 		{
 			name: "server inherits global settings",
 			in:   lines("mcp:", "  permissions: auto", "  confirmDestructive: false", "  servers:", "    - {name: a, command: x}"),
-			want: config.Config{File: "<input>", Permissions: permission.ModeAuto},
-			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAuto,
+			want: config.Config{File: "<input>", Permissions: permission.ModeAuto, Sampling: permission.ModeAsk},
+			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAuto, Sampling: permission.ModeAsk,
 				ConfirmDestructive: false, Egress: config.EgressAny, Line: 5},
+		},
+		{
+			name: "auto tools do not make sampling auto",
+			in:   lines("mcp:", "  permissions: auto", "  servers:", "    - {name: a, command: x, permissions: auto}"),
+			want: config.Config{File: "<input>", Permissions: permission.ModeAuto, Sampling: permission.ModeAsk, ConfirmDestructive: true},
+			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAuto, Sampling: permission.ModeAsk,
+				ConfirmDestructive: true, Egress: config.EgressAny, Line: 4},
+		},
+		{
+			name: "server inherits global sampling",
+			in:   lines("mcp:", "  sampling: auto", "  servers:", "    - {name: a, command: x}"),
+			want: config.Config{File: "<input>", Permissions: permission.ModeAsk, Sampling: permission.ModeAuto, ConfirmDestructive: true},
+			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAsk, Sampling: permission.ModeAuto,
+				ConfirmDestructive: true, Egress: config.EgressAny, Line: 4},
+		},
+		{
+			name: "server overrides global sampling",
+			in:   lines("mcp:", "  sampling: auto", "  servers:", "    - {name: a, command: x, sampling: ask}"),
+			want: config.Config{File: "<input>", Permissions: permission.ModeAsk, Sampling: permission.ModeAuto, ConfirmDestructive: true},
+			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAsk, Sampling: permission.ModeAsk,
+				ConfirmDestructive: true, Egress: config.EgressAny, Line: 4},
 		},
 		{
 			name: "server overrides global settings",
 			in: lines("mcp:", "  permissions: auto", "  servers:",
 				"    - {name: a, command: x, permissions: ask, confirmDestructive: false}"),
-			want: config.Config{File: "<input>", Permissions: permission.ModeAuto, ConfirmDestructive: true},
-			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAsk,
+			want: config.Config{File: "<input>", Permissions: permission.ModeAuto, Sampling: permission.ModeAsk, ConfirmDestructive: true},
+			server: &config.Server{Name: "a", Command: "x", Permissions: permission.ModeAsk, Sampling: permission.ModeAsk,
 				ConfirmDestructive: false, Egress: config.EgressAny, Line: 4},
 		},
 		{
@@ -225,7 +253,7 @@ func TestParseValid(t *testing.T) {
 			want: defaults,
 			server: &config.Server{Name: "a", URL: "http://localhost/mcp",
 				Auth:        &config.Auth{Type: config.AuthAPIKey, TokenEnv: "K", Header: config.DefaultAPIKeyHeader},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
 		},
 		{
 			name: "scalars are taken as written and env values stay raw",
@@ -236,7 +264,7 @@ func TestParseValid(t *testing.T) {
 			server: &config.Server{Name: "42", Command: "./srv",
 				Args:        []string{"--port", "8080", "0x1F", "true", "1.50", ""},
 				Env:         map[string]string{"A": "${HOME}/x", "B": "", "C": "007", "D": "$PATH"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
 		},
 		{
 			name: "longest name, IPv6 host, durations",
@@ -247,14 +275,14 @@ func TestParseValid(t *testing.T) {
 			server: &config.Server{Name: strings.Repeat("a", config.MaxNameLength), URL: "https://[::1]:8443/mcp?x=1",
 				Timeout: 90 * time.Second, ConnectTimeout: 500 * time.Millisecond,
 				Headers:     map[string]string{"x-trace": "", "Accept-Language": "fr"},
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
 		},
 		{
 			name: "anchors without aliases are harmless",
 			in:   lines("mcp:", "  servers:", "    - &s {name: a, command: x}"),
 			want: defaults,
 			server: &config.Server{Name: "a", Command: "x",
-				Permissions: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
+				Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true, Egress: config.EgressAny, Line: 3},
 		},
 	}
 	for _, tt := range tests {

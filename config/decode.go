@@ -14,9 +14,9 @@ import (
 // The keys of each mapping, in the order doc.go documents them.
 var (
 	rootKeys   = []string{"mcp", "skills"}
-	mcpKeys    = []string{"permissions", "confirmDestructive", "roots", "servers"}
+	mcpKeys    = []string{"permissions", "sampling", "confirmDestructive", "roots", "servers"}
 	serverKeys = []string{"name", "url", "command", "args", "env", "dir", "auth", "insecureHttp", "headers",
-		"tools", "prompts", "resources", "skills", "permissions", "confirmDestructive", "timeout", "connectTimeout", "egress", "tasks", "roots", "protocolVersion"}
+		"tools", "prompts", "resources", "skills", "permissions", "sampling", "confirmDestructive", "timeout", "connectTimeout", "egress", "tasks", "roots", "protocolVersion"}
 	authKeys = []string{"type", "tokenEnv", "header", "grant", "clientId", "clientSecretEnv", "clientSecretFile",
 		"clientKeyEnv", "clientKeyFile", "assertionFile", "assertionCommand", "idpTokenEndpoint", "idpClientId",
 		"idpClientSecretEnv", "issuer", "scopes", "redirectUrl", "tokenEndpointAuth", "dpop"}
@@ -31,7 +31,7 @@ var (
 
 // config decodes the root node of the document; nil is an empty file.
 func (d *decoder) config(root *yaml.Node) *Config {
-	cfg := &Config{File: d.file, Permissions: permission.ModeAsk, ConfirmDestructive: true}
+	cfg := &Config{File: d.file, Permissions: permission.ModeAsk, Sampling: permission.ModeAsk, ConfirmDestructive: true}
 	if root == nil || isNull(root) {
 		return cfg
 	}
@@ -52,6 +52,9 @@ func (d *decoder) config(root *yaml.Node) *Config {
 	}
 	if e, ok := m["permissions"]; ok {
 		cfg.Permissions = oneOf(d, e.val, "mcp.permissions", "permission mode", permission.ModeAsk, permission.ModeAuto)
+	}
+	if e, ok := m["sampling"]; ok {
+		cfg.Sampling = oneOf(d, e.val, "mcp.sampling", "sampling mode", permission.ModeAsk, permission.ModeAuto)
 	}
 	if e, ok := m["confirmDestructive"]; ok {
 		cfg.ConfirmDestructive = d.boolean(e.val, "mcp.confirmDestructive")
@@ -96,6 +99,7 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	s := Server{
 		Line:               n.Line,
 		Permissions:        cfg.Permissions,
+		Sampling:           cfg.Sampling,
 		ConfirmDestructive: cfg.ConfirmDestructive,
 		Egress:             EgressAny,
 		Roots:              cfg.Roots,
@@ -183,6 +187,9 @@ func (d *decoder) server(n *yaml.Node, field string, cfg *Config) (Server, *yaml
 	}
 	if e, ok := f["permissions"]; ok {
 		s.Permissions = oneOf(d, e.val, sub("permissions"), "permission mode", permission.ModeAsk, permission.ModeAuto)
+	}
+	if e, ok := f["sampling"]; ok {
+		s.Sampling = oneOf(d, e.val, sub("sampling"), "sampling mode", permission.ModeAsk, permission.ModeAuto)
 	}
 	if e, ok := f["confirmDestructive"]; ok {
 		s.ConfirmDestructive = d.boolean(e.val, sub("confirmDestructive"))

@@ -18,6 +18,7 @@
 //
 //	mcp:
 //	  permissions: ask
+//	  sampling: ask
 //	  confirmDestructive: true
 //	  roots: [/home/me/projects/site]
 //	  servers:
@@ -31,6 +32,7 @@
 //	      tools: [get_me, list_repositories, search_code]
 //	      skills: [code-review]
 //	      permissions: auto
+//	      sampling: ask
 //	      confirmDestructive: true
 //	      timeout: 30s
 //	      connectTimeout: 10s
@@ -130,6 +132,10 @@
 //   - permissions: ask or auto (default ask), the mode of every server that
 //     sets none. In ask mode the host approves each tool call; in auto mode
 //     tools run without asking.
+//   - sampling: ask or auto (default ask), the mode of every server's
+//     sampling requests (a server asking for a completion by the host's
+//     model, at the user's cost) when the server sets none. It does not
+//     follow permissions: auto tools do not make sampling auto.
 //   - confirmDestructive: true or false (default true), the value of every
 //     server that sets none. When true, a tool annotated destructive is
 //     asked even in auto mode.
@@ -177,6 +183,7 @@
 //   - skills: an allowlist of the server's skill names (SEP-2640), strict
 //     like tools. Absent means every skill the server lists.
 //   - permissions: ask or auto, overriding mcp.permissions.
+//   - sampling: ask or auto, overriding mcp.sampling.
 //   - confirmDestructive: true or false, overriding mcp.confirmDestructive.
 //   - timeout: a Go duration such as 30s, bounding each tool call (default
 //     the transport's).

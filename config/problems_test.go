@@ -41,6 +41,8 @@ var problemTests = []struct {
 		[]problem{{2, 3, "mcp.confirm_destructive", `unknown key "confirm_destructive" (did you mean confirmDestructive?)`}}},
 	{"bad global mode", lines("mcp:", "  permissions: Auto"),
 		[]problem{{2, 16, "mcp.permissions", `unknown permission mode "Auto" (want ask or auto)`}}},
+	{"bad global sampling mode", lines("mcp:", "  sampling: yes"),
+		[]problem{{2, 13, "mcp.sampling", `unknown sampling mode "yes" (want ask or auto)`}}},
 	{"global confirmDestructive not a boolean", lines("mcp:", "  confirmDestructive: yes"),
 		[]problem{{2, 23, "mcp.confirmDestructive", `want true or false, got "yes"`}}},
 	{"global confirmDestructive missing", lines("mcp:", "  confirmDestructive:", "  permissions: ask"),
@@ -264,6 +266,8 @@ var problemTests = []struct {
 	// Modes, durations, egress.
 	{"server mode", server1 + lines("    - name: a", "      command: x", "      permissions: always"),
 		[]problem{{5, 20, "mcp.servers[0].permissions", `unknown permission mode "always" (want ask or auto)`}}},
+	{"server sampling mode", server1 + lines("    - name: a", "      command: x", "      sampling: [auto]"),
+		[]problem{{5, 17, "mcp.servers[0].sampling", "want ask or auto, got a list"}}},
 	{"server confirmDestructive", server1 + lines("    - name: a", "      command: x", "      confirmDestructive: 1"),
 		[]problem{{5, 27, "mcp.servers[0].confirmDestructive", `want true or false, got "1"`}}},
 	{"durations", server1 + lines("    - {name: a, command: x, timeout: soon, connectTimeout: 0s}",

@@ -47,7 +47,8 @@ type Event struct {
 	Time time.Time
 	// Server, Tool and PrefixedName identify the tool, as in the Request.
 	Server, Tool, PrefixedName string
-	// Mode is the mode in force for the server.
+	// Mode is the mode in force for the server: its sampling mode for a
+	// sampling question.
 	Mode Mode
 	// Source says what settled the decision.
 	Source Source

@@ -16,7 +16,10 @@
 // ([WithServerMode]), mirroring the configuration file's
 // "permissions: ask|auto". An answer can allow one call ([AllowOnce]), the
 // tool for the rest of the session ([AllowTool]) or every tool of its server
-// ([AllowServer]); the Policy remembers the last two.
+// ([AllowServer]); the Policy remembers the last two. A server's sampling
+// requests ([Sampling]) have a mode of their own, ModeAsk unless set
+// ([WithSamplingMode], [WithServerSamplingMode]; the file's "sampling"),
+// and what is remembered for them is never what is remembered for a tool.
 //
 // Two rules, on by default, make the Policy ask where it otherwise would not:
 //

@@ -48,7 +48,10 @@ const maxFormFields = 50
 //
 // A form is offered first (fill in, decline, cancel), then filled in
 // field by field in the schema's order: each field shows its title,
-// description, type, choices and default; an empty line takes the
+// description, type, choices and default, each cut as a tool's
+// description is (names, titles and choices at 200 bytes, the description
+// and the default at 500), and its first 20 choices, saying how many
+// more it has (any of them may still be typed); an empty line takes the
 // default, or leaves an optional field out; the value is checked against
 // the field's type (string formats email, uri, date and date-time,
 // number and integer bounds, booleans as y/n, a choice by its number or
@@ -197,7 +200,7 @@ func formFields(schema json.RawMessage) ([]formField, error) {
 		}
 		f := formField{name: tok.(string)}
 		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("permission: form schema: field %q: %w", printable(f.name, false), err)
+			return nil, fmt.Errorf("permission: form schema: field %q: %w", label(f.name), err)
 		}
 		for _, r := range top.Required {
 			f.required = f.required || r == f.name
@@ -255,8 +258,9 @@ func (t *Terminal) elicitForm(ctx context.Context, e Elicitation) (ElicitAnswer,
 			content[fields[i].name] = v
 		}
 	}
-	shown, _ := json.MarshalIndent(content, "    ", "  ")
-	prompt = "  values:\n    " + printable(string(shown), true) + "\nSend? y: send | n: decline | c: cancel\n> "
+	shown, _ := json.Marshal(content)
+	values := Request{Arguments: shown}.ArgumentsText(terminalArgumentsLimit)
+	prompt = "  values:\n    " + indentLines(printable(values, true), "    ") + "\nSend? y: send | n: decline | c: cancel\n> "
 	action, err = t.pick(ctx, prompt, "Please answer y, n or c.\n> ", yesNoCancel)
 	if err != nil || action != "accept" {
 		return ElicitAnswer{Action: action}, err
@@ -268,27 +272,30 @@ func (t *Terminal) elicitForm(ctx context.Context, e Elicitation) (ElicitAnswer,
 // optional field left empty without a default.
 func (t *Terminal) askField(ctx context.Context, f *formField) (v any, set bool, err error) {
 	var b strings.Builder
-	label := f.name
+	name := label(f.name)
 	if f.Title != "" {
-		label = f.Title + " (" + f.name + ")"
+		name = label(f.Title) + " (" + name + ")"
 	}
-	kind := f.Type
+	kind := label(f.Type)
 	if f.Format != "" {
-		kind += ", " + f.Format
+		kind += ", " + label(f.Format)
 	}
 	if f.required {
 		kind += ", required"
 	}
-	fmt.Fprintf(&b, "  %s [%s]\n", printable(label, false), printable(kind, false))
+	fmt.Fprintf(&b, "  %s [%s]\n", name, kind)
 	if f.Desc != "" {
 		fmt.Fprintf(&b, "    %s\n", indentLines(printable(truncate(f.Desc, terminalDescriptionLimit), true), "    "))
 	}
 	choices := f.choices()
-	for i, c := range choices {
-		fmt.Fprintf(&b, "    %d) %s\n", i+1, printable(c.Title, false))
+	for i, c := range choices[:min(len(choices), terminalChoicesShown)] {
+		fmt.Fprintf(&b, "    %d) %s\n", i+1, label(c.Title))
+	}
+	if more := len(choices) - terminalChoicesShown; more > 0 {
+		fmt.Fprintf(&b, "    (%d more choices not shown: type one's value)\n", more)
 	}
 	if len(f.Default) > 0 {
-		fmt.Fprintf(&b, "    default: %s (empty line)\n", printable(string(f.Default), false))
+		fmt.Fprintf(&b, "    default: %s (empty line)\n", printable(truncate(string(f.Default), terminalDescriptionLimit), false))
 	}
 	prompt := b.String() + "> "
 	for {
@@ -414,7 +421,7 @@ func (f *formField) check(v any, choices []choice) error {
 		return nil
 	case "string", "":
 	default:
-		return fmt.Errorf("type %q is not one a form may ask for", printable(f.Type, false))
+		return fmt.Errorf("type %q is not one a form may ask for", label(f.Type))
 	}
 	s, ok := v.(string)
 	if !ok {
@@ -523,12 +530,12 @@ func (e Elicitation) CheckAnswer(a ElicitAnswer) error {
 		v, ok := a.Content[f.name]
 		if !ok {
 			if f.required && len(f.Default) == 0 {
-				return fmt.Errorf("permission: elicitation answer: required field %q missing", printable(f.name, false))
+				return fmt.Errorf("permission: elicitation answer: required field %q missing", label(f.name))
 			}
 			continue
 		}
 		if err := f.check(v, f.choices()); err != nil {
-			return fmt.Errorf("permission: elicitation answer: field %q: %w", printable(f.name, false), err)
+			return fmt.Errorf("permission: elicitation answer: field %q: %w", label(f.name), err)
 		}
 	}
 	return nil

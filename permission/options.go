@@ -17,6 +17,22 @@ func WithServerMode(server string, m Mode) Option {
 	return func(p *Policy) { p.serverModes[server] = m }
 }
 
+// WithSamplingMode sets the mode of the sampling requests (a server asking
+// for a completion by the host's model, [Sampling]) of every server that
+// has no sampling mode of its own (WithServerSamplingMode). The default is
+// [ModeAsk], whatever WithMode and WithServerMode say: a server trusted to
+// run its tools without asking is not thereby trusted to spend the user's
+// model (the configuration's "sampling: ask|auto").
+func WithSamplingMode(m Mode) Option {
+	return func(p *Policy) { p.samplingMode = m }
+}
+
+// WithServerSamplingMode sets the sampling mode of one server, overriding
+// WithSamplingMode for it.
+func WithServerSamplingMode(server string, m Mode) Option {
+	return func(p *Policy) { p.serverSamplingModes[server] = m }
+}
+
 // WithConfirmDestructive turns on or off, for every server that has no
 // setting of its own, the rule that asks about a destructive tool even in
 // [ModeAuto]. It is on by default.

@@ -44,6 +44,8 @@ type Policy struct {
 	approver                 Approver
 	mode                     Mode
 	serverModes              map[string]Mode
+	samplingMode             Mode
+	serverSamplingModes      map[string]Mode
 	confirmDestructive       bool
 	serverConfirmDestructive map[string]bool
 	confirmChanged           bool
@@ -55,7 +57,21 @@ type Policy struct {
 	servers map[string]bool       // servers allowed for the session
 }
 
-type toolKey struct{ server, tool string }
+// toolKey is what an allowance is remembered by: a tool of a server, or
+// (sampling true) the server's sampling, which never shares a key with a
+// tool, whatever the tool's name.
+type toolKey struct {
+	server, tool string
+	sampling     bool
+}
+
+// keyOf is the key of req.
+func keyOf(req *Request) toolKey {
+	if req.Sampling != nil {
+		return toolKey{server: req.Server, tool: SamplingTool, sampling: true}
+	}
+	return toolKey{server: req.Server, tool: req.Tool}
+}
 
 type toolState struct {
 	definition definition // the definition in force when a call was last allowed
@@ -70,6 +86,7 @@ func NewPolicy(approver Approver, opts ...Option) *Policy {
 	p := &Policy{
 		approver:                 approver,
 		serverModes:              make(map[string]Mode),
+		serverSamplingModes:      make(map[string]Mode),
 		confirmDestructive:       true,
 		serverConfirmDestructive: make(map[string]bool),
 		confirmChanged:           true,
@@ -98,7 +115,7 @@ func NewPolicy(approver Approver, opts ...Option) *Policy {
 // out (WithTimeout); errors.Is(err, ErrDeferred) means the Approver put off
 // its answer; anything else is the Approver's own failure.
 func (p *Policy) Check(ctx context.Context, req Request) (Decision, error) {
-	mode := p.modeOf(req.Server)
+	mode := p.modeFor(&req)
 	d, src, err := p.decide(ctx, mode, &req)
 	p.report(&req, mode, src, d, err)
 	return d, err
@@ -128,7 +145,7 @@ func (p *Policy) decide(ctx context.Context, mode Mode, req *Request) (Decision,
 		return Decision{Verdict: Deny, Reason: reasonCancelled}, SourceFailed,
 			fmt.Errorf("permission: approving %s: %w", req.name(), err)
 	}
-	key := toolKey{req.Server, req.Tool}
+	key := keyOf(req)
 	written := fingerprintOf(req, req.InputSchema)
 
 	p.mu.Lock()
@@ -254,21 +271,30 @@ func (p *Policy) Answer(req Request, d Decision) Decision {
 	if d.Allowed() {
 		written := fingerprintOf(&req, req.InputSchema)
 		p.mu.Lock()
-		p.record(toolKey{req.Server, req.Tool}, &req, written, d.Verdict)
+		p.record(keyOf(&req), &req, written, d.Verdict)
 		p.mu.Unlock()
 	} else {
 		d = Decision{Verdict: Deny, Reason: d.Reason}
 	}
-	p.report(&req, p.modeOf(req.Server), SourceAsked, d, nil)
+	p.report(&req, p.modeFor(&req), SourceAsked, d, nil)
 	return d
 }
 
-// modeOf is the mode of server's calls: ModeAuto, or else ModeAsk (the
-// zero and unknown modes ask).
-func (p *Policy) modeOf(server string) Mode {
-	m, ok := p.serverModes[server]
+// modeFor is the mode that settles req: its server's sampling mode for a
+// sampling question, its server's mode for a tool call.
+func (p *Policy) modeFor(req *Request) Mode {
+	if req.Sampling != nil {
+		return modeOf(p.serverSamplingModes, p.samplingMode, req.Server)
+	}
+	return modeOf(p.serverModes, p.mode, req.Server)
+}
+
+// modeOf is server's mode in modes, else fallback: ModeAuto, or else
+// ModeAsk (the zero and unknown modes ask).
+func modeOf(modes map[string]Mode, fallback Mode, server string) Mode {
+	m, ok := modes[server]
 	if !ok {
-		m = p.mode
+		m = fallback
 	}
 	if m != ModeAuto {
 		return ModeAsk

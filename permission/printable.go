@@ -38,3 +38,10 @@ func printable(s string, multiline bool) string {
 func indentLines(s, prefix string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
+
+// label makes a short untrusted string (a tool's title, a form field's
+// name, title or type, a choice) printable on one line, cut at
+// terminalLabelLimit bytes.
+func label(s string) string {
+	return printable(truncate(s, terminalLabelLimit), false)
+}

@@ -5,8 +5,9 @@ import (
 	"errors"
 )
 
-// SamplingTool is the Tool of a sampling question (Request.Sampling): no
-// MCP tool has this name, since a tool's name cannot hold a slash.
+// SamplingTool is the Tool of a sampling question (Request.Sampling). A
+// server may still name a tool so: the Policy tells the two apart by
+// Request.Sampling, never by this name.
 const SamplingTool = "sampling/createMessage"
 
 // Sampling describes a server's request for a completion by the host's
@@ -15,10 +16,14 @@ const SamplingTool = "sampling/createMessage"
 // tokens. Every string comes from the server and is untrusted text.
 //
 // A [Policy] settles a sampling question as a tool call's, with these
-// differences: the server's [ModeAuto] allows it without asking; an
-// AllowTool or AllowServer answer allows the server's later sampling
+// differences: the server's sampling mode decides, not its tools' mode
+// ([WithSamplingMode], [WithServerSamplingMode]; [ModeAsk] unless set, so
+// a server whose tools run without asking still has its sampling asked);
+// an AllowTool or AllowServer answer allows the server's later sampling
 // requests for the session (and none of its tools); an AllowServer given
-// for its tools does not allow its sampling.
+// for its tools does not allow its sampling; and what the Policy
+// remembers for the server's sampling is kept apart from its tools, a
+// tool named SamplingTool included.
 type Sampling struct {
 	// SystemPrompt is the system prompt the server asks for, if any.
 	SystemPrompt string `json:"system_prompt,omitempty"`
@@ -28,6 +33,12 @@ type Sampling struct {
 	// MaxTokens is the most tokens the completion may have, after the
 	// host's cap.
 	MaxTokens int `json:"max_tokens"`
+	// InputBytes is the size of what the request sends to the model (its
+	// system prompt, messages and tools), and InputTokens an estimate of
+	// its tokens: with MaxTokens, what the request costs. Zero when the
+	// asker did not measure it.
+	InputBytes  int `json:"input_bytes,omitempty"`
+	InputTokens int `json:"input_tokens,omitempty"`
 	// Tools name the server's tools offered to the model in this request.
 	Tools []string `json:"tools,omitempty"`
 	// Model is the model that would answer.
@@ -56,6 +67,6 @@ func (p *Policy) ReviewSampling(ctx context.Context, req Request) (Decision, err
 	}
 	req.Tool = SamplingTool
 	d, src, err := p.consult(ctx, req)
-	p.report(&req, p.modeOf(req.Server), src, d, err)
+	p.report(&req, p.modeFor(&req), src, d, err)
 	return d, err
 }

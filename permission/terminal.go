@@ -15,6 +15,8 @@ const (
 	terminalArgumentsLimit   = 2000 // bytes of arguments shown, after indentation
 	terminalDescriptionLimit = 500  // bytes of description shown
 	terminalLineLimit        = 4096 // bytes of an answer line; longer lines are asked again
+	terminalLabelLimit       = 200  // bytes of a tool's title, a form field's name, title, type or choice shown
+	terminalChoicesShown     = 20   // choices of a form field shown, the first ones
 )
 
 // Terminal is an [Approver] that asks a person at a text terminal: it writes
@@ -25,8 +27,8 @@ const (
 // model uses, its title and the start of its description), the tool's hints,
 // whether its definition changed since it was last allowed, and the
 // arguments, indented as JSON. Arguments are shortened to about 2000 bytes,
-// as [Request.ArgumentsText] does, and descriptions are cut at 500 bytes,
-// saying so. Everything that comes from the server or the model is printed
+// as [Request.ArgumentsText] does, descriptions are cut at 500 bytes and
+// titles at 200, saying so. Everything that comes from the server or the model is printed
 // with control characters, bidirectional controls and invalid UTF-8
 // escaped, and multi-line text is indented, so it can neither rewrite the
 // screen nor forge the prompt.
@@ -244,7 +246,7 @@ func question(req Request) string {
 	b.WriteString("\nTool call awaiting your approval\n")
 	field("server", printable(req.Server, false))
 	if req.Caller != "" {
-		field("asked by", printable(req.Caller, false))
+		field("asked by", label(req.Caller))
 	}
 	tool := printable(req.Tool, false)
 	if req.PrefixedName != "" && req.PrefixedName != req.Tool {
@@ -252,7 +254,7 @@ func question(req Request) string {
 	}
 	field("tool", tool)
 	if req.Title != "" {
-		field("title", printable(req.Title, false))
+		field("title", label(req.Title))
 	}
 	if req.Description != "" {
 		desc := truncate(strings.TrimSpace(req.Description), terminalDescriptionLimit)

@@ -154,9 +154,12 @@ func samplingQuestion(req Request) string {
 	b.WriteString("\nA server asks to use your model (sampling)\n")
 	field("server", printable(req.Server, false))
 	field("model", printable(s.Model, false))
-	field("max tokens", strconv.Itoa(s.MaxTokens))
+	if s.InputBytes > 0 {
+		field("input", fmt.Sprintf("%s, about %d tokens, sent to the model", byteSize(s.InputBytes), s.InputTokens))
+	}
+	field("max tokens", strconv.Itoa(s.MaxTokens)+" in the answer")
 	if len(s.Tools) > 0 {
-		field("its tools", printable(strings.Join(s.Tools, ", "), false))
+		field("its tools", printable(truncate(strings.Join(s.Tools, ", "), terminalMessageLimit), false))
 	}
 	if s.SystemPrompt != "" {
 		field("system prompt", indentLines(printable(truncate(s.SystemPrompt, terminalMessageLimit), true), "    "))
@@ -171,4 +174,15 @@ func samplingQuestion(req Request) string {
 	}
 	fmt.Fprintf(&b, "Allow? y: once, and show me the answer | n: no | e: edit | a: always for %s, without review\n> ", printable(req.Server, false))
 	return b.String()
+}
+
+// byteSize renders n bytes for a person: "512 bytes", "12.5 KiB", "1.0 MiB".
+func byteSize(n int) string {
+	switch {
+	case n < 1<<10:
+		return strconv.Itoa(n) + " bytes"
+	case n < 1<<20:
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
+	}
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,9 +58,29 @@ func TestTerminalSampling(t *testing.T) {
 			assert.NotContains(t, out, "\x1b")
 			assert.Contains(t, out, "Summarise the file")
 			assert.Contains(t, out, "max tokens:    200")
+			assert.NotContains(t, out, "input:", "no size when none was measured")
 			assert.Contains(t, out, "its tools:     search")
 		})
 	}
+	// Issue 35 #6: the question shows what the request costs, and a long
+	// list of tools is cut.
+	t.Run("size shown", func(t *testing.T) {
+		term, w, scr := pipeTerminal(t)
+		req := samplingRequest()
+		req.Sampling.InputBytes, req.Sampling.InputTokens = 1<<20, 349526
+		for i := range 5000 {
+			req.Sampling.Tools = append(req.Sampling.Tools, fmt.Sprintf("tool_%04d", i))
+		}
+		ch := approveAsync(context.Background(), term, req)
+		converse(t, w, scr, "n")
+		require.NoError(t, await(t, ch).err)
+		out := scr.String()
+		assert.Contains(t, out, "input:         1.0 MiB, about 349526 tokens, sent to the model")
+		assert.Contains(t, out, "max tokens:    200 in the answer")
+		assert.Contains(t, out, "tool_0000, tool_0001")
+		assert.NotContains(t, out, "tool_4999")
+		assert.Less(t, len(out), 4000)
+	})
 	t.Run("completion edited", func(t *testing.T) {
 		term, w, scr := pipeTerminal(t)
 		req := samplingRequest()
@@ -95,13 +116,45 @@ func TestPolicySampling(t *testing.T) {
 		return permission.Decision{Verdict: permission.AllowServer}, nil
 	})
 	ctx := context.Background()
-	t.Run("auto mode allows without asking", func(t *testing.T) {
+	t.Run("sampling auto mode allows without asking", func(t *testing.T) {
+		for _, opt := range []permission.Option{
+			permission.WithServerSamplingMode("docs", permission.ModeAuto),
+			permission.WithSamplingMode(permission.ModeAuto),
+		} {
+			asked = 0
+			var events []permission.Event
+			p := permission.NewPolicy(approver, opt, permission.WithAudit(func(e permission.Event) { events = append(events, e) }))
+			d, err := p.Check(ctx, samplingRequest())
+			require.NoError(t, err)
+			assert.True(t, d.Allowed())
+			assert.Zero(t, asked)
+			require.Len(t, events, 1)
+			assert.Equal(t, permission.SourceAuto, events[0].Source)
+			assert.Equal(t, permission.ModeAuto, events[0].Mode, "the sampling mode is reported")
+		}
+	})
+	// Issue 35 #6: auto for a server's tools is not auto for its sampling.
+	t.Run("tools auto mode still asks about sampling", func(t *testing.T) {
+		for _, opt := range []permission.Option{
+			permission.WithServerMode("docs", permission.ModeAuto),
+			permission.WithMode(permission.ModeAuto),
+		} {
+			asked = 0
+			p := permission.NewPolicy(approver, opt)
+			d, err := p.Check(ctx, samplingRequest())
+			require.NoError(t, err)
+			assert.True(t, d.Allowed())
+			assert.Equal(t, 1, asked, "sampling is asked")
+			d, err = p.Check(ctx, permission.Request{Server: "other", Tool: "read"})
+			require.NoError(t, err)
+			assert.True(t, d.Allowed())
+		}
 		asked = 0
-		p := permission.NewPolicy(approver, permission.WithServerMode("docs", permission.ModeAuto))
-		d, err := p.Check(ctx, samplingRequest())
+		p := permission.NewPolicy(approver, permission.WithServerMode("docs", permission.ModeAuto),
+			permission.WithServerSamplingMode("docs", permission.ModeAsk))
+		_, err := p.Check(ctx, permission.Request{Server: "docs", Tool: "read"})
 		require.NoError(t, err)
-		assert.True(t, d.Allowed())
-		assert.Zero(t, asked)
+		assert.Zero(t, asked, "the tools' mode stands")
 	})
 	t.Run("tools and sampling are allowed apart", func(t *testing.T) {
 		asked = 0
@@ -143,6 +196,39 @@ func TestPolicySampling(t *testing.T) {
 	})
 }
 
+// Issue 35 #13: a tool named like the sampling question never shares what
+// the Policy remembers with the server's sampling, even with the
+// changed-definition rule off (which used to tell them apart by chance).
+func TestPolicySamplingKeyApart(t *testing.T) {
+	ctx := context.Background()
+	var asked []string
+	approver := permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
+		kind := "tool"
+		if req.Sampling != nil {
+			kind = "sampling"
+		}
+		asked = append(asked, kind)
+		return permission.Decision{Verdict: permission.AllowTool}, nil
+	})
+	impostor := permission.Request{Server: "docs", Tool: permission.SamplingTool, PrefixedName: "docs_sampling/createMessage"}
+	for _, order := range [][]permission.Request{{impostor, samplingRequest()}, {samplingRequest(), impostor}} {
+		asked = nil
+		p := permission.NewPolicy(approver, permission.WithConfirmChanged(false))
+		for _, req := range order {
+			d, err := p.Check(ctx, req) // "always"
+			require.NoError(t, err)
+			require.True(t, d.Allowed())
+		}
+		require.Len(t, asked, 2, "the second is asked: an allowance of the first does not cover it")
+		assert.NotEqual(t, asked[0], asked[1])
+		for _, req := range order {
+			_, err := p.Check(ctx, req)
+			require.NoError(t, err)
+		}
+		assert.Len(t, asked, 2, "each is remembered for itself")
+	}
+}
+
 const formSchema = `{"type":"object","required":["name"],"properties":{
 	"name":{"type":"string","title":"Your name"},
 	"age":{"type":"integer","minimum":0,"default":30},
@@ -182,6 +268,40 @@ func TestTerminalElicitForm(t *testing.T) {
 	assert.Contains(t, out, "2) Green")
 	assert.Contains(t, out, `Terms \u202eevil`)
 	assert.Less(t, indexOf(out, "Your name"), indexOf(out, "age ["), "the schema's order")
+}
+
+// Issue 35 #15: a form's titles, default and choices are cut as
+// descriptions are, and only the first choices are listed.
+func TestTerminalElicitFormBounded(t *testing.T) {
+	huge := strings.Repeat("T", 200_000)
+	var values, names []string
+	for i := range 5000 {
+		values = append(values, fmt.Sprintf("v%04d", i))
+		names = append(names, fmt.Sprintf("choice %04d ", i)+strings.Repeat("n", 100))
+	}
+	props := map[string]any{
+		"pick":     map[string]any{"type": "string", "title": huge, "enum": values, "enumNames": names},
+		"z" + huge: map[string]any{"type": "string", "format": huge, "title": huge, "default": huge}, // asked second: keys are sorted
+	}
+	schema, err := json.Marshal(map[string]any{"type": "object", "properties": props})
+	require.NoError(t, err)
+	term, w, scr := pipeTerminal(t)
+	ch := make(chan permission.ElicitAnswer, 1)
+	go func() {
+		a, err := term.Elicit(context.Background(), permission.Elicitation{Server: "crm", Mode: "form", Message: "Pick", Schema: schema})
+		assert.NoError(t, err)
+		ch <- a
+	}()
+	converse(t, w, scr, "y", "4999", "", "c")
+	assert.Equal(t, "cancel", (<-ch).Action)
+	out := scr.String()
+	t.Logf("%d bytes shown", len(out))
+	assert.Less(t, len(out), 12_000, "the form's question is bounded")
+	assert.Contains(t, out, "20) choice 0019")
+	assert.NotContains(t, out, "21) ")
+	assert.Contains(t, out, "(4980 more choices not shown: type one's value)")
+	assert.Contains(t, out, `"pick": "v4998"`, "a choice not shown may be typed")
+	assert.Contains(t, out, "more bytes]", "says what it cut")
 }
 
 func indexOf(s, sub string) int {

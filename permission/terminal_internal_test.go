@@ -160,6 +160,16 @@ func TestQuestionGolden(t *testing.T) {
 	assert.Less(t, len(question(hostile)), terminalArgumentsLimit+terminalDescriptionLimit+1000)
 }
 
+// A tool's title and the caller's name are cut as a form's titles are
+// (issue 35 #15's sibling in the tool question): a title of 100 KB printed
+// whole.
+func TestQuestionBoundsTitle(t *testing.T) {
+	long := strings.Repeat("T", 100_000)
+	q := question(Request{Server: "s", Tool: "t", Title: long, Caller: "app ui://" + long})
+	assert.Less(t, len(q), 2*terminalLabelLimit+1000)
+	assert.Contains(t, q, "more bytes]")
+}
+
 func ptr(b bool) *bool { return &b }
 
 // FuzzTerminalAnswers feeds arbitrary input to a Terminal: it must return,
