@@ -561,16 +561,21 @@ func testStdioCancelledBefore(t *testing.T, bin string) {
 
 // A request to a server that no longer reads its stdin fills the pipe: the
 // write waits, the call's context cuts it, and the connection, whose
-// framing a cut line lost, is broken for the next calls.
+// framing a cut line lost, is broken for the next calls. The deadline
+// leaves the write time to begin on a loaded machine (a call whose context
+// ends before its write begins is not sent, and breaks nothing), and the
+// second call has one of its own, so a failure is not a 300 s hang.
 func testStdioFullPipe(t *testing.T, bin string) {
 	c := stdioConnect(t, finance(bin, "-era", "modern", "-stall-stdin"), nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
 	_, err := c.CallTool(ctx, "echo", map[string]string{"text": strings.Repeat("x", 1<<20)})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 10*time.Second, "the write was cut at the deadline")
-	_, err = c.CallTool(context.Background(), "echo", map[string]string{"text": "x"})
+	next, cancelNext := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelNext()
+	_, err = c.CallTool(next, "echo", map[string]string{"text": "x"})
 	require.ErrorIs(t, err, mcp.ErrStreamBroken)
 }
 
