@@ -12,7 +12,7 @@
 //		Tools:  tools, // a *toolset.Toolset, from toolset.Discover
 //		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)),
 //	}
-//	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What changed today?"}})
+//	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("What changed today?")})
 //
 // # The pieces
 //

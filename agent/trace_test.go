@@ -167,9 +167,9 @@ func (s *scripted) Chat(context.Context, *agent.ChatRequest, func(agent.Delta)) 
 	s.n++
 	if s.n == 1 {
 		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
-			ToolCalls: []agent.ToolCall{{ID: "1", Name: "noop", Arguments: "{}"}}}, Finish: agent.FinishToolCalls}, nil
+			Parts: agent.Parts("", []agent.ToolCall{{ID: "1", Name: "noop", Arguments: "{}"}}...)}, Finish: agent.FinishToolCalls}, nil
 	}
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("done")}, Finish: agent.FinishStop}, nil
 }
 
 // A resumed run is traced like any other: its approved calls run under
@@ -220,7 +220,7 @@ func TestTraceResumeDecisions(t *testing.T) {
 type describedModel struct{}
 
 func (describedModel) Chat(context.Context, *agent.ChatRequest, func(agent.Delta)) (*agent.Reply, error) {
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "hi"}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("hi")}, Finish: agent.FinishStop}, nil
 }
 
 func (describedModel) ModelInfo() agent.ModelInfo {

@@ -182,7 +182,7 @@ type scriptCall struct {
 // userScript is the conversation whose first message is s.
 func userScript(s script) []agent.Message {
 	b, _ := json.Marshal(s)
-	return []agent.Message{{Role: agent.RoleUser, Content: string(b)}}
+	return []agent.Message{agent.UserMessage(string(b))}
 }
 
 // scriptModel follows the script of the conversation, statelessly: its
@@ -198,24 +198,24 @@ func (scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.
 		switch m.Role {
 		case agent.RoleUser:
 			if s.Turns == nil {
-				if err := json.Unmarshal([]byte(m.Content), &s); err != nil {
+				if err := json.Unmarshal([]byte(m.Text()), &s); err != nil {
 					return nil, fmt.Errorf("scriptModel: the first user message is no script: %w", err)
 				}
 			}
 		case agent.RoleAssistant:
 			turn++
 		case agent.RoleTool:
-			outputs = append(outputs, m.Content)
+			outputs = append(outputs, m.Text())
 		}
 	}
 	if turn < len(s.Turns) {
 		msg := agent.Message{Role: agent.RoleAssistant}
 		for i, c := range s.Turns[turn] {
-			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: fmt.Sprintf("call_%d_%d", turn, i), Name: c.Name, Arguments: string(c.Args)})
+			msg.Parts = append(msg.Parts, agent.CallPart(agent.ToolCall{ID: fmt.Sprintf("call_%d_%d", turn, i), Name: c.Name, Arguments: string(c.Args)}))
 		}
 		return &agent.Reply{Message: msg, Finish: agent.FinishToolCalls}, nil
 	}
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "answer: " + strings.Join(outputs, " | ")}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("answer: " + strings.Join(outputs, " | "))}, Finish: agent.FinishStop}, nil
 }
 
 // counter counts the calls of the MCP test server's tools, and lets a

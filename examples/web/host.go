@@ -117,7 +117,7 @@ func (h *Host) Handler() http.Handler {
 		if !readJSON(w, r, &body) || body.Text == "" {
 			return
 		}
-		if err := h.Ask(agent.Message{Role: agent.RoleUser, Content: body.Text}, "user"); err != nil {
+		if err := h.Ask(agent.UserMessage(body.Text), "user"); err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
 		}
 	})
@@ -250,13 +250,13 @@ func (h *Host) Ask(m agent.Message, from string) error {
 			return errBusy
 		}
 		h.inbox.Post(m)
-		h.publish("user", map[string]string{"text": m.Content, "from": from})
+		h.publish("user", map[string]string{"text": m.Text(), "from": from})
 		return nil
 	}
 	h.running = true
 	msgs := append(append(h.msgs, h.inbox.Take()...), m)
 	h.mu.Unlock()
-	h.publish("user", map[string]string{"text": m.Content, "from": from})
+	h.publish("user", map[string]string{"text": m.Text(), "from": from})
 	h.start(func(ctx context.Context, on func(agent.Event)) (agent.Result, error) {
 		return h.Agent.RunStream(ctx, msgs, on)
 	})

@@ -82,7 +82,7 @@ func (h *Host) openView(e *agent.ToolView) {
 			return nil
 		},
 		Message: func(_ context.Context, content []mcp.Content) error {
-			return h.Ask(agent.Message{Role: agent.RoleUser, Content: joinText(content), Server: e.Server}, "app "+e.ResourceURI)
+			return h.Ask(agent.Message{Role: agent.RoleUser, Parts: agent.Parts(joinText(content)), Server: e.Server}, "app "+e.ResourceURI)
 		},
 		ModelContext: func(_ context.Context, content []mcp.Content, structured json.RawMessage) error {
 			text := joinText(content)
@@ -90,7 +90,7 @@ func (h *Host) openView(e *agent.ToolView) {
 				text += "\n" + string(structured)
 			}
 			h.inbox.SetContext(v.id, agent.Message{Role: agent.RoleUser, Server: e.Server,
-				Content: fmt.Sprintf("[Context from the app %s of server %s, as data:]\n%s", e.ResourceURI, e.Server, text)})
+				Parts: agent.Parts(fmt.Sprintf("[Context from the app %s of server %s, as data:]\n%s", e.ResourceURI, e.Server, text))})
 			return nil
 		},
 		OpenLink: func(ctx context.Context, u *url.URL) error { return h.askLink(ctx, v, u) },
