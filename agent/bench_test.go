@@ -73,7 +73,7 @@ func BenchmarkTurn(b *testing.B) {
 			req := &agent.ChatRequest{Messages: msgs}
 			reply, _ := model.Chat(ctx, req, nil)
 			var in echoIn
-			if err := json.Unmarshal([]byte(reply.Message.ToolCalls()[0].Arguments), &in); err != nil {
+			if err := json.Unmarshal([]byte(reply.Message.Parts[0].Arguments), &in); err != nil {
 				b.Fatal(err)
 			}
 			out, _ := echo(ctx, in)

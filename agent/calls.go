@@ -42,11 +42,15 @@ type call struct {
 // cutCall). It reports whether the model repeated a call it had been told
 // not to repeat, which ends the run.
 func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool) (repeated bool) {
-	sent := reply.Message.ToolCalls()
-	calls := make([]*call, len(sent))
-	for i, s := range sent {
+	n := reply.Message.callCount()
+	calls := make([]*call, 0, n)
+	for k := range reply.Message.Parts {
+		if reply.Message.Parts[k].Kind != PartToolCall {
+			continue
+		}
+		i, s := len(calls), reply.Message.Parts[k].Call()
 		c := &call{turn: r.turn, index: i, sent: s, stored: storedCall(s), tool: cat.byName[s.Name], all: cat.all}
-		calls[i] = c
+		calls = append(calls, c)
 		ev := &ToolCallProposed{Turn: r.turn, Index: i, Call: s}
 		if c.tool != nil {
 			ev.Server, ev.Tool = c.tool.server, c.tool.original
@@ -55,18 +59,14 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool
 		switch {
 		case c.tool == nil:
 			r.refuse(c, StatusUnknown, unknownTool(s.Name, cat))
-		case cut && i == len(sent)-1:
+		case cut && i == n-1:
 			r.refuse(c, StatusInvalid, fmt.Sprintf(
 				"Error: the call to %q was not run: your reply was cut off at the output limit (finish reason length) while you were writing its arguments, so they are incomplete. Call the tool again with shorter arguments.", s.Name))
 		default:
 			r.checkCall(c)
 		}
 	}
-	stored := make([]ToolCall, len(calls))
-	for i, c := range calls {
-		stored[i] = c.stored
-	}
-	r.add(storedMessage(&reply.Message, stored))
+	r.add(storedMessage(&reply.Message, func(i int, _ ToolCall) ToolCall { return calls[i].stored }))
 
 	repeated = r.findRepeats(calls)
 	var allowed []*call

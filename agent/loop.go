@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
@@ -46,6 +47,8 @@ type run struct {
 	held []PendingCall
 	// trace is the Trace of the run's context, nil when none.
 	trace *Trace
+	// system is the part of the system message of the requests.
+	system [1]Part
 }
 
 // newRun starts a run of a on msgs, resumed from st (nil for a new run).
@@ -381,7 +384,8 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 			"the request is estimated at %d tokens, over the budget of %d, even with every tool output shortened", r.window.estimate, r.window.budget))
 	}
 	out := make([]Message, 0, len(r.msgs)-from+1)
-	out = append(out, SystemMessage(system))
+	r.system[0] = TextPart(system) // the Model keeps no request (see Model)
+	out = append(out, Message{Role: RoleSystem, Parts: r.system[:]})
 	withheld := r.withheldCalls(r.msgs[from:])
 	for _, m := range r.msgs[from:] {
 		switch {
@@ -450,25 +454,27 @@ func (r *run) withheldCalls(msgs []Message) map[string]bool {
 }
 
 // storedMessage returns the assistant's message m as the conversation
-// holds it: its parts copied, so that the Model's reply is not shared,
-// with the arguments of its calls those of stored, in order, or, for nil
-// stored, as storedCall makes them.
-func storedMessage(m *Message, stored []ToolCall) Message {
-	msg := Message{Role: RoleAssistant}
-	if len(m.Parts) > 0 {
-		msg.Parts = make([]Part, len(m.Parts))
+// holds it: its i-th call as stored(i, call) makes it (storedCall for nil
+// stored). It shares m's parts unless a call changes: the agent never
+// changes a part in place, and the Reply is the agent's once Chat returns.
+func storedMessage(m *Message, stored func(i int, c ToolCall) ToolCall) Message {
+	if stored == nil {
+		stored = func(_ int, c ToolCall) ToolCall { return storedCall(c) }
 	}
-	n := 0
-	for i, p := range m.Parts {
-		if p.Kind == PartToolCall {
-			if stored != nil {
-				p.Arguments = stored[n].Arguments
-			} else {
-				p.Arguments = storedCall(p.Call()).Arguments
-			}
-			n++
+	msg := Message{Role: RoleAssistant, Parts: m.Parts}
+	copied, n := false, 0
+	for k := range m.Parts {
+		if m.Parts[k].Kind != PartToolCall {
+			continue
 		}
-		msg.Parts[i] = p
+		c := m.Parts[k].Call()
+		if s := stored(n, c); s != c {
+			if !copied {
+				msg.Parts, copied = slices.Clone(m.Parts), true
+			}
+			msg.Parts[k].ID, msg.Parts[k].Name, msg.Parts[k].Arguments = s.ID, s.Name, s.Arguments
+		}
+		n++
 	}
 	return msg
 }

@@ -36,7 +36,8 @@ import (
 // requires, or fails the request with an error that says so.
 //
 // Chat must not modify req nor keep it, or anything it refers to, after
-// returning. It must return promptly once ctx is done, with an error that
+// returning; nor modify or keep the Reply it returns, which is the
+// caller's. It must return promptly once ctx is done, with an error that
 // wraps ctx.Err(), and leave no goroutine behind.
 //
 // Chat may be called from several goroutines at once (one per running

@@ -138,6 +138,14 @@ func TestTraceAttributes(t *testing.T) {
 	}
 	assert.Equal(t, map[string]any{"gen_ai.usage.input_tokens": int64(3), "gen_ai.usage.output_tokens": int64(4),
 		"gen_ai.response.finish_reasons": []string{"stop"}}, got)
+	res.Reply.Usage = agent.Usage{PromptTokens: 30, CompletionTokens: 40, CacheReadTokens: 20, CacheWriteTokens: 5, ReasoningTokens: 10}
+	clear(got)
+	for _, a := range res.Attributes() {
+		got[a.Key] = a.Value.Any()
+	}
+	assert.Equal(t, map[string]any{"gen_ai.usage.input_tokens": int64(30), "gen_ai.usage.output_tokens": int64(40),
+		"gen_ai.usage.cache_read.input_tokens": int64(20), "gen_ai.usage.cache_creation.input_tokens": int64(5),
+		"gen_ai.usage.reasoning.output_tokens": int64(10), "gen_ai.response.finish_reasons": []string{"stop"}}, got)
 	failed := &agent.ModelResult{Err: fmt.Errorf("x: %w", agent.ErrContextExceeded)}
 	assert.Equal(t, "context_exceeded", failed.Attributes()[0].Value.String())
 	assert.Equal(t, "error.type", failed.Attributes()[0].Key)
