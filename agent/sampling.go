@@ -208,8 +208,8 @@ func samplingText(blocks mcp.SamplingContents) string {
 }
 
 // chatRequest turns a sampling request, as approved, into the Model's:
-// each text block becomes a text part, an image block of a user message
-// an image part, tool_use blocks tool calls, tool_result blocks tool
+// text blocks become a text part (consecutive ones joined by a line
+// break), an image block of a user message an image part, tool_use blocks tool calls, tool_result blocks tool
 // messages, and the server's tools are offered for this request only.
 func chatRequest(req *mcp.SampleRequest, asked *permission.Sampling) (*ChatRequest, error) {
 	c := &ChatRequest{MaxTokens: asked.MaxTokens}
@@ -220,6 +220,8 @@ func chatRequest(req *mcp.SampleRequest, asked *permission.Sampling) (*ChatReque
 		msg := Message{Role: Role(m.Role)}
 		for _, b := range m.Content {
 			switch {
+			case b.Type == "text" && len(msg.Parts) > 0 && msg.Parts[len(msg.Parts)-1].Kind == PartText:
+				msg.Parts[len(msg.Parts)-1].Text += "\n" + b.Text // one text, as chat servers take it
 			case b.Type == "text":
 				msg.Parts = append(msg.Parts, TextPart(b.Text))
 			case b.Type == "image" && msg.Role == RoleUser:

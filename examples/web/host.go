@@ -343,6 +343,9 @@ func (h *Host) start(run func(context.Context, func(agent.Event)) (agent.Result,
 func (h *Host) onEvent(e agent.Event) {
 	switch e := e.(type) {
 	case *agent.TextDelta:
+		if e.Reasoning != "" { // shown apart from the answer
+			h.publish("reasoning", map[string]string{"text": e.Reasoning})
+		}
 		if e.Text != "" {
 			h.publish("delta", map[string]string{"text": e.Text})
 		}

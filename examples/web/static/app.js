@@ -9,6 +9,7 @@
   const status = document.getElementById("status");
   const views = new Map(); // view id -> {frame, queue}
   let answer = null; // the assistant bubble being streamed
+  let thought = null; // the model's reasoning being streamed, shown apart
 
   const add = (cls, text) => {
     const el = document.createElement("div");
@@ -32,9 +33,14 @@
 
   const events = new EventSource("/events");
   const on = (type, fn) => events.addEventListener(type, (ev) => fn(JSON.parse(ev.data)));
-  on("user", (d) => { add("msg user", d.text).dataset.from = d.from || "user"; answer = null; });
+  on("user", (d) => { add("msg user", d.text).dataset.from = d.from || "user"; answer = null; thought = null; });
   on("running", () => setStatus("running"));
+  on("reasoning", (d) => {
+    if (!thought) thought = add("msg reasoning", "");
+    thought.textContent += d.text;
+  });
   on("delta", (d) => {
+    thought = null;
     if (!answer) answer = add("msg assistant", "");
     answer.textContent += d.text;
     answer.dataset.deltas = String(Number(answer.dataset.deltas || 0) + 1);
@@ -45,6 +51,7 @@
     el.dataset.status = d.status;
     el.textContent = `🔧 ${d.name}: ${d.status}` + (d.output ? ` — ${d.output}` : "");
     answer = null;
+    thought = null;
   });
   on("approval", (d) => {
     const el = add("approval");
