@@ -376,3 +376,48 @@ func TestUsageCost(t *testing.T) {
 	assert.InDelta(t, 0.9+0.18+0.375+3.0, u.Cost(p), 1e-9)
 	assert.Zero(t, u.Cost(agent.Prices{}), "no prices, no cost")
 }
+
+// The egress rule covers reasoning: a local model's reasoning after it
+// read a local-only server's output is withheld from a hosted model with
+// the rest of its reply, though both speak the OpenAI-compatible wire.
+func TestEgressWithholdsReasoning(t *testing.T) {
+	_, private := startMCP(t, "notes", mcpTool(readDef, echoTool(readDef)))
+	private.Egress = config.EgressLocal
+	_, local := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"diary"}`}}},
+		llmtest.Turn{Reasoning: "The diary says Bob.", Text: "Call Bob."})
+	res, err := (&agent.Agent{Model: local, Tools: discover(t, private), Policy: allowAll()}).Run(context.Background(), user("what does my note say?"))
+	require.NoError(t, err)
+	require.Equal(t, "The diary says Bob.", res.Messages[3].Reasoning())
+
+	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	_, err = (&agent.Agent{Model: remote{model}}).Run(context.Background(), append(res.Messages, agent.UserMessage("and now?")))
+	require.NoError(t, err)
+	assert.NotContains(t, string(llm.Requests()[0].Body), "Bob")
+}
+
+// FuzzMessageJSON: whatever a stored conversation holds, decoding never
+// panics, and what is encoded again decodes to the same value and bytes.
+func FuzzMessageJSON(f *testing.F) {
+	for _, name := range []string{"conversation.json"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "legacy", name))
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	data, err := json.Marshal(everyPart())
+	require.NoError(f, err)
+	f.Add(data)
+	f.Add([]byte(`[{"role":"tool","content":""},{"role":"assistant","content":"","tool_calls":[]}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var msgs []agent.Message
+		if json.Unmarshal(data, &msgs) != nil {
+			return
+		}
+		once, err := json.Marshal(msgs)
+		require.NoError(t, err)
+		var back []agent.Message
+		require.NoError(t, json.Unmarshal(once, &back))
+		twice, err := json.Marshal(back)
+		require.NoError(t, err)
+		require.Equal(t, string(once), string(twice))
+	})
+}
