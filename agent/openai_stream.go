@@ -214,10 +214,9 @@ func (a *assembler) grow(n int) error {
 // the turn; a call without a name is an error, since nothing could answer
 // it.
 func (a *assembler) reply() (*Reply, error) {
-	r := &Reply{
-		Message: Message{Role: RoleAssistant, Parts: make([]Part, 0, 2+len(a.calls))},
-		Finish:  a.finish,
-		Usage:   a.usage,
+	r := &Reply{Message: Message{Role: RoleAssistant}, Finish: a.finish, Usage: a.usage}
+	if n := len(a.calls) + min(a.reasoning.Len(), 1) + min(a.text.Len(), 1); n > 0 {
+		r.Message.Parts = make([]Part, 0, n)
 	}
 	if a.reasoning.Len() > 0 {
 		p := ReasoningPart(openAIProvider, a.reasoning.String(), "")
