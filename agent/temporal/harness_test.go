@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -187,8 +188,18 @@ func userScript(s script) []agent.Message {
 
 // scriptModel follows the script of the conversation, statelessly: its
 // turn is the number of assistant messages so far, so a retried or
-// replayed call answers the same.
+// replayed call answers the same. It reasons as Claude and Gemini do:
+// each reply carries a signed reasoning part that it requires back,
+// unchanged, in every later request, so a run whose history loses it
+// fails.
 type scriptModel struct{}
+
+// scriptReasoning is the reasoning part of scriptModel's turn.
+func scriptReasoning(turn int) agent.Part {
+	p := agent.ReasoningPart("script", fmt.Sprintf("thinking about turn %d", turn), fmt.Sprintf("signed-%d", turn))
+	p.Metadata = map[string]json.RawMessage{"script": json.RawMessage(fmt.Sprintf(`{"turn":%d}`, turn))}
+	return p
+}
 
 func (scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.Delta)) (*agent.Reply, error) {
 	var s script
@@ -203,19 +214,23 @@ func (scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.
 				}
 			}
 		case agent.RoleAssistant:
+			if len(m.Parts) == 0 || !reflect.DeepEqual(m.Parts[0], scriptReasoning(turn)) {
+				return nil, fmt.Errorf("scriptModel: assistant turn %d came back without its signed reasoning", turn)
+			}
 			turn++
 		case agent.RoleTool:
 			outputs = append(outputs, m.Text())
 		}
 	}
 	if turn < len(s.Turns) {
-		msg := agent.Message{Role: agent.RoleAssistant}
+		msg := agent.Message{Role: agent.RoleAssistant, Parts: []agent.Part{scriptReasoning(turn)}}
 		for i, c := range s.Turns[turn] {
 			msg.Parts = append(msg.Parts, agent.CallPart(agent.ToolCall{ID: fmt.Sprintf("call_%d_%d", turn, i), Name: c.Name, Arguments: string(c.Args)}))
 		}
 		return &agent.Reply{Message: msg, Finish: agent.FinishToolCalls}, nil
 	}
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("answer: " + strings.Join(outputs, " | "))}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
+		Parts: []agent.Part{scriptReasoning(turn), agent.TextPart("answer: " + strings.Join(outputs, " | "))}}, Finish: agent.FinishStop}, nil
 }
 
 // counter counts the calls of the MCP test server's tools, and lets a
