@@ -54,7 +54,7 @@
 //		Tools:  tools,
 //		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions
 //	}
-//	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What changed today?"}})
+//	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("What changed today?")})
 //
 // # Examples
 //

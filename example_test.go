@@ -51,7 +51,7 @@ func Example_pipeline() {
 		Tools:  tools,
 		Policy: permission.NewPolicy(permission.DenyAll{}, permission.WithServerMode("calendar", permission.ModeAuto)),
 	}
-	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}},
+	res, err := a.RunStream(ctx, []agent.Message{agent.UserMessage("What is on my calendar today?")},
 		func(e agent.Event) {
 			if r, ok := e.(*agent.ToolFinished); ok {
 				fmt.Printf("%s: %s\n", r.Call.Name, r.Output)

@@ -120,10 +120,10 @@ func TestInbox(t *testing.T) {
 	tool := mcpTool(`{"name":"get-info","inputSchema":{"type":"object"},"_meta":{"ui":{"resourceUri":"ui://mon/app.html"}}}`,
 		func(context.Context, map[string]any) (string, bool) {
 			// The view, started beside the call, speaks before it ends.
-			in.Post(agent.Message{Role: agent.RoleUser, Content: "from the view: show me the CPU", Server: "mon"})
-			in.SetContext("view-1", agent.Message{Role: agent.RoleUser, Content: "selected: disk"})
-			in.SetContext("view-1", agent.Message{Role: agent.RoleUser, Content: "selected: cpu"})
-			in.SetContext("view-2", agent.Message{Role: agent.RoleUser, Content: "gone"})
+			in.Post(agent.Message{Role: agent.RoleUser, Parts: agent.Parts("from the view: show me the CPU"), Server: "mon"})
+			in.SetContext("view-1", agent.UserMessage("selected: disk"))
+			in.SetContext("view-1", agent.UserMessage("selected: cpu"))
+			in.SetContext("view-2", agent.UserMessage("gone"))
 			in.SetContext("view-2", agent.Message{Role: agent.RoleUser})
 			return "ok", false
 		})
@@ -143,15 +143,15 @@ func TestInbox(t *testing.T) {
 	assert.Equal(t, []string{"user: from the view: show me the CPU", "user: selected: cpu"}, tail)
 	assert.NotContains(t, string(reqs[1].Body), "selected: disk")
 	assert.NotContains(t, string(reqs[1].Body), "gone")
-	assert.Equal(t, "from the view: show me the CPU", res.Messages[len(res.Messages)-3].Content, "kept in the conversation")
+	assert.Equal(t, "from the view: show me the CPU", res.Messages[len(res.Messages)-3].Text(), "kept in the conversation")
 	assert.Empty(t, in.Take(), "taken by the run")
 
-	in.Post(agent.Message{Role: agent.RoleUser, Content: "late"})
-	in.SetContext("view-1", agent.Message{Role: agent.RoleUser, Content: "ctx"})
+	in.Post(agent.UserMessage("late"))
+	in.SetContext("view-1", agent.UserMessage("ctx"))
 	late := in.Take()
 	require.Len(t, late, 2)
-	assert.Equal(t, "late", late[0].Content)
-	assert.Equal(t, "ctx", late[1].Content)
+	assert.Equal(t, "late", late[0].Text())
+	assert.Equal(t, "ctx", late[1].Text())
 	assert.Empty(t, in.Take())
 }
 
@@ -160,7 +160,7 @@ func TestInbox(t *testing.T) {
 // hosted model carrying the conversation on never reads it.
 func TestInboxLocalOnlyLabelsLaterReplies(t *testing.T) {
 	in := &agent.Inbox{}
-	in.Post(agent.Message{Role: agent.RoleUser, Content: "from the view: the diary says call Bob", Server: "notes", Egress: config.EgressLocal})
+	in.Post(agent.Message{Role: agent.RoleUser, Parts: agent.Parts("from the view: the diary says call Bob"), Server: "notes", Egress: config.EgressLocal})
 	_, local := startLLM(t, llmtest.Turn{Text: "Call Bob."})
 	res, err := (&agent.Agent{Model: local}).Run(agent.WithInbox(context.Background(), in), user("what now?"))
 	require.NoError(t, err)

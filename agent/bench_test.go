@@ -22,7 +22,7 @@ type echoModel struct{ tool string }
 
 var (
 	echoCall   = &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant}, Finish: agent.FinishToolCalls}
-	echoAnswer = &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}, Finish: agent.FinishStop}
+	echoAnswer = &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("done")}, Finish: agent.FinishStop}
 )
 
 func (m echoModel) Chat(_ context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
@@ -33,7 +33,7 @@ func (m echoModel) Chat(_ context.Context, req *agent.ChatRequest, onDelta func(
 		return echoAnswer, nil
 	}
 	r := *echoCall
-	r.Message.ToolCalls = []agent.ToolCall{{ID: "c1", Name: m.tool, Arguments: `{"text":"hello","count":3}`}}
+	r.Message.Parts = []agent.Part{agent.CallPart(agent.ToolCall{ID: "c1", Name: m.tool, Arguments: `{"text":"hello","count":3}`})}
 	return &r, nil
 }
 
@@ -73,12 +73,12 @@ func BenchmarkTurn(b *testing.B) {
 			req := &agent.ChatRequest{Messages: msgs}
 			reply, _ := model.Chat(ctx, req, nil)
 			var in echoIn
-			if err := json.Unmarshal([]byte(reply.Message.ToolCalls[0].Arguments), &in); err != nil {
+			if err := json.Unmarshal([]byte(reply.Message.Parts[0].Arguments), &in); err != nil {
 				b.Fatal(err)
 			}
 			out, _ := echo(ctx, in)
-			req.Messages = append(append(msgs[:1:1], reply.Message), agent.Message{Role: agent.RoleTool, Content: out})
-			if final, _ := model.Chat(ctx, req, nil); final.Message.Content != "done" {
+			req.Messages = append(append(msgs[:1:1], reply.Message), agent.Message{Role: agent.RoleTool, Parts: []agent.Part{agent.ToolResultPart(out)}})
+			if final, _ := model.Chat(ctx, req, nil); final.Message.Text() != "done" {
 				b.Fatal(final)
 			}
 		}
@@ -125,7 +125,7 @@ func BenchmarkOpenAIStream(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		reply, err := m.Chat(context.Background(), userHello, nil)
-		if err != nil || len(reply.Message.ToolCalls) != 2 {
+		if err != nil || len(reply.Message.ToolCalls()) != 2 {
 			b.Fatal(err)
 		}
 	}

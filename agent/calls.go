@@ -42,12 +42,15 @@ type call struct {
 // cutCall). It reports whether the model repeated a call it had been told
 // not to repeat, which ends the run.
 func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool) (repeated bool) {
-	sent := reply.Message.ToolCalls
-	calls := make([]*call, len(sent))
-	msg := Message{Role: RoleAssistant, Content: reply.Message.Content, ToolCalls: make([]ToolCall, len(sent))}
-	for i, s := range sent {
+	n := reply.Message.callCount()
+	calls := make([]*call, 0, n)
+	for k := range reply.Message.Parts {
+		if reply.Message.Parts[k].Kind != PartToolCall {
+			continue
+		}
+		i, s := len(calls), reply.Message.Parts[k].Call()
 		c := &call{turn: r.turn, index: i, sent: s, stored: storedCall(s), tool: cat.byName[s.Name], all: cat.all}
-		calls[i] = c
+		calls = append(calls, c)
 		ev := &ToolCallProposed{Turn: r.turn, Index: i, Call: s}
 		if c.tool != nil {
 			ev.Server, ev.Tool = c.tool.server, c.tool.original
@@ -56,15 +59,14 @@ func (r *run) runCalls(ctx context.Context, cat *catalog, reply *Reply, cut bool
 		switch {
 		case c.tool == nil:
 			r.refuse(c, StatusUnknown, unknownTool(s.Name, cat))
-		case cut && i == len(sent)-1:
+		case cut && i == n-1:
 			r.refuse(c, StatusInvalid, fmt.Sprintf(
 				"Error: the call to %q was not run: your reply was cut off at the output limit (finish reason length) while you were writing its arguments, so they are incomplete. Call the tool again with shorter arguments.", s.Name))
 		default:
 			r.checkCall(c)
 		}
-		msg.ToolCalls[i] = c.stored
 	}
-	r.add(msg)
+	r.add(storedMessage(&reply.Message, func(i int, _ ToolCall) ToolCall { return calls[i].stored }))
 
 	repeated = r.findRepeats(calls)
 	var allowed []*call
@@ -391,7 +393,11 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 	}
 	c.kept = &keptOutput{open: open, close: close, text: wholeText(neutralise(output)).shorten(limit)}
 	c.result.Result = res
-	msg := Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Server: server, Content: c.kept.content()}
+	result := ToolResultPart(c.kept.content())
+	if res != nil && len(res.StructuredContent) <= limit {
+		result.Structured = res.StructuredContent
+	}
+	msg := Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Server: server, Parts: []Part{result}}
 	if r.egress[server] == config.EgressLocal { // a skill's server too (skillWithheld)
 		msg.Egress = config.EgressLocal // the label travels with the output
 	}
@@ -401,7 +407,7 @@ func (r *run) answer(c *call, status CallStatus, res *mcp.CallToolResult, output
 // refuse makes the agent's explanation c's tool message: the call did not
 // run, or did not finish.
 func (r *run) refuse(c *call, status CallStatus, text string) {
-	r.finish(c, status, text, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Content: text})
+	r.finish(c, status, text, Message{Role: RoleTool, ToolCallID: c.sent.ID, Name: c.sent.Name, Parts: []Part{ToolResultPart(text)}})
 }
 
 func (r *run) finish(c *call, status CallStatus, output string, msg Message) {
@@ -409,7 +415,7 @@ func (r *run) finish(c *call, status CallStatus, output string, msg Message) {
 	c.msg = msg
 	ev := &c.result
 	ev.Turn, ev.Index, ev.Call, ev.Status = c.turn, c.index, c.sent, status
-	ev.Output, ev.Sent = output, msg.Content
+	ev.Output, ev.Sent = output, msg.Text()
 	if c.kept != nil {
 		ev.Cut = c.kept.text.cut()
 	}

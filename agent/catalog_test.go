@@ -56,15 +56,15 @@ func TestCatalogueFollowsListChanged(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Error("the Toolset did not refresh its tools")
 			}
-			return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{call}}, Finish: agent.FinishToolCalls}
+			return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("", []agent.ToolCall{call}...)}, Finish: agent.FinishToolCalls}
 		}
-		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}, Finish: agent.FinishStop}
+		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("done")}, Finish: agent.FinishStop}
 	})
 	a := &agent.Agent{Model: model, Tools: ts, Policy: permission.NewPolicy(permission.AllowAll{}), ToolSearch: agent.ToolSearchOff}
 	// The first run answers at once; the second calls a tool, during which
 	// the list changes, then answers; the third answers at once.
 	for range 3 {
-		res, err := a.Run(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "x"}})
+		res, err := a.Run(context.Background(), []agent.Message{agent.UserMessage("x")})
 		require.NoError(t, err)
 		require.Equal(t, "done", res.Answer)
 	}
@@ -80,16 +80,16 @@ func TestCatalogueFollowsChangeInPlace(t *testing.T) {
 	var params json.RawMessage
 	model := chatFunc(func(req *agent.ChatRequest) *agent.Reply {
 		descs, params = append(descs, req.Tools[0].Description), req.Tools[0].Parameters
-		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}, Finish: agent.FinishStop}
+		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("done")}, Finish: agent.FinishStop}
 	})
 	a := &agent.Agent{Model: model, Tools: src, ToolSearch: agent.ToolSearchOff}
 	for _, d := range []string{"Searches", "Searches the docs", "Searches the docs"} {
 		src.tools[0].Tool.Description = d
-		_, err := a.Run(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "x"}})
+		_, err := a.Run(context.Background(), []agent.Message{agent.UserMessage("x")})
 		require.NoError(t, err)
 	}
 	src.tools[0].Tool.InputSchema = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
-	_, err := a.Run(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "x"}})
+	_, err := a.Run(context.Background(), []agent.Message{agent.UserMessage("x")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"Searches", "Searches the docs", "Searches the docs", "Searches the docs"}, descs)
 	assert.Contains(t, string(params), `"q"`, "the new schema is offered")

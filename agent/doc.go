@@ -12,7 +12,7 @@
 //		Tools:  tools, // a *toolset.Toolset, from toolset.Discover
 //		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)),
 //	}
-//	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What changed today?"}})
+//	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("What changed today?")})
 //
 // # The pieces
 //
@@ -173,6 +173,20 @@
 // these, and reads both reasoning fields in use (reasoning_content and
 // reasoning). A conversation the agent returns only holds tool-call
 // arguments that are JSON objects, since some servers reject any other.
+//
+// # Conversations are typed parts
+//
+// A [Message] is an ordered list of [Part]s: text, the model's reasoning,
+// tool calls, a call's result, a user's image or file. The reasoning a
+// model shows, and the opaque state its provider needs back (a signature,
+// an encrypted payload, in Part.Signature and Part.Metadata under the
+// provider's name), stay in the conversation, so that a multi-turn run,
+// a stored conversation or a resumed [State] gives each provider back
+// exactly what it sent; a driver sends reasoning only to the provider that
+// wrote it (Part.SentTo). [OpenAI] gives a server's reasoning back in the
+// member it came in (reasoning_content or reasoning). A conversation
+// encodes to JSON and back exactly, and those stored before parts
+// existed decode too.
 //
 // # Data stays where the user put it
 //

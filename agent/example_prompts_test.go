@@ -39,16 +39,16 @@ func ExampleAgent_AttachResource() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	msg, err := a.AttachResource(agent.Message{Role: agent.RoleUser, Content: "What is on my list?"}, r)
+	msg, err := a.AttachResource(agent.UserMessage("What is on my list?"), r)
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(msg.Content)
+	fmt.Println(msg.Text())
 	res, err := a.Run(ctx, []agent.Message{msg})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Messages[len(res.Messages)-1].Content)
+	fmt.Println(res.Messages[len(res.Messages)-1].Text())
 	// Output:
 	// What is on my list?
 	//

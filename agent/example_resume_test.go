@@ -43,7 +43,7 @@ func ExampleAgent_Resume() {
 	}
 
 	// The request: the run stops, and the host stores its State.
-	res, err := newAgent().Run(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "Send Ada her invoice."}})
+	res, err := newAgent().Run(context.Background(), []agent.Message{agent.UserMessage("Send Ada her invoice.")})
 	fmt.Println(res.Stop, err)
 	stored, err := json.Marshal(res.Pending)
 	if err != nil {

@@ -53,7 +53,7 @@ func ExampleAgent_skills() {
 		Skills: skills,
 		Policy: permission.NewPolicy(permission.AllowAll{}),
 	}
-	res, err := a.RunStream(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "A haiku about rain, please."}},
+	res, err := a.RunStream(context.Background(), []agent.Message{agent.UserMessage("A haiku about rain, please.")},
 		func(e agent.Event) {
 			if e, ok := e.(*agent.SkillLoaded); ok {
 				fmt.Printf("loaded skill %s (%s, %s, %d bytes, err %v)\n", e.Skill, e.Server, e.File, e.Bytes, e.Err)

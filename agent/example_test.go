@@ -43,7 +43,7 @@ func Example() {
 		Funcs:  []*agent.Func{weather},
 		Policy: permission.NewPolicy(permission.AllowAll{}),
 	}
-	conversation := []agent.Message{{Role: agent.RoleUser, Content: "What's the weather in Paris?"}}
+	conversation := []agent.Message{agent.UserMessage("What's the weather in Paris?")}
 	res, err := a.RunStream(context.Background(), conversation, func(e agent.Event) {
 		switch e := e.(type) {
 		case *agent.ToolCallProposed:
@@ -83,7 +83,7 @@ func ExampleAgent_Run() {
 	defer llm.Close()
 	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: baseURL}}
 
-	res, err := a.Run(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "hi"}})
+	res, err := a.Run(context.Background(), []agent.Message{agent.UserMessage("hi")})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -94,14 +94,14 @@ func ExampleAgent_Run() {
 	if err := json.Unmarshal(saved, &conversation); err != nil {
 		log.Fatal(err)
 	}
-	conversation = append(conversation, agent.Message{Role: agent.RoleUser, Content: "what did I say?"})
+	conversation = append(conversation, agent.UserMessage("what did I say?"))
 	res, err = a.Run(context.Background(), conversation)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Answer)
 	// Output:
-	// [{"role":"user","content":"hi"},{"role":"assistant","content":"Hello!"}]
+	// [{"role":"user","parts":[{"kind":"text","text":"hi"}]},{"role":"assistant","parts":[{"kind":"text","text":"Hello!"}]}]
 	// You said hi.
 }
 
@@ -130,7 +130,7 @@ func ExampleAgent_RunStream_limits() {
 		MaxTurns:    5,
 		FinalAnswer: true,
 	}
-	res, err := a.RunStream(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "What is item 42?"}}, func(e agent.Event) {
+	res, err := a.RunStream(context.Background(), []agent.Message{agent.UserMessage("What is item 42?")}, func(e agent.Event) {
 		if r, ok := e.(*agent.ToolFinished); ok {
 			fmt.Printf("turn %d: %s\n", r.Turn, r.Status)
 		}
@@ -169,7 +169,7 @@ func ExampleOpenAI() {
 		Tools:  tools,
 		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stderr), agent.PolicyOptions(cfg)...),
 	}
-	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "List my open issues."}})
+	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("List my open issues.")})
 	if err != nil {
 		log.Printf("stopped (%s): %v", res.Stop, err)
 	}

@@ -41,7 +41,7 @@ func ExampleWithTrace() {
 			fmt.Printf("%s: %s, approval %s\n", call.SpanName(), res.Status, call.Decision.Verdict)
 		},
 	})
-	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "Weather in Paris?"}})
+	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("Weather in Paris?")})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func ExampleRunTyped() {
 		Labels   []string `json:"labels"`
 	}
 	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"}}
-	report := []agent.Message{{Role: agent.RoleUser, Content: "Triage: since 1.4 the app crashes at start."}}
+	report := []agent.Message{agent.UserMessage("Triage: since 1.4 the app crashes at start.")}
 	t, res, err := agent.RunTyped[triage](context.Background(), a, report, nil)
 	if err != nil {
 		log.Fatal(err)

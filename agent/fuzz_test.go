@@ -168,25 +168,25 @@ func FuzzStreamAssembler(f *testing.F) {
 			deltaText.WriteString(d.Text)
 			deltaReasoning.WriteString(d.Reasoning)
 		}
-		if r.Message.Content != text.String() || deltaText.String() != text.String() || deltaReasoning.String() != reasoning.String() {
-			t.Fatalf("text %q, deltas %q and %q, want %q and %q", r.Message.Content, deltaText.String(), deltaReasoning.String(), text.String(), reasoning.String())
+		if r.Message.Text() != text.String() || deltaText.String() != text.String() || deltaReasoning.String() != reasoning.String() {
+			t.Fatalf("text %q, deltas %q and %q, want %q and %q", r.Message.Text(), deltaText.String(), deltaReasoning.String(), text.String(), reasoning.String())
 		}
 		if r.Finish != finish || finish == "" && !done && !sawDone {
 			t.Fatalf("finish %q, want %q", r.Finish, finish)
 		}
 		ids := map[string]bool{}
-		total := len(r.Message.Content) + len(reasoning.String())
+		total := len(r.Message.Text()) + len(reasoning.String())
 		gotArgs := 0
-		for _, c := range r.Message.ToolCalls {
+		for _, c := range r.Message.ToolCalls() {
 			if c.Name == "" || c.ID == "" || ids[c.ID] {
-				t.Fatalf("bad or repeated call %+v in %+v", c, r.Message.ToolCalls)
+				t.Fatalf("bad or repeated call %+v in %+v", c, r.Message.ToolCalls())
 			}
 			ids[c.ID] = true
 			gotArgs += len(c.Arguments)
 			total += len(c.Name) + len(c.Arguments)
 		}
-		if gotArgs != args || len(r.Message.ToolCalls) > names {
-			t.Fatalf("calls %+v hold %d bytes of arguments, the chunks %d", r.Message.ToolCalls, gotArgs, args)
+		if gotArgs != args || len(r.Message.ToolCalls()) > names {
+			t.Fatalf("calls %+v hold %d bytes of arguments, the chunks %d", r.Message.ToolCalls(), gotArgs, args)
 		}
 		if total > max {
 			t.Fatalf("a turn of %d bytes at a limit of %d", total, max)

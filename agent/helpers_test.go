@@ -181,7 +181,7 @@ func (r *recorder) warnings() []agent.WarningKind {
 }
 
 func user(text string) []agent.Message {
-	return []agent.Message{{Role: agent.RoleUser, Content: text}}
+	return []agent.Message{agent.UserMessage(text)}
 }
 
 func allowAll() *permission.Policy { return permission.NewPolicy(permission.AllowAll{}) }
@@ -201,7 +201,7 @@ func roles(msgs []agent.Message) []agent.Role {
 func requireResumable(t *testing.T, msgs []agent.Message) {
 	t.Helper()
 	_, m := startLLM(t, llmtest.Turn{Text: "resumed"})
-	res, err := (&agent.Agent{Model: m}).Run(context.Background(), append(msgs, agent.Message{Role: agent.RoleUser, Content: "go on"}))
+	res, err := (&agent.Agent{Model: m}).Run(context.Background(), append(msgs, agent.UserMessage("go on")))
 	require.NoError(t, err)
 	assert.Equal(t, "resumed", res.Answer)
 }

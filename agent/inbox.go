@@ -49,7 +49,7 @@ func (in *Inbox) Post(m Message) {
 
 // SetContext replaces the context kept under key (a view's id), which the
 // next model call adds once, after the posted messages: only the latest
-// context of a key before that call counts. A message with no Content
+// context of a key before that call counts. A message with no text
 // removes it.
 func (in *Inbox) SetContext(key string, m Message) {
 	in.mu.Lock()
@@ -59,7 +59,7 @@ func (in *Inbox) SetContext(key string, m Message) {
 	}
 	_, had := in.context[key]
 	switch {
-	case m.Content == "":
+	case m.Text() == "":
 		delete(in.context, key)
 		for i, k := range in.keys {
 			if k == key {

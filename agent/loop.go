@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
@@ -46,6 +47,8 @@ type run struct {
 	held []PendingCall
 	// trace is the Trace of the run's context, nil when none.
 	trace *Trace
+	// system is the part of the system message of the requests.
+	system [1]Part
 }
 
 // newRun starts a run of a on msgs, resumed from st (nil for a new run).
@@ -162,13 +165,13 @@ func (r *run) loop(ctx context.Context) error {
 			return err
 		}
 		cut := cutCall(reply, len(cat.defs) > 0)
-		if len(reply.Message.ToolCalls) == 0 {
-			r.appendReply(reply)
+		if reply.Message.callCount() == 0 {
+			r.add(storedMessage(&reply.Message, nil))
 			if cut {
-				r.add(Message{Role: RoleUser, Content: cutCallNote})
+				r.add(UserMessage(cutCallNote))
 				continue
 			}
-			r.result.Answer = reply.Message.Content
+			r.result.Answer = reply.Message.Text()
 			r.result.Stop = StopAnswer
 			return nil
 		}
@@ -229,17 +232,16 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 	if !r.a.FinalAnswer {
 		return err
 	}
-	r.add(Message{Role: RoleUser, Content: fmt.Sprintf(
-		"The run has reached a limit (%s) and tools are no longer available. Answer now, as well as you can, from what you already have.", stop)})
+	r.add(UserMessage(fmt.Sprintf(
+		"The run has reached a limit (%s) and tools are no longer available. Answer now, as well as you can, from what you already have.", stop)))
 	reply, cerr := r.chat(ctx, &catalog{}, "")
-	if cerr == nil && len(reply.Message.ToolCalls) > 0 {
+	if cerr == nil && reply.Message.callCount() > 0 {
 		// Calls made without tools are dropped: ask once more, firmly.
-		note := &r.msgs[len(r.msgs)-1]
-		note.Content += " " + noToolsNote
+		r.msgs[len(r.msgs)-1].appendText(" " + noToolsNote)
 		reply, cerr = r.chat(ctx, &catalog{}, "")
-		if cerr == nil && len(reply.Message.ToolCalls) > 0 {
+		if n := reply.Message.callCount(); cerr == nil && n > 0 {
 			r.warn(WarnDroppedCalls, fmt.Sprintf(
-				"asked twice for a final answer without tools, the model made %d tool calls, which were not run; its text is the answer", len(reply.Message.ToolCalls)))
+				"asked twice for a final answer without tools, the model made %d tool calls, which were not run; its text is the answer", n))
 		}
 	}
 	if cerr != nil {
@@ -249,8 +251,8 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 		r.warn(WarnEmptyAnswer, "the final answer could not be obtained: "+cerr.Error())
 		return err
 	}
-	r.add(Message{Role: RoleAssistant, Content: reply.Message.Content})
-	r.result.Answer = reply.Message.Content
+	r.add(withoutCalls(&reply.Message))
+	r.result.Answer = reply.Message.Text()
 	return err
 }
 
@@ -275,7 +277,7 @@ func (r *run) chat(ctx context.Context, cat *catalog, choice ToolChoice) (*Reply
 		return nil, errors.New("agent: the model returned neither a reply nor an error")
 	}
 	r.result.Usage.add(reply.Usage)
-	r.ev.emit(&TurnFinished{Turn: turn, Finish: reply.Finish, Usage: reply.Usage, ToolCalls: len(reply.Message.ToolCalls)})
+	r.ev.emit(&TurnFinished{Turn: turn, Finish: reply.Finish, Usage: reply.Usage, ToolCalls: reply.Message.callCount()})
 	switch {
 	case cutCall(reply, len(cat.defs) > 0):
 		r.warn(WarnTruncatedAnswer, "the model's reply was cut at its output limit (finish reason length) in the middle of a tool call, "+
@@ -283,7 +285,7 @@ func (r *run) chat(ctx context.Context, cat *catalog, choice ToolChoice) (*Reply
 			"(OpenAI.MaxTokens, or the server's own, such as llama-server's -n)")
 	case reply.Finish == FinishLength:
 		r.warn(WarnTruncatedAnswer, "the model stopped at its output limit (finish reason length); its answer or tool calls may be cut short")
-	case reply.Message.Content == "" && len(reply.Message.ToolCalls) == 0:
+	case reply.Message.Text() == "" && reply.Message.callCount() == 0:
 		r.warn(WarnEmptyAnswer, "the model gave neither text nor tool calls")
 	}
 	return reply, nil
@@ -336,13 +338,15 @@ func cutCall(reply *Reply, offered bool) bool {
 	if reply.Finish != FinishLength {
 		return false
 	}
-	if calls := reply.Message.ToolCalls; len(calls) > 0 {
-		return !isObject(calls[len(calls)-1].Arguments)
+	for i := len(reply.Message.Parts) - 1; i >= 0; i-- {
+		if p := &reply.Message.Parts[i]; p.Kind == PartToolCall {
+			return !isObject(p.Arguments)
+		}
 	}
 	if !offered {
 		return false
 	}
-	text := reply.Message.Content
+	text := reply.Message.Text()
 	if strings.TrimSpace(text) == "" {
 		return true
 	}
@@ -366,7 +370,7 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	}
 	from := 0
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
-		system += "\n\n" + r.msgs[from].Content
+		system += "\n\n" + r.msgs[from].Text()
 	}
 	if r.instructions != "" {
 		system += "\n\n" + r.instructions
@@ -380,44 +384,52 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 			"the request is estimated at %d tokens, over the budget of %d, even with every tool output shortened", r.window.estimate, r.window.budget))
 	}
 	out := make([]Message, 0, len(r.msgs)-from+1)
-	out = append(out, Message{Role: RoleSystem, Content: system})
+	r.system[0] = TextPart(system) // the Model keeps no request (see Model)
+	out = append(out, Message{Role: RoleSystem, Parts: r.system[:]})
 	withheld := r.withheldCalls(r.msgs[from:])
 	for _, m := range r.msgs[from:] {
 		switch {
 		case m.Role != RoleTool && m.Egress == config.EgressLocal && !r.local && m.Server == "":
-			m.Content = "[This message is withheld: it was written after content of local-only servers was read on this machine, and you do not run on this machine.]"
-			m.ToolCalls = blankArguments(m.ToolCalls, nil)
+			m.Parts = blankArguments(m.Parts, "[This message is withheld: it was written after content of local-only servers was read on this machine, and you do not run on this machine.]", nil)
 			r.warnOnce("content:", WarnToolsWithheld,
 				"messages written after content of local-only servers was read by a local model are not sent to the model, which is not on this machine")
 		case m.Role != RoleTool && m.Egress == config.EgressLocal && !r.local:
-			m.Content = fmt.Sprintf("[This message is withheld: it holds content of server %q, which is local-only, and you do not run on this machine.]", m.Server)
+			m.setText(fmt.Sprintf("[This message is withheld: it holds content of server %q, which is local-only, and you do not run on this machine.]", m.Server))
 			r.warnOnce("content:"+m.Server, WarnToolsWithheld, fmt.Sprintf(
 				"messages holding prompts or resources of local-only server %q are not sent to the model, which is not on this machine", m.Server))
 		case m.Role == RoleTool && withheld[m.ToolCallID] && m.Server == "":
-			m.Content = "[The output of this call is withheld: it was made after content of local-only servers was read on this machine, and you do not run on this machine.]"
+			m.setText("[The output of this call is withheld: it was made after content of local-only servers was read on this machine, and you do not run on this machine.]")
 			r.warnOnce("content:", WarnToolsWithheld,
 				"messages written after content of local-only servers was read by a local model are not sent to the model, which is not on this machine")
 		case m.Role == RoleTool && withheld[m.ToolCallID]:
-			m.Content = fmt.Sprintf("[The output of this call is withheld: server %q is local-only and you do not run on this machine.]", m.Server)
+			m.setText(fmt.Sprintf("[The output of this call is withheld: server %q is local-only and you do not run on this machine.]", m.Server))
 			r.warnOnce("output:"+m.Server, WarnToolsWithheld, fmt.Sprintf(
 				"earlier calls of local-only server %q and their output are not sent to the model, which is not on this machine", m.Server))
 		case m.Role == RoleAssistant && len(withheld) > 0:
-			m.ToolCalls = blankArguments(m.ToolCalls, withheld)
+			m.Parts = blankArguments(m.Parts, "", withheld)
 		}
 		out = append(out, m)
 	}
 	return out, shortened
 }
 
-// blankArguments returns a copy of calls with the arguments of those in
-// ids (of all, for nil ids) replaced by "{}".
-func blankArguments(calls []ToolCall, ids map[string]bool) []ToolCall {
-	out := make([]ToolCall, len(calls))
-	for i, c := range calls {
-		if ids == nil || ids[c.ID] {
-			c.Arguments = "{}"
+// blankArguments returns a copy of parts with the arguments of the calls
+// in ids (of all, for nil ids) replaced by "{}". With a note, the copy
+// holds the note as its text and the calls only: no other text, no
+// reasoning.
+func blankArguments(parts []Part, note string, ids map[string]bool) []Part {
+	out := make([]Part, 0, len(parts)+1)
+	if note != "" {
+		out = append(out, TextPart(note))
+	}
+	for _, p := range parts {
+		switch {
+		case p.Kind == PartToolCall && (ids == nil || ids[p.ID]):
+			p.Arguments = "{}"
+		case note != "" && p.Kind != PartToolCall:
+			continue
 		}
-		out[i] = c
+		out = append(out, p)
 	}
 	return out
 }
@@ -441,14 +453,42 @@ func (r *run) withheldCalls(msgs []Message) map[string]bool {
 	return ids
 }
 
-// appendReply adds the assistant's message to the conversation, its
-// calls as the conversation holds them (see storedCall).
-func (r *run) appendReply(reply *Reply) {
-	msg := Message{Role: RoleAssistant, Content: reply.Message.Content}
-	for _, c := range reply.Message.ToolCalls {
-		msg.ToolCalls = append(msg.ToolCalls, storedCall(c))
+// storedMessage returns the assistant's message m as the conversation
+// holds it: its i-th call as stored(i, call) makes it (storedCall for nil
+// stored). It shares m's parts unless a call changes: the agent never
+// changes a part in place, and the Reply is the agent's once Chat returns.
+func storedMessage(m *Message, stored func(i int, c ToolCall) ToolCall) Message {
+	if stored == nil {
+		stored = func(_ int, c ToolCall) ToolCall { return storedCall(c) }
 	}
-	r.add(msg)
+	msg := Message{Role: RoleAssistant, Parts: m.Parts}
+	copied, n := false, 0
+	for k := range m.Parts {
+		if m.Parts[k].Kind != PartToolCall {
+			continue
+		}
+		c := m.Parts[k].Call()
+		if s := stored(n, c); s != c {
+			if !copied {
+				msg.Parts, copied = slices.Clone(m.Parts), true
+			}
+			msg.Parts[k].ID, msg.Parts[k].Name, msg.Parts[k].Arguments = s.ID, s.Name, s.Arguments
+		}
+		n++
+	}
+	return msg
+}
+
+// withoutCalls returns the assistant's message m as the conversation holds
+// it when its calls are dropped: its reasoning and text.
+func withoutCalls(m *Message) Message {
+	msg := Message{Role: RoleAssistant}
+	for _, p := range m.Parts {
+		if p.Kind != PartToolCall {
+			msg.Parts = append(msg.Parts, p)
+		}
+	}
+	return msg
 }
 
 // storedCall is c as the conversation holds it before its arguments are

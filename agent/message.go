@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -18,25 +19,28 @@ const (
 	RoleTool      Role = "tool"
 )
 
-// Message is one message of a conversation. A conversation is a plain
-// []Message that the host owns: it encodes to JSON and back without loss,
-// so a host can store it after a run and pass it to a later Run to carry
-// on.
+// Message is one message of a conversation: who wrote it and what it says,
+// as an ordered list of [Part]s. A conversation is a plain []Message that
+// the host owns: it encodes to JSON and back exactly, so a host can store
+// it after a run and pass it to a later Run to carry on. Conversations
+// stored by releases before parts existed (a "content" string and
+// "tool_calls") decode too (see UnmarshalJSON).
 //
-// Content of a tool message is exactly what the model was shown: the tool's
-// output, cut if it was too long and wrapped in delimiters naming the
-// server and the tool (see the package documentation).
+// Which parts a message may hold depends on its role: a system message
+// text; a user message text, images and files; an assistant message
+// reasoning, text and tool calls; a tool message the result of the call
+// it answers (PartToolResult), which is exactly what the model was shown:
+// the tool's output, cut if it was too long and wrapped in delimiters
+// naming the server and the tool (see the package documentation). Text
+// and ToolCalls read the common parts in one call.
 //
 // A Message is plain data, safe for concurrent reads.
 type Message struct {
 	// Role says who wrote the message.
 	Role Role `json:"role"`
-	// Content is the text of the message; an assistant message that only
-	// calls tools may have none.
-	Content string `json:"content,omitempty"`
-	// ToolCalls are the calls an assistant message asks for, in the
-	// model's order.
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Parts is what the message says, in order; an assistant message may
+	// have only calls, or nothing at all.
+	Parts []Part `json:"parts,omitempty"`
 	// ToolCallID is set on a tool message: the ID of the call it answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Name is set on a tool message: the tool's name as the model knows it.
@@ -56,9 +60,9 @@ type Message struct {
 	// conversation holds such content, on every message a run with a local
 	// model adds to it (its replies, its calls' tool messages, the agent's
 	// notes), since they may quote it. Never sent to the model: the agent
-	// withholds a labelled message (and the arguments of a labelled
-	// reply's calls) from a model that is not on this machine, whatever
-	// the Toolset of that run lists, so the label travels with a
+	// withholds a labelled message (every part of it, and the arguments of
+	// a labelled reply's calls) from a model that is not on this machine,
+	// whatever the Toolset of that run lists, so the label travels with a
 	// conversation a host stores or hands to another agent.
 	Egress config.Egress `json:"egress,omitempty"`
 }
@@ -78,6 +82,133 @@ type ToolCall struct {
 	Arguments string `json:"arguments"`
 }
 
+// UserMessage returns a user message that says text.
+func UserMessage(text string) Message {
+	return Message{Role: RoleUser, Parts: []Part{TextPart(text)}}
+}
+
+// SystemMessage returns a system message that says text.
+func SystemMessage(text string) Message {
+	return Message{Role: RoleSystem, Parts: []Part{TextPart(text)}}
+}
+
+// Text returns the text of m: its text parts and the text of its tool
+// result, joined in order; neither reasoning nor calls.
+func (m *Message) Text() string {
+	if len(m.Parts) == 1 { // the common case, without a copy
+		if p := &m.Parts[0]; p.Kind == PartText || p.Kind == PartToolResult {
+			return p.Text
+		}
+		return ""
+	}
+	var text []byte
+	for i := range m.Parts {
+		if p := &m.Parts[i]; p.Kind == PartText || p.Kind == PartToolResult {
+			text = append(text, p.Text...)
+		}
+	}
+	return string(text)
+}
+
+// Reasoning returns the reasoning text m shows, joined in order; "" when
+// the model showed none.
+func (m *Message) Reasoning() string {
+	var text []byte
+	for i := range m.Parts {
+		if p := &m.Parts[i]; p.Kind == PartReasoning {
+			text = append(text, p.Text...)
+		}
+	}
+	return string(text)
+}
+
+// ToolCalls returns the calls m makes, in order, in a new slice; nil when
+// it makes none.
+func (m *Message) ToolCalls() []ToolCall {
+	n := m.callCount()
+	if n == 0 {
+		return nil
+	}
+	calls := make([]ToolCall, 0, n)
+	for i := range m.Parts {
+		if p := &m.Parts[i]; p.Kind == PartToolCall {
+			calls = append(calls, p.Call())
+		}
+	}
+	return calls
+}
+
+// callCount returns the number of calls m makes.
+func (m *Message) callCount() int {
+	n := 0
+	for i := range m.Parts {
+		if m.Parts[i].Kind == PartToolCall {
+			n++
+		}
+	}
+	return n
+}
+
+// setText replaces every part of m by one part of the kind its role has
+// for text: a tool result for a tool message, text for the others.
+func (m *Message) setText(text string) {
+	p := TextPart(text)
+	if m.Role == RoleTool {
+		p = ToolResultPart(text)
+	}
+	m.Parts = []Part{p}
+}
+
+// appendText adds text to the last text part of m, in place, or as a new
+// text part; m's parts must not be shared.
+func (m *Message) appendText(text string) {
+	for i := len(m.Parts) - 1; i >= 0; i-- {
+		if p := &m.Parts[i]; p.Kind == PartText || p.Kind == PartToolResult {
+			p.Text += text
+			return
+		}
+	}
+	m.Parts = append(m.Parts, TextPart(text))
+}
+
+// legacyMessage is the form of a Message before parts: what releases
+// before them stored.
+type legacyMessage struct {
+	Content   *string    `json:"content"`
+	ToolCalls []ToolCall `json:"tool_calls"`
+}
+
+// UnmarshalJSON decodes a message in either form: with "parts", as
+// MarshalJSON writes it, or as releases before parts stored it, with a
+// "content" string (a tool message's becomes its PartToolResult, any
+// other's a PartText) and "tool_calls" (each a PartToolCall, after the
+// text). A message with both forms is an error.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	type plain Message // without the method
+	var v struct {
+		plain
+		legacyMessage
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*m = Message(v.plain)
+	old := v.legacyMessage
+	if old.Content == nil && old.ToolCalls == nil {
+		return nil
+	}
+	if m.Parts != nil {
+		return errors.New("agent: a message has both parts and content or tool_calls")
+	}
+	if old.Content != nil && (*old.Content != "" || m.Role != RoleAssistant) {
+		m.setText(*old.Content)
+	}
+	for _, c := range old.ToolCalls {
+		m.Parts = append(m.Parts, CallPart(c))
+	}
+	return nil
+}
+
 // checkConversation reports the first problem that would make a model
 // server reject msgs, or make the agent unable to continue it.
 func checkConversation(msgs []Message) error {
@@ -85,14 +216,15 @@ func checkConversation(msgs []Message) error {
 		return errors.New("agent: empty conversation")
 	}
 	pending := map[string]bool{} // tool calls still waiting for their result
-	for i, m := range msgs {
+	for i := range msgs {
+		m := &msgs[i]
 		if m.Role != RoleTool && len(pending) > 0 {
 			return fmt.Errorf("agent: message %d: a %s message follows tool calls that have no result", i, m.Role)
 		}
 		switch m.Role {
 		case RoleSystem, RoleUser:
 		case RoleAssistant:
-			for j, c := range m.ToolCalls {
+			for j, c := range m.ToolCalls() {
 				if c.ID == "" || c.Name == "" {
 					return fmt.Errorf("agent: message %d: tool call %d has no id or no name", i, j)
 				}
@@ -105,6 +237,9 @@ func checkConversation(msgs []Message) error {
 			delete(pending, m.ToolCallID)
 		default:
 			return fmt.Errorf("agent: message %d: unknown role %q", i, m.Role)
+		}
+		if err := checkParts(m); err != nil {
+			return fmt.Errorf("agent: message %d: %w", i, err)
 		}
 	}
 	if len(pending) > 0 {

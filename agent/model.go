@@ -13,20 +13,31 @@ import (
 // Chat sends req to the model and returns the assistant's turn. If onDelta
 // is not nil, Chat calls it with each piece of the answer as it arrives,
 // from the goroutine that called Chat, in order, and never after Chat
-// returns; the pieces of text, joined, are the reply's Message.Content. A
-// Model that cannot stream calls onDelta once with the whole text, or not
-// at all.
+// returns; the pieces of text, joined, are the reply's Message.Text, and
+// those of reasoning its Message.Reasoning. A Model that cannot stream
+// calls onDelta once with the whole text, or not at all.
 //
 // A nil error means the returned Reply is the whole turn: its Message has
 // RoleAssistant, and each of its ToolCalls a non-empty ID, unique in the
-// reply, and a Name. Arguments may be anything the model produced,
+// reply, and a Name. Its parts are reasoning, text and calls only, each
+// reasoning part naming the provider that wrote it (Part.Provider), with
+// what that provider needs back (Part.Signature, Part.Metadata under its
+// own key). Arguments may be anything the model produced,
 // including invalid JSON: the agent checks them. A turn cut short (finish
 // reason length) is not an error. A non-nil error means no turn was
 // obtained, and the Reply is nil; a turn that failed half-way is an error,
 // even if text was already delivered to onDelta.
 //
+// The request holds every part of the conversation, whoever wrote it: a
+// Model sends its server only the parts for which Part.SentTo(its provider
+// name) is true, and reads only its own key of Part.Metadata, so that the
+// reasoning and metadata of another provider never reach it; it sends what
+// its server cannot take (an image to a text-only model) as the server
+// requires, or fails the request with an error that says so.
+//
 // Chat must not modify req nor keep it, or anything it refers to, after
-// returning. It must return promptly once ctx is done, with an error that
+// returning; nor modify or keep the Reply it returns, which is the
+// caller's. It must return promptly once ctx is done, with an error that
 // wraps ctx.Err(), and leave no goroutine behind.
 //
 // Chat may be called from several goroutines at once (one per running
@@ -113,14 +124,15 @@ type Delta struct {
 	// Text is a piece of the answer.
 	Text string
 	// Reasoning is a piece of the model's reasoning, for models and
-	// servers that report it apart from the answer; it is shown to the
-	// host but is not part of the conversation.
+	// servers that report it apart from the answer; the reply keeps it
+	// whole in a PartReasoning.
 	Reasoning string
 }
 
 // Reply is a whole assistant turn.
 type Reply struct {
-	// Message is the assistant's message: its text and its tool calls.
+	// Message is the assistant's message: its reasoning, text and tool
+	// calls.
 	Message Message
 	// Finish says why the model stopped.
 	Finish FinishReason
@@ -141,7 +153,10 @@ const (
 )
 
 // Usage counts tokens, as reported by the model server; zero when the
-// server reports nothing.
+// server reports nothing. Drivers report every count in the same terms,
+// whatever their server's: PromptTokens counts the whole request, cache
+// reads and writes included, and CompletionTokens the whole answer,
+// reasoning included.
 type Usage struct {
 	// PromptTokens is the size of the request, in tokens.
 	PromptTokens int `json:"prompt_tokens"`
@@ -149,10 +164,40 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 	// TotalTokens is the total the server reported, usually the sum.
 	TotalTokens int `json:"total_tokens"`
+	// CacheReadTokens are the tokens of the request read from the
+	// server's prompt cache, and CacheWriteTokens those written to it:
+	// both part of PromptTokens.
+	CacheReadTokens  int `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_write_tokens,omitempty"`
+	// ReasoningTokens are the tokens of the model's reasoning, part of
+	// CompletionTokens.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 func (u *Usage) add(v Usage) {
 	u.PromptTokens += v.PromptTokens
 	u.CompletionTokens += v.CompletionTokens
 	u.TotalTokens += v.TotalTokens
+	u.CacheReadTokens += v.CacheReadTokens
+	u.CacheWriteTokens += v.CacheWriteTokens
+	u.ReasoningTokens += v.ReasoningTokens
+}
+
+// Prices are what a model's tokens cost, per million tokens, in the
+// host's currency. The SDK holds no price list, which would go stale: the
+// host supplies the prices it pays.
+type Prices struct {
+	// Input is the price of a request's tokens that the cache neither
+	// served nor stored; Output of the answer's, reasoning included.
+	Input, Output float64
+	// CacheRead is the price of a request's tokens read from the cache,
+	// CacheWrite of those written to it.
+	CacheRead, CacheWrite float64
+}
+
+// Cost returns what u costs at prices p.
+func (u Usage) Cost(p Prices) float64 {
+	plain := u.PromptTokens - u.CacheReadTokens - u.CacheWriteTokens
+	return (float64(plain)*p.Input + float64(u.CacheReadTokens)*p.CacheRead +
+		float64(u.CacheWriteTokens)*p.CacheWrite + float64(u.CompletionTokens)*p.Output) / 1e6
 }

@@ -100,10 +100,13 @@ type assembler struct {
 	size    int
 	onDelta func(Delta)
 	text    strings.Builder
-	calls   []*partialCall
-	byIndex map[int]*partialCall
-	finish  FinishReason
-	usage   Usage
+	// reasoning is the reasoning, and field the member it came in.
+	reasoning strings.Builder
+	field     string
+	calls     []*partialCall
+	byIndex   map[int]*partialCall
+	finish    FinishReason
+	usage     Usage
 }
 
 type partialCall struct {
@@ -115,7 +118,7 @@ type partialCall struct {
 // first choice is used: the client never asks for more.
 func (a *assembler) add(r *wireResponse, whole bool) error {
 	if r.Usage != nil {
-		a.usage = *r.Usage
+		a.usage = r.Usage.usage()
 	}
 	for i := range r.Choices {
 		c := &r.Choices[i]
@@ -131,6 +134,12 @@ func (a *assembler) add(r *wireResponse, whole bool) error {
 			return err
 		}
 		a.text.WriteString(d.Content)
+		a.reasoning.WriteString(reasoning)
+		if a.field == "" && d.Reasoning != "" {
+			a.field = fieldReasoning
+		} else if a.field == "" && d.ReasoningContent != "" {
+			a.field = fieldReasoningContent
+		}
 		if (d.Content != "" || reasoning != "") && a.onDelta != nil {
 			a.onDelta(Delta{Text: d.Content, Reasoning: reasoning})
 		}
@@ -205,10 +214,18 @@ func (a *assembler) grow(n int) error {
 // the turn; a call without a name is an error, since nothing could answer
 // it.
 func (a *assembler) reply() (*Reply, error) {
-	r := &Reply{
-		Message: Message{Role: RoleAssistant, Content: a.text.String()},
-		Finish:  a.finish,
-		Usage:   a.usage,
+	r := &Reply{Message: Message{Role: RoleAssistant}, Finish: a.finish, Usage: a.usage}
+	if n := len(a.calls) + min(a.reasoning.Len(), 1) + min(a.text.Len(), 1); n > 0 {
+		r.Message.Parts = make([]Part, 0, n)
+	}
+	if a.reasoning.Len() > 0 {
+		p := ReasoningPart(openAIProvider, a.reasoning.String(), "")
+		meta, _ := json.Marshal(reasoningMeta{Field: a.field}) // plain data: cannot fail
+		p.Metadata = map[string]json.RawMessage{openAIProvider: meta}
+		r.Message.Parts = append(r.Message.Parts, p)
+	}
+	if a.text.Len() > 0 {
+		r.Message.Parts = append(r.Message.Parts, TextPart(a.text.String()))
 	}
 	seen := map[string]bool{}
 	for i, p := range a.calls {
@@ -223,7 +240,7 @@ func (a *assembler) reply() (*Reply, error) {
 			}
 		}
 		seen[id] = true
-		r.Message.ToolCalls = append(r.Message.ToolCalls, ToolCall{ID: id, Name: p.name, Arguments: p.args.String()})
+		r.Message.Parts = append(r.Message.Parts, CallPart(ToolCall{ID: id, Name: p.name, Arguments: p.args.String()}))
 	}
 	return r, nil
 }

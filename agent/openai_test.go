@@ -50,7 +50,7 @@ func (bt bodyTransport) RoundTrip(*http.Request) (*http.Response, error) {
 		Body: io.NopCloser(bytes.NewReader(bt.body))}, nil
 }
 
-var userHello = &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}}
+var userHello = &agent.ChatRequest{Messages: []agent.Message{agent.UserMessage("hello")}}
 
 // collect calls m.Chat and gathers the deltas.
 func collect(t *testing.T, m agent.Model) (*agent.Reply, agent.Delta, error) {
@@ -126,10 +126,10 @@ func TestOpenAIFixtures(t *testing.T) {
 			reply, deltas, err := collect(t, m)
 			require.NoError(t, err)
 			assert.Equal(t, agent.RoleAssistant, reply.Message.Role)
-			assert.Equal(t, tt.text, reply.Message.Content)
+			assert.Equal(t, tt.text, reply.Message.Text())
 			assert.Equal(t, tt.text, deltas.Text, "the deltas add up to the text")
 			assert.Equal(t, tt.reasoning, deltas.Reasoning)
-			assert.Equal(t, tt.calls, reply.Message.ToolCalls)
+			assert.Equal(t, tt.calls, reply.Message.ToolCalls())
 			assert.Equal(t, tt.finish, reply.Finish)
 			assert.Equal(t, tt.usage, reply.Usage)
 		})
@@ -217,7 +217,7 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.calls, reply.Message.ToolCalls)
+			assert.Equal(t, tt.calls, reply.Message.ToolCalls())
 		})
 	}
 }
@@ -300,7 +300,7 @@ func TestOpenAIRetries(t *testing.T) {
 			assert.Len(t, s.Requests(), tt.requests)
 			if tt.status == 0 {
 				require.NoError(t, err)
-				assert.Equal(t, "ok", reply.Message.Content)
+				assert.Equal(t, "ok", reply.Message.Text())
 				return
 			}
 			var apiErr *agent.APIError
@@ -335,10 +335,10 @@ func TestOpenAIRequest(t *testing.T) {
 	}
 	req := &agent.ChatRequest{
 		Messages: []agent.Message{
-			{Role: agent.RoleSystem, Content: "be brief <really>"},
-			{Role: agent.RoleUser, Content: "hi"},
-			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "t", Arguments: `{"a":1}`}}},
-			{Role: agent.RoleTool, ToolCallID: "c1", Name: "t", Server: "s", Content: "out"},
+			agent.SystemMessage("be brief <really>"),
+			agent.UserMessage("hi"),
+			{Role: agent.RoleAssistant, Parts: agent.Parts("", []agent.ToolCall{{ID: "c1", Name: "t", Arguments: `{"a":1}`}}...)},
+			{Role: agent.RoleTool, ToolCallID: "c1", Name: "t", Server: "s", Parts: []agent.Part{agent.ToolResultPart("out")}},
 		},
 		Tools: []agent.ToolDef{{Name: "t", Description: "a tool", Parameters: []byte(`{"type":"object","properties":{}}`)}},
 	}
@@ -437,7 +437,7 @@ func TestOpenAIUnixSocket(t *testing.T) {
 	m := &agent.OpenAI{BaseURL: "http://localhost/v1", UnixSocket: sock}
 	reply, _, err := collect(t, m)
 	require.NoError(t, err)
-	assert.Equal(t, "over the socket", reply.Message.Content)
+	assert.Equal(t, "over the socket", reply.Message.Text())
 	assert.True(t, m.Local())
 }
 
@@ -536,13 +536,13 @@ func FuzzOpenAIResponse(f *testing.F) {
 			}
 			return
 		}
-		if reply.Message.Content != text {
-			t.Fatalf("deltas %q do not add up to the text %q", text, reply.Message.Content)
+		if reply.Message.Text() != text {
+			t.Fatalf("deltas %q do not add up to the text %q", text, reply.Message.Text())
 		}
 		ids := map[string]bool{}
-		for _, c := range reply.Message.ToolCalls {
+		for _, c := range reply.Message.ToolCalls() {
 			if c.ID == "" || c.Name == "" || ids[c.ID] {
-				t.Fatalf("bad tool call %+v in %+v", c, reply.Message.ToolCalls)
+				t.Fatalf("bad tool call %+v in %+v", c, reply.Message.ToolCalls())
 			}
 			ids[c.ID] = true
 		}
@@ -599,7 +599,7 @@ func TestOpenAIResendsOnClosedConnection(t *testing.T) {
 	for i := range 3 {
 		reply, err := m.Chat(context.Background(), userHello, nil)
 		require.NoError(t, err, "request %d", i)
-		assert.Equal(t, "ok", reply.Message.Content)
+		assert.Equal(t, "ok", reply.Message.Text())
 	}
 	assert.Equal(t, int32(5), reqs.Load(), "requests 2 and 3 went out twice: on the closing connection, then on a new one")
 

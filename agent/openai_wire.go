@@ -2,8 +2,10 @@ package agent
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // The chat completions wire format, as far as the client uses it.
@@ -41,13 +43,37 @@ type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
 }
 
-// wireMessage always carries content, as a string: some servers reject a
-// message without it, even an assistant message that only calls tools.
+// wireMessage always carries content: some servers reject a message
+// without it, even an assistant message that only calls tools. It is a
+// string, or the []wireContent of a user message with images or files.
+// An assistant message gives back its reasoning in the member the server
+// sent it in (see reasoningField).
 type wireMessage struct {
-	Role       Role           `json:"role"`
-	Content    string         `json:"content"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
+	Role             Role           `json:"role"`
+	Content          any            `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	Reasoning        string         `json:"reasoning,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string         `json:"tool_call_id,omitempty"`
+}
+
+// wireContent is a content part of a user message: text, an image or a
+// file, as OpenAI takes them (and vLLM, llama-server with a multimodal
+// model, Ollama's /v1 for images).
+type wireContent struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *wireURL  `json:"image_url,omitempty"`
+	File     *wireFile `json:"file,omitempty"`
+}
+
+type wireURL struct {
+	URL string `json:"url"`
+}
+
+type wireFile struct {
+	Filename string `json:"filename,omitempty"`
+	FileData string `json:"file_data,omitempty"`
 }
 
 type wireToolCall struct {
@@ -79,8 +105,29 @@ type wireToolFunction struct {
 // wireResponse is a chat.completion or a chat.completion.chunk.
 type wireResponse struct {
 	Choices []wireChoice    `json:"choices"`
-	Usage   *Usage          `json:"usage"`
+	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+}
+
+// wireUsage is OpenAI's usage, with the details of the cache and the
+// reasoning, and DeepSeek's cache count.
+type wireUsage struct {
+	PromptTokens        int `json:"prompt_tokens"`
+	CompletionTokens    int `json:"completion_tokens"`
+	TotalTokens         int `json:"total_tokens"`
+	PromptCacheHit      int `json:"prompt_cache_hit_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *wireUsage) usage() Usage {
+	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+		CacheReadTokens: max(u.PromptTokensDetails.CachedTokens, u.PromptCacheHit),
+		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens}
 }
 
 type wireChoice struct {
@@ -145,15 +192,10 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 	if w.Stream {
 		w.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
-	for i, msg := range req.Messages {
-		wm := wireMessage{Role: msg.Role, Content: msg.Content, ToolCallID: msg.ToolCallID}
-		for _, c := range msg.ToolCalls {
-			args, err := json.Marshal(c.Arguments)
-			if err != nil {
-				return nil, fmt.Errorf("encoding tool call %q: %w", c.ID, err)
-			}
-			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: c.ID, Type: "function",
-				Function: wireFunction{Name: c.Name, Arguments: args}})
+	for i := range req.Messages {
+		wm, err := wireMessageOf(&req.Messages[i])
+		if err != nil {
+			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
 		w.Messages[i] = wm
 	}
@@ -201,4 +243,91 @@ func marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// openAIProvider is the provider name [OpenAI] gives the reasoning parts
+// it writes, and the one whose parts it sends back (see Part.SentTo).
+const openAIProvider = "openai-compatible"
+
+// reasoningMeta is what a reasoning part carries for openAIProvider: the
+// member the server sent it in, where it goes back.
+type reasoningMeta struct {
+	Field string `json:"field"`
+}
+
+// Members of a message that servers use for reasoning.
+const (
+	fieldReasoningContent = "reasoning_content" // llama-server, vLLM, DeepSeek
+	fieldReasoning        = "reasoning"         // Ollama, OpenRouter
+)
+
+// wireMessageOf maps msg to the wire: text, tool calls, the images and
+// files of a user message, and the reasoning this driver wrote (only that:
+// see Part.SentTo), given back in the member it came in.
+func wireMessageOf(msg *Message) (wireMessage, error) {
+	wm := wireMessage{Role: msg.Role, ToolCallID: msg.ToolCallID}
+	var text strings.Builder
+	var content []wireContent
+	for i := range msg.Parts {
+		p := &msg.Parts[i]
+		if !p.SentTo(openAIProvider) {
+			continue
+		}
+		switch p.Kind {
+		case PartText, PartToolResult:
+			text.WriteString(p.Text)
+			if content != nil {
+				content = append(content, wireContent{Type: "text", Text: p.Text})
+			}
+		case PartReasoning:
+			var meta reasoningMeta
+			_ = json.Unmarshal(p.MetadataFor(openAIProvider), &meta) // absent or foreign: the default member
+			if meta.Field == fieldReasoning {
+				wm.Reasoning += p.Text
+			} else {
+				wm.ReasoningContent += p.Text
+			}
+		case PartToolCall:
+			args, err := json.Marshal(p.Arguments)
+			if err != nil {
+				return wm, fmt.Errorf("encoding tool call %q: %w", p.ID, err)
+			}
+			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: p.ID, Type: "function",
+				Function: wireFunction{Name: p.Name, Arguments: args}})
+		case PartImage, PartFile:
+			if content == nil {
+				content = textContent(msg.Parts[:i])
+			}
+			content = append(content, mediaContent(p))
+		}
+	}
+	wm.Content = text.String()
+	if content != nil {
+		wm.Content = content
+	}
+	return wm, nil
+}
+
+// textContent returns the text parts of parts as content parts.
+func textContent(parts []Part) []wireContent {
+	content := make([]wireContent, 0, len(parts)+1)
+	for _, p := range parts {
+		if p.Kind == PartText {
+			content = append(content, wireContent{Type: "text", Text: p.Text})
+		}
+	}
+	return content
+}
+
+// mediaContent returns the content part of an image or a file: its URL,
+// or its data as a data URL.
+func mediaContent(p *Part) wireContent {
+	url := p.URL
+	if url == "" {
+		url = "data:" + p.MediaType + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+	}
+	if p.Kind == PartImage {
+		return wireContent{Type: "image_url", ImageURL: &wireURL{URL: url}}
+	}
+	return wireContent{Type: "file", File: &wireFile{Filename: p.Name, FileData: url}}
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/config"
@@ -46,10 +47,10 @@ func (a *Agent) PromptMessages(p *toolset.PromptResult) ([]Message, error) {
 		if n := len(out); n > 0 && out[n-1].Role == role {
 			// Chat APIs want roles to alternate; one prompt turn may be
 			// several blocks.
-			out[n-1].Content += "\n\n" + text
+			out[n-1].appendText("\n\n" + text)
 			continue
 		}
-		out = append(out, Message{Role: role, Content: text, Server: p.Server, Egress: p.Egress})
+		out = append(out, Message{Role: role, Parts: []Part{TextPart(text)}, Server: p.Server, Egress: p.Egress})
 	}
 	return out, nil
 }
@@ -68,10 +69,12 @@ func (a *Agent) AttachResource(m Message, r *toolset.ResourceResult) (Message, e
 		return Message{}, fmt.Errorf("agent: resource %s: the message already holds content of server %q", clip(r.URI, 200), m.Server)
 	}
 	framed := a.framedResource(r.Server, r.URI, r.Text())
-	if strings.TrimSpace(m.Content) == "" {
-		m.Content = framed
+	m.Parts = slices.Clone(m.Parts) // m's parts are the caller's
+	if strings.TrimSpace(m.Text()) == "" {
+		m.Parts = slices.DeleteFunc(m.Parts, func(p Part) bool { return p.Kind == PartText })
+		m.Parts = append(m.Parts, TextPart(framed))
 	} else {
-		m.Content += "\n\n" + framed
+		m.appendText("\n\n" + framed)
 	}
 	m.Server = r.Server
 	if r.Egress == config.EgressLocal {

@@ -16,9 +16,10 @@ import (
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
-// StateVersion is the version of the [State] this package writes and
-// resumes; Resume refuses any other.
-const StateVersion = 1
+// StateVersion is the version of the [State] this package writes; Resume
+// takes it and version 1, whose messages are in the form before parts
+// (see Message.UnmarshalJSON), and refuses any other.
+const StateVersion = 2
 
 // State is a run stopped to wait for approvals (StopPendingApproval): the
 // conversation so far, the calls waiting for a decision, and what the run
@@ -287,7 +288,7 @@ func (r *run) resume(ctx context.Context, st *State, decisions map[string]permis
 		}
 	}
 	r.repeats.recordResumed(keys)
-	first := len(r.msgs) - len(r.msgs[lastAssistant(r.msgs)].ToolCalls)
+	first := len(r.msgs) - r.msgs[lastAssistant(r.msgs)].callCount()
 	for _, c := range calls {
 		for i := first; i < len(r.msgs); i++ {
 			if r.msgs[i].ToolCallID == c.sent.ID {
@@ -362,7 +363,7 @@ func checkState(st *State, decisions map[string]permission.Decision) error {
 	switch {
 	case st == nil:
 		return invalid("", "no state")
-	case st.Version != StateVersion:
+	case st.Version != StateVersion && st.Version != 1:
 		return invalid("", "version %d, want %d", st.Version, StateVersion)
 	case len(st.Pending) == 0:
 		return invalid("", "no pending call")
@@ -373,10 +374,10 @@ func checkState(st *State, decisions map[string]permission.Decision) error {
 		return invalid("", "%v", err)
 	}
 	last := lastAssistant(st.Messages)
-	if last < 0 || len(st.Messages)-last-1 != len(st.Messages[last].ToolCalls) {
+	if last < 0 || len(st.Messages)-last-1 != st.Messages[last].callCount() {
 		return invalid("", "the conversation does not end with a message's tool calls and their results")
 	}
-	made := st.Messages[last].ToolCalls
+	made := st.Messages[last].ToolCalls()
 	results := map[string]Message{}
 	for _, m := range st.Messages[last+1:] {
 		results[m.ToolCallID] = m
@@ -417,7 +418,7 @@ func checkState(st *State, decisions map[string]permission.Decision) error {
 // local-only content, see run.add).
 func isHeld(m Message, c ToolCall) bool {
 	return m.Role == RoleTool && m.ToolCallID == c.ID && m.Name == c.Name && m.Server == "" && (m.Egress == "" || m.Egress == config.EgressLocal) &&
-		len(m.ToolCalls) == 0 && m.Content == fmt.Sprintf(heldNote, c.Name)
+		len(m.Parts) == 1 && m.Parts[0].Kind == PartToolResult && m.Parts[0].Structured == nil && m.Text() == fmt.Sprintf(heldNote, c.Name)
 }
 
 // lastAssistant returns the index of the last assistant message of msgs,

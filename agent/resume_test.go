@@ -109,7 +109,7 @@ func toolMessages(msgs []agent.Message) map[string]string {
 	out := map[string]string{}
 	for _, m := range msgs {
 		if m.Role == agent.RoleTool {
-			out[m.ToolCallID] = m.Content
+			out[m.ToolCallID] = m.Text()
 		}
 	}
 	return out
@@ -181,7 +181,7 @@ func TestResumeAcrossProcesses(t *testing.T) {
 	assert.Contains(t, sent[1], "write b done")
 	assert.Equal(t, "c3: Permission denied: the call to tool \"files_delete\" was not run. Reason: keep c\nDo not retry this call unless the user asks you to.", sent[2])
 	for _, m := range got.Messages {
-		assert.NotContains(t, m.Content, "waiting for the user's approval")
+		assert.NotContains(t, m.Text(), "waiting for the user's approval")
 	}
 
 	r.mu.Lock()
@@ -245,9 +245,9 @@ func TestResumeRefusesTamperedState(t *testing.T) {
 	// rename renames the first pending call's tool (a write) everywhere
 	// but in the request's server and tool.
 	rename := func(st *agent.State, name string) {
-		last(st).ToolCalls[1].Name = name
+		last(st).Parts[1].Name = name
 		st.Messages[len(st.Messages)-2].Name = name
-		st.Messages[len(st.Messages)-2].Content = `The call to "` + name + `" was not run: it is waiting for the user's approval.`
+		st.Messages[len(st.Messages)-2].Parts = []agent.Part{agent.ToolResultPart(`The call to "` + name + `" was not run: it is waiting for the user's approval.`)}
 		st.Pending[0].Call.Name = name
 		st.Pending[0].Request.PrefixedName = name
 	}
@@ -255,14 +255,14 @@ func TestResumeRefusesTamperedState(t *testing.T) {
 		tamper func(st *agent.State)
 		kind   agent.ResumeErrorKind
 	}{
-		"version":        {func(st *agent.State) { st.Version = 2 }, agent.ResumeInvalidState},
+		"version":        {func(st *agent.State) { st.Version = agent.StateVersion + 1 }, agent.ResumeInvalidState},
 		"no messages":    {func(st *agent.State) { st.Messages = nil }, agent.ResumeInvalidState},
 		"no pending":     {func(st *agent.State) { st.Pending = nil }, agent.ResumeInvalidState},
 		"negative turns": {func(st *agent.State) { st.Turn, st.ModelCalls = -1, -1 }, agent.ResumeInvalidState},
 		"call that ran": {func(st *agent.State) {
 			// The read, which ran, presented as pending: its result is no
 			// held note.
-			st.Pending[1].Call = last(st).ToolCalls[0]
+			st.Pending[1].Call = last(st).ToolCalls()[0]
 			st.Pending[1].Index = 0
 			st.Pending[1].Request.PrefixedName = "files_read"
 			st.Pending[1].Request.Arguments = json.RawMessage(`{"path":"a"}`)
@@ -278,7 +278,7 @@ func TestResumeRefusesTamperedState(t *testing.T) {
 			st.Pending[0].Request.Arguments = json.RawMessage(`{"path":"z"}`)
 		}, agent.ResumeInvalidState},
 		"conversation ends elsewhere": {func(st *agent.State) {
-			st.Messages = append(st.Messages, agent.Message{Role: agent.RoleUser, Content: "more"})
+			st.Messages = append(st.Messages, agent.UserMessage("more"))
 		}, agent.ResumeInvalidState},
 		// The user approved a write; the state now runs a delete.
 		"tool renamed":   {func(st *agent.State) { rename(st, "files_delete") }, agent.ResumeToolMismatch},
@@ -360,8 +360,8 @@ func TestResumeCanceledWhileACallRuns(t *testing.T) {
 	assert.Nil(t, res.Pending)
 	last := res.Messages[len(res.Messages)-1]
 	assert.Equal(t, "c1", last.ToolCallID)
-	assert.NotContains(t, last.Content, "waiting for the user's approval")
-	assert.Contains(t, last.Content, "was interrupted: the run was cancelled")
+	assert.NotContains(t, last.Text(), "waiting for the user's approval")
+	assert.Contains(t, last.Text(), "was interrupted: the run was cancelled")
 	assert.Empty(t, r.llm.Requests(), "the model is not called after the cancel")
 }
 
@@ -480,7 +480,7 @@ func TestResumeLocalOnlyServer(t *testing.T) {
 	res, st := pause(t, srv, threeCalls)
 	require.Len(t, res.Messages, 5)
 	for _, m := range res.Messages[2:] {
-		assert.Equal(t, config.EgressLocal, m.Egress, m.Content)
+		assert.Equal(t, config.EgressLocal, m.Egress, m.Text())
 	}
 	got, err := newResumer(t, srv, llmtest.Turn{Text: "all done"}).agent.Resume(context.Background(), st, allowEvery(st))
 	require.NoError(t, err)
@@ -495,7 +495,7 @@ func TestResumeKeepsLocalLabel(t *testing.T) {
 	_, srv := filesServer(t)
 	_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "files_write", Arguments: `{"path":"bob.txt","text":"call Bob"}`}}})
 	a := &agent.Agent{Model: model, Tools: discover(t, srv), Policy: permission.NewPolicy(webHost)}
-	msgs := []agent.Message{{Role: agent.RoleUser, Content: "my diary says: call Bob. Note it.", Egress: config.EgressLocal}}
+	msgs := []agent.Message{{Role: agent.RoleUser, Parts: agent.Parts("my diary says: call Bob. Note it."), Egress: config.EgressLocal}}
 	res, err := a.Run(context.Background(), msgs)
 	require.ErrorIs(t, err, agent.ErrPendingApproval)
 	require.Len(t, res.Messages, 3)
@@ -505,7 +505,7 @@ func TestResumeKeepsLocalLabel(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got.Messages, 4)
 	assert.Equal(t, "files_write", got.Messages[2].Name)
-	assert.Contains(t, got.Messages[2].Content, "write bob.txt done", "the call ran")
+	assert.Contains(t, got.Messages[2].Text(), "write bob.txt done", "the call ran")
 	assert.Equal(t, config.EgressLocal, got.Messages[2].Egress, "the resumed call's output keeps the label")
 	assert.Equal(t, config.EgressLocal, got.Messages[3].Egress)
 }

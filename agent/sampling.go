@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -250,31 +251,39 @@ func samplingText(blocks mcp.SamplingContents) string {
 }
 
 // chatRequest turns a sampling request, as approved, into the Model's:
-// tool_use blocks become tool calls, tool_result blocks tool messages,
-// and the server's tools are offered for this request only.
+// text blocks become a text part (consecutive ones joined by a line
+// break), an image block of a user message an image part, tool_use blocks tool calls, tool_result blocks tool
+// messages, and the server's tools are offered for this request only.
 func chatRequest(req *mcp.SampleRequest, asked *permission.Sampling) (*ChatRequest, error) {
 	c := &ChatRequest{MaxTokens: asked.MaxTokens}
 	if asked.SystemPrompt != "" {
-		c.Messages = append(c.Messages, Message{Role: RoleSystem, Content: asked.SystemPrompt})
+		c.Messages = append(c.Messages, SystemMessage(asked.SystemPrompt))
 	}
 	for _, m := range req.Messages {
-		var text []string
 		msg := Message{Role: Role(m.Role)}
 		for _, b := range m.Content {
-			switch b.Type {
-			case "text":
-				text = append(text, b.Text)
-			case "tool_use":
-				msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
-			case "tool_result":
-				c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: b.ToolUseID,
-					Content: (&mcp.CallToolResult{Content: b.Content}).Text()})
+			switch {
+			case b.Type == "text" && len(msg.Parts) > 0 && msg.Parts[len(msg.Parts)-1].Kind == PartText:
+				msg.Parts[len(msg.Parts)-1].Text += "\n" + b.Text // one text, as chat servers take it
+			case b.Type == "text":
+				msg.Parts = append(msg.Parts, TextPart(b.Text))
+			case b.Type == "image" && msg.Role == RoleUser:
+				data, err := base64.StdEncoding.DecodeString(b.Data)
+				if err != nil {
+					return nil, refused("an image block is not base64")
+				}
+				msg.Parts = append(msg.Parts, ImagePart(b.MIMEType, data))
+			case b.Type == "tool_use":
+				msg.Parts = append(msg.Parts, CallPart(ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)}))
+			case b.Type == "tool_result":
+				result := ToolResultPart((&mcp.CallToolResult{Content: b.Content}).Text())
+				result.Structured = b.StructuredContent
+				c.Messages = append(c.Messages, Message{Role: RoleTool, ToolCallID: b.ToolUseID, Parts: []Part{result}})
 			default:
-				return nil, refused(fmt.Sprintf("the model takes no %s content", b.Type))
+				return nil, refused(fmt.Sprintf("the model takes no %s content in a %s message", b.Type, m.Role))
 			}
 		}
-		if len(text) > 0 || len(msg.ToolCalls) > 0 {
-			msg.Content = strings.Join(text, "\n")
+		if len(msg.Parts) > 0 {
 			c.Messages = append(c.Messages, msg)
 		}
 	}
@@ -297,18 +306,20 @@ func chatRequest(req *mcp.SampleRequest, asked *permission.Sampling) (*ChatReque
 	return c, nil
 }
 
-// samplingResult turns the Model's reply into the completion: its text,
-// and its calls of the request's tools as tool_use blocks.
+// samplingResult turns the Model's reply into the completion: its text
+// as a text block, and its calls of the request's tools as tool_use
+// blocks; its reasoning, which is for the Model's provider only, is left
+// out.
 func samplingResult(reply *Reply, req *mcp.SampleRequest, model string) *mcp.SampleResult {
 	res := &mcp.SampleResult{Role: "assistant", Model: model}
-	if t := reply.Message.Content; t != "" {
+	if t := reply.Message.Text(); t != "" {
 		res.Content = append(res.Content, mcp.SamplingContent{Type: "text", Text: t})
 	}
 	offered := map[string]bool{}
 	for _, t := range req.Tools {
 		offered[t.Name] = true
 	}
-	for _, call := range reply.Message.ToolCalls {
+	for _, call := range reply.Message.ToolCalls() {
 		if !offered[call.Name] {
 			continue // a tool the server did not offer: nothing to run
 		}

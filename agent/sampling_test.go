@@ -264,3 +264,24 @@ func TestSamplerAskedDespiteAutoTools(t *testing.T) {
 		})
 	}
 }
+
+// A server's sampling request maps to parts: its text blocks to one text,
+// its image to an image part, which the driver sends as a content part.
+func TestSamplerImage(t *testing.T) {
+	llm, model := startLLM(t, llmtest.Turn{Text: "a cat"})
+	s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs"}},
+		Policy: permission.NewPolicy(permission.AllowAll{})}
+	req := sampleRequest("docs")
+	req.Messages[0].Content = mcp.SamplingContents{{Type: "text", Text: "What is"}, {Type: "text", Text: "this?"},
+		{Type: "image", MIMEType: "image/png", Data: "cG5nIQ=="}}
+	res, err := s.Sample(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "a cat", res.Content[0].Text)
+	sent := llm.Requests()[0].Messages[1]
+	assert.Equal(t, llmtest.Message{Role: "user", Content: "What is\nthis?", Media: []string{"data:image/png;base64,cG5nIQ=="}}, sent)
+
+	req.Messages[0].Content = mcp.SamplingContents{{Type: "image", MIMEType: "image/png", Data: "not base64!"}}
+	_, err = s.Sample(context.Background(), req)
+	require.ErrorIs(t, err, mcp.ErrRefused)
+	assert.ErrorContains(t, err, "not base64")
+}

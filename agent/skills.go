@@ -299,7 +299,7 @@ func (r *run) preloadSkills(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("agent: preloading skill %q: %w", name, err)
 		}
-		r.add(Message{Role: RoleAssistant, ToolCalls: []ToolCall{sent}})
+		r.add(Message{Role: RoleAssistant, Parts: []Part{CallPart(sent)}})
 		r.answer(c, StatusOK, res, res.Content[0].Text)
 		r.window.keep(len(r.msgs), c.kept)
 		r.add(c.msg)

@@ -88,7 +88,7 @@ func TestTaskBackedCallIsOneToolCall(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "Here is the report.", res.Answer)
 			assert.Len(t, llm.Requests(), 2, "one tool call, one answer: the polls are not the model's")
-			assert.Contains(t, res.Messages[2].Content, "the report")
+			assert.Contains(t, res.Messages[2].Text(), "the report")
 
 			trace, statuses := taskTrace(&rec)
 			assert.Equal(t, []string{"started", "status", "result ok"}, trace)

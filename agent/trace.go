@@ -133,7 +133,7 @@ type ModelResult struct {
 	Duration time.Duration
 }
 
-// Attributes returns gen_ai.usage.input_tokens and output_tokens and
+// Attributes returns the reply's usage (see Usage.Attributes) and
 // gen_ai.response.finish_reasons (a []string) for a reply, error.type
 // for an error: the HTTP status of an *APIError, "context_exceeded",
 // "timeout", "canceled" or "_OTHER".
@@ -144,12 +144,31 @@ func (m *ModelResult) Attributes() []slog.Attr {
 	if m.Reply == nil {
 		return nil
 	}
-	u := m.Reply.Usage
-	return []slog.Attr{
-		slog.Int("gen_ai.usage.input_tokens", u.PromptTokens),
-		slog.Int("gen_ai.usage.output_tokens", u.CompletionTokens),
-		slog.Any("gen_ai.response.finish_reasons", []string{string(m.Reply.Finish)}),
+	return append(m.Reply.Usage.Attributes(),
+		slog.Any("gen_ai.response.finish_reasons", []string{string(m.Reply.Finish)}))
+}
+
+// Attributes returns gen_ai.usage.input_tokens and output_tokens, and,
+// when not zero, gen_ai.usage.cache_read.input_tokens,
+// cache_creation.input_tokens and reasoning.output_tokens, as the
+// OpenTelemetry GenAI conventions name them.
+func (u Usage) Attributes() []slog.Attr {
+	attrs := make([]slog.Attr, 2, 6)
+	attrs[0] = slog.Int("gen_ai.usage.input_tokens", u.PromptTokens)
+	attrs[1] = slog.Int("gen_ai.usage.output_tokens", u.CompletionTokens)
+	for _, a := range []struct {
+		key string
+		n   int
+	}{
+		{"gen_ai.usage.cache_read.input_tokens", u.CacheReadTokens},
+		{"gen_ai.usage.cache_creation.input_tokens", u.CacheWriteTokens},
+		{"gen_ai.usage.reasoning.output_tokens", u.ReasoningTokens},
+	} {
+		if a.n != 0 {
+			attrs = append(attrs, slog.Int(a.key, a.n))
+		}
 	}
+	return attrs
 }
 
 func modelErrorType(err error) string {

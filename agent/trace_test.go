@@ -138,6 +138,14 @@ func TestTraceAttributes(t *testing.T) {
 	}
 	assert.Equal(t, map[string]any{"gen_ai.usage.input_tokens": int64(3), "gen_ai.usage.output_tokens": int64(4),
 		"gen_ai.response.finish_reasons": []string{"stop"}}, got)
+	res.Reply.Usage = agent.Usage{PromptTokens: 30, CompletionTokens: 40, CacheReadTokens: 20, CacheWriteTokens: 5, ReasoningTokens: 10}
+	clear(got)
+	for _, a := range res.Attributes() {
+		got[a.Key] = a.Value.Any()
+	}
+	assert.Equal(t, map[string]any{"gen_ai.usage.input_tokens": int64(30), "gen_ai.usage.output_tokens": int64(40),
+		"gen_ai.usage.cache_read.input_tokens": int64(20), "gen_ai.usage.cache_creation.input_tokens": int64(5),
+		"gen_ai.usage.reasoning.output_tokens": int64(10), "gen_ai.response.finish_reasons": []string{"stop"}}, got)
 	failed := &agent.ModelResult{Err: fmt.Errorf("x: %w", agent.ErrContextExceeded)}
 	assert.Equal(t, "context_exceeded", failed.Attributes()[0].Value.String())
 	assert.Equal(t, "error.type", failed.Attributes()[0].Key)
@@ -167,9 +175,9 @@ func (s *scripted) Chat(context.Context, *agent.ChatRequest, func(agent.Delta)) 
 	s.n++
 	if s.n == 1 {
 		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
-			ToolCalls: []agent.ToolCall{{ID: "1", Name: "noop", Arguments: "{}"}}}, Finish: agent.FinishToolCalls}, nil
+			Parts: agent.Parts("", []agent.ToolCall{{ID: "1", Name: "noop", Arguments: "{}"}}...)}, Finish: agent.FinishToolCalls}, nil
 	}
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("done")}, Finish: agent.FinishStop}, nil
 }
 
 // A resumed run is traced like any other: its approved calls run under
@@ -220,7 +228,7 @@ func TestTraceResumeDecisions(t *testing.T) {
 type describedModel struct{}
 
 func (describedModel) Chat(context.Context, *agent.ChatRequest, func(agent.Delta)) (*agent.Reply, error) {
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "hi"}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("hi")}, Finish: agent.FinishStop}, nil
 }
 
 func (describedModel) ModelInfo() agent.ModelInfo {

@@ -199,7 +199,7 @@ func (r *run) runTyped(ctx context.Context, ta *typedAnswer) (json.RawMessage, e
 	if err := r.run(ctx); err != nil {
 		return nil, err
 	}
-	r.add(Message{Role: RoleUser, Content: askAnswer(byTool)})
+	r.add(UserMessage(askAnswer(byTool)))
 	return r.typedTurns(ctx, ta, byTool)
 }
 
@@ -271,7 +271,7 @@ func (r *run) typedTurn(ctx context.Context, ta *typedAnswer, byTool bool) (*Rep
 	if err != nil {
 		return nil, err
 	}
-	r.appendReply(reply)
+	r.add(storedMessage(&reply.Message, nil))
 	return reply, nil
 }
 
@@ -282,7 +282,7 @@ func (r *run) typedTurn(ctx context.Context, ta *typedAnswer, byTool bool) (*Rep
 // a user message.
 func (r *run) answerCalls(byTool bool, fix string) {
 	answered := false
-	for i, c := range r.msgs[len(r.msgs)-1].ToolCalls {
+	for i, c := range r.msgs[len(r.msgs)-1].ToolCalls() {
 		content := fmt.Sprintf("Error: this call was not run: no tool but %q is available now, and only for the answer.", AnswerTool)
 		if byTool && i == 0 && c.Name == AnswerTool {
 			content, answered = "Answer received.", true
@@ -290,20 +290,27 @@ func (r *run) answerCalls(byTool bool, fix string) {
 				content = "Error: " + fix
 			}
 		}
-		r.add(Message{Role: RoleTool, ToolCallID: c.ID, Content: content})
+		r.add(Message{Role: RoleTool, ToolCallID: c.ID, Parts: []Part{ToolResultPart(content)}})
 	}
 	if !answered && fix != "" {
-		r.add(Message{Role: RoleUser, Content: fix})
+		r.add(UserMessage(fix))
 	}
 }
 
 // answerText returns the answer in reply: the arguments of its first call
 // when it calls AnswerTool, else its text.
 func answerText(reply *Reply, byTool bool) string {
-	if calls := reply.Message.ToolCalls; byTool && len(calls) > 0 && calls[0].Name == AnswerTool {
-		return calls[0].Arguments
+	if byTool {
+		for i := range reply.Message.Parts {
+			if p := &reply.Message.Parts[i]; p.Kind == PartToolCall {
+				if p.Name == AnswerTool {
+					return p.Arguments
+				}
+				break
+			}
+		}
 	}
-	return reply.Message.Content
+	return reply.Message.Text()
 }
 
 // answerProblem words a problem of tool arguments as one of an answer.

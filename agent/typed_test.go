@@ -213,7 +213,7 @@ func TestRunTypedRetry(t *testing.T) {
 		assert.Equal(t, "user", fix.Role)
 		assert.Contains(t, fix.Content, "it is not valid JSON")
 		assert.Equal(t, []agent.Role{agent.RoleUser, agent.RoleAssistant, agent.RoleUser, agent.RoleAssistant, agent.RoleTool}, roles(res.Messages))
-		assert.Contains(t, res.Messages[4].Content, `missing required property "sky"`, "the failed answer call is answered")
+		assert.Contains(t, res.Messages[4].Text(), `missing required property "sky"`, "the failed answer call is answered")
 		requireResumable(t, res.Messages)
 	})
 }

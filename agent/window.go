@@ -54,19 +54,20 @@ func (w *contextWindow) fit(msgs []Message, from, fixed int) (shortened, over bo
 	}
 	for i := from; i < len(msgs) && estimateTokens(total) > w.budget; i++ {
 		m := &msgs[i]
-		if m.Role != RoleTool || len(m.Content) <= ShortenedToolOutput {
+		if m.Role != RoleTool || len(m.Text()) <= ShortenedToolOutput {
 			continue
 		}
 		k := w.kept[i]
 		if k == nil { // from the conversation the run was given
-			k = &keptOutput{text: wholeText(m.Content)}
+			k = &keptOutput{text: wholeText(m.Text())}
 			w.kept[i] = k
 		}
 		k.text = k.text.shorten(ShortenedToolOutput)
-		before := len(m.Content)
-		m.Content = k.content()
-		total -= before - len(m.Content)
-		shortened = shortened || len(m.Content) < before
+		before := messageSize(m)
+		m.setText(k.content()) // its structured content goes too
+		after := messageSize(m)
+		total -= before - after
+		shortened = shortened || after < before
 	}
 	w.estimate = estimateTokens(total)
 	return shortened, w.estimate > w.budget
@@ -87,9 +88,13 @@ func (w *contextWindow) lower(cause error) {
 
 // messageSize estimates the bytes a message takes in a request.
 func messageSize(m *Message) int {
-	n := len(m.Content) + len(m.ToolCallID) + 16
-	for _, c := range m.ToolCalls {
-		n += len(c.ID) + len(c.Name) + len(c.Arguments) + 32
+	n := len(m.ToolCallID) + 16
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		n += len(p.Text) + len(p.Signature) + len(p.URL) + len(p.Data)*4/3
+		if p.Kind == PartToolCall {
+			n += len(p.ID) + len(p.Name) + len(p.Arguments) + 32
+		}
 	}
 	return n
 }

@@ -78,7 +78,7 @@ func TestChatHelp(t *testing.T) {
 	out, code := run(t, environ(t), "", "chat", "-help")
 	assert.Equal(t, 0, code, out)
 	for _, want := range []string{"-config", "MINIME_MODEL_URL", "/tools", "/servers", "/prompts", "/<prompt> [args]", "/resources", "/roots", "@<uri>",
-		"/call NAME {json}", "/status", "/history", "!N", "/clear", "/help", "/quit", "Ctrl-C"} {
+		"/call NAME {json}", "/status", "/history", "!N", "/transcript", "/clear", "/help", "/quit", "Ctrl-C"} {
 		assert.Contains(t, out, want)
 	}
 }

@@ -124,9 +124,8 @@ func (h *Hooks) agentTrace() *agent.Trace {
 		},
 		RunDone: func(ctx context.Context, _ *agent.RunInfo, res *agent.Result, err error) {
 			span := trace.SpanFromContext(ctx)
-			span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", res.Usage.PromptTokens),
-				attribute.Int("gen_ai.usage.output_tokens", res.Usage.CompletionTokens),
-				attribute.String("minime.stop", string(res.Stop)))
+			span.SetAttributes(attrs(res.Usage.Attributes())...)
+			span.SetAttributes(attribute.String("minime.stop", string(res.Stop)))
 			if err != nil {
 				fail(span, string(res.Stop), err)
 			}

@@ -80,7 +80,7 @@ func TestAgentRun(t *testing.T) {
 	t.Cleanup(llm.Close)
 	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: base, Model: "test-model"}, Tools: ts,
 		Policy: permission.NewPolicy(permission.AllowAll{})}
-	_, err = a.Run(hooks.Context(context.Background()), []agent.Message{{Role: agent.RoleUser, Content: "weather?"}})
+	_, err = a.Run(hooks.Context(context.Background()), []agent.Message{agent.UserMessage("weather?")})
 	require.NoError(t, err)
 
 	byName := map[string][]sdktrace.ReadOnlySpan{}

@@ -21,15 +21,15 @@ func ExampleClean() {
 type parrot struct{}
 
 func (parrot) Chat(_ context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
-	text := req.Messages[len(req.Messages)-1].Content
+	text := req.Messages[len(req.Messages)-1].Text()
 	onDelta(agent.Delta{Text: text})
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: text}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts(text)}, Finish: agent.FinishStop}, nil
 }
 
 // A run printed as it streams.
 func ExampleEvents() {
 	a := &agent.Agent{Model: parrot{}}
-	msgs := []agent.Message{{Role: agent.RoleUser, Content: "Is anyone there?"}}
+	msgs := []agent.Message{agent.UserMessage("Is anyone there?")}
 	if _, err := a.RunStream(context.Background(), msgs, render.Events(os.Stdout)); err != nil {
 		log.Fatal(err)
 	}

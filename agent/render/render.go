@@ -2,7 +2,8 @@
 // and tools discovery found, with its warnings ([Banner]); the model and
 // whether tool results leave the machine ([Model]); and a run as it
 // streams ([Events]): the answer, each tool call and its outcome, and
-// warnings.
+// warnings; and a stored conversation, the model's reasoning apart
+// ([Transcript]).
 //
 // Everything a server or a model said is cleaned first ([Clean]): control
 // and bidirectional characters and invalid UTF-8 are replaced, so that a

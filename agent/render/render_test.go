@@ -156,3 +156,24 @@ func TestSkills(t *testing.T) {
 	render.Banner(&out, empty)
 	assert.Equal(t, "servers: none\ntools: none\nwarnings: none\n", out.String())
 }
+
+func TestTranscript(t *testing.T) {
+	var out bytes.Buffer
+	render.Transcript(&out, []agent.Message{
+		agent.SystemMessage("Be brief."),
+		{Role: agent.RoleUser, Parts: []agent.Part{agent.TextPart("What is\x1b[2J this?"), agent.ImagePart("image/png", []byte("1234"))}},
+		{Role: agent.RoleAssistant, Parts: []agent.Part{
+			agent.ReasoningPart("p", "A picture;\nlook closer.", "sig"),
+			{Kind: agent.PartReasoning, Provider: "q", Signature: "opaque"},
+			agent.TextPart("Let me see."),
+			agent.CallPart(agent.ToolCall{ID: "1", Name: "zoom", Arguments: `{"x":2}`}),
+		}},
+		{Role: agent.RoleTool, ToolCallID: "1", Name: "zoom", Parts: []agent.Part{agent.ToolResultPart("a cat, very long")}},
+		{Role: agent.RoleAssistant, Parts: agent.Parts("A cat.")},
+	}, 12)
+	assert.Equal(t, "system: Be brief.\n"+
+		"user: What is�[2J … [image image/png, 4 bytes]\n"+
+		"model:\n  (thought: A picture;⏎l…)\n  (thought, hidden) Let me see.\n  → zoom {\"x\":2}\n"+
+		"← zoom: a cat, very …\n"+
+		"model: A cat.\n", out.String())
+}

@@ -35,7 +35,7 @@ func Example() {
 
 	// A run: every call of an "ask" server waits for the decide update.
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "agents"}, temporal.WorkflowName, temporal.Input{
-		Messages: []agent.Message{{Role: agent.RoleUser, Content: "Summarise my open issues."}},
+		Messages: []agent.Message{agent.UserMessage("Summarise my open issues.")},
 		Config:   temporal.Config{Mode: permission.ModeAsk},
 	})
 	if err != nil {

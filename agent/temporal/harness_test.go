@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -182,13 +183,23 @@ type scriptCall struct {
 // userScript is the conversation whose first message is s.
 func userScript(s script) []agent.Message {
 	b, _ := json.Marshal(s)
-	return []agent.Message{{Role: agent.RoleUser, Content: string(b)}}
+	return []agent.Message{agent.UserMessage(string(b))}
 }
 
 // scriptModel follows the script of the conversation, statelessly: its
 // turn is the number of assistant messages so far, so a retried or
-// replayed call answers the same.
+// replayed call answers the same. It reasons as Claude and Gemini do:
+// each reply carries a signed reasoning part that it requires back,
+// unchanged, in every later request, so a run whose history loses it
+// fails.
 type scriptModel struct{}
+
+// scriptReasoning is the reasoning part of scriptModel's turn.
+func scriptReasoning(turn int) agent.Part {
+	p := agent.ReasoningPart("script", fmt.Sprintf("thinking about turn %d", turn), fmt.Sprintf("signed-%d", turn))
+	p.Metadata = map[string]json.RawMessage{"script": json.RawMessage(fmt.Sprintf(`{"turn":%d}`, turn))}
+	return p
+}
 
 func (scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.Delta)) (*agent.Reply, error) {
 	var s script
@@ -198,24 +209,28 @@ func (scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.
 		switch m.Role {
 		case agent.RoleUser:
 			if s.Turns == nil {
-				if err := json.Unmarshal([]byte(m.Content), &s); err != nil {
+				if err := json.Unmarshal([]byte(m.Text()), &s); err != nil {
 					return nil, fmt.Errorf("scriptModel: the first user message is no script: %w", err)
 				}
 			}
 		case agent.RoleAssistant:
+			if len(m.Parts) == 0 || !reflect.DeepEqual(m.Parts[0], scriptReasoning(turn)) {
+				return nil, fmt.Errorf("scriptModel: assistant turn %d came back without its signed reasoning", turn)
+			}
 			turn++
 		case agent.RoleTool:
-			outputs = append(outputs, m.Content)
+			outputs = append(outputs, m.Text())
 		}
 	}
 	if turn < len(s.Turns) {
-		msg := agent.Message{Role: agent.RoleAssistant}
+		msg := agent.Message{Role: agent.RoleAssistant, Parts: []agent.Part{scriptReasoning(turn)}}
 		for i, c := range s.Turns[turn] {
-			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: fmt.Sprintf("call_%d_%d", turn, i), Name: c.Name, Arguments: string(c.Args)})
+			msg.Parts = append(msg.Parts, agent.CallPart(agent.ToolCall{ID: fmt.Sprintf("call_%d_%d", turn, i), Name: c.Name, Arguments: string(c.Args)}))
 		}
 		return &agent.Reply{Message: msg, Finish: agent.FinishToolCalls}, nil
 	}
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "answer: " + strings.Join(outputs, " | ")}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
+		Parts: []agent.Part{scriptReasoning(turn), agent.TextPart("answer: " + strings.Join(outputs, " | "))}}, Finish: agent.FinishStop}, nil
 }
 
 // counter counts the calls of the MCP test server's tools, and lets a

@@ -320,7 +320,7 @@ func TestModelRetry(t *testing.T) {
 	c := dial(t)
 	begin := time.Now()
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: q}, temporal.WorkflowName,
-		temporal.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+		temporal.Input{Messages: []agent.Message{agent.UserMessage("hi")}})
 	require.NoError(t, err)
 	out := result(t, run)
 	require.Equal(t, agent.StopAnswer, out.Result.Stop, out.Error)
@@ -349,13 +349,13 @@ func TestLongOutput(t *testing.T) {
 			tool = m
 		}
 	}
-	assert.Less(t, len(tool.Content), 5<<10, "the output entered the history cut")
-	assert.Contains(t, tool.Content, "echo xxx")
-	assert.Contains(t, tool.Content, "xxxEND")
+	assert.Less(t, len(tool.Text()), 5<<10, "the output entered the history cut")
+	assert.Contains(t, tool.Text(), "echo xxx")
+	assert.Contains(t, tool.Text(), "xxxEND")
 	files, err := filepath.Glob(filepath.Join(dir, "echo-*"))
 	require.NoError(t, err)
 	require.Len(t, files, 1)
-	assert.Contains(t, tool.Content, "[... 20008 bytes cut; the whole output is stored as "+files[0]+" ...]")
+	assert.Contains(t, tool.Text(), "[... 20008 bytes cut; the whole output is stored as "+files[0]+" ...]")
 	whole, err := os.ReadFile(files[0])
 	require.NoError(t, err)
 	assert.Equal(t, "echo "+long, string(whole))

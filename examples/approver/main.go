@@ -199,6 +199,6 @@ func run(ctx context.Context, prompt string, stdin io.Reader, stdout io.Writer) 
 	}
 	render.Model(stdout, model)
 	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
-	_, err = a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: prompt}}, render.Events(stdout))
+	_, err = a.RunStream(ctx, []agent.Message{agent.UserMessage(prompt)}, render.Events(stdout))
 	return err
 }

@@ -55,7 +55,7 @@ func runWaiting(ctx context.Context, prompt string, stdin io.Reader, stdout io.W
 	}
 
 	// 1. The run goes as far as it can without the user.
-	res, err := newAgent().RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: prompt}}, render.Events(stdout))
+	res, err := newAgent().RunStream(ctx, []agent.Message{agent.UserMessage(prompt)}, render.Events(stdout))
 	if res.Stop != agent.StopPendingApproval {
 		return err // the model answered without a call to approve, or the run failed
 	}
@@ -119,14 +119,14 @@ func (script) Chat(_ context.Context, req *agent.ChatRequest, onDelta func(agent
 	switch len(results) {
 	case 0:
 		return &agent.Reply{Finish: agent.FinishToolCalls, Message: agent.Message{Role: agent.RoleAssistant,
-			ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "text_count", Arguments: `{"text":"to be or not to be"}`}}}}, nil
+			Parts: agent.Parts("", []agent.ToolCall{{ID: "call_1", Name: "text_count", Arguments: `{"text":"to be or not to be"}`}}...)}}, nil
 	case 1:
 		return &agent.Reply{Finish: agent.FinishToolCalls, Message: agent.Message{Role: agent.RoleAssistant,
-			ToolCalls: []agent.ToolCall{{ID: "call_2", Name: "notes_save_note", Arguments: `{"title":"hamlet","text":"6 words"}`}}}}, nil
+			Parts: agent.Parts("", []agent.ToolCall{{ID: "call_2", Name: "notes_save_note", Arguments: `{"title":"hamlet","text":"6 words"}`}}...)}}, nil
 	}
 	text := "(scripted) Both calls are settled: the count, and the note as the user decided.\n"
 	if onDelta != nil {
 		onDelta(agent.Delta{Text: text})
 	}
-	return &agent.Reply{Finish: agent.FinishStop, Message: agent.Message{Role: agent.RoleAssistant, Content: text}}, nil
+	return &agent.Reply{Finish: agent.FinishStop, Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts(text)}}, nil
 }

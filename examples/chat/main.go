@@ -90,6 +90,7 @@ const commands = `commands:
   /call NAME {json}    call tool NAME with the JSON object of arguments, through the approval
   /status              the model, the servers and the tokens used
   /history             the questions asked; !N asks question N again
+  /transcript          the conversation so far, the model's reasoning apart
   /clear               forget the conversation and the approvals given for the session
   /help                this list
   /quit                leave (Ctrl-D too); Ctrl-C stops an answer`
@@ -303,6 +304,8 @@ func (c *chat) command(line string) {
 		for i, q := range c.history {
 			fmt.Fprintf(c.out, "%3d  %s\n", i+1, render.Clean(q, 200))
 		}
+	case "/transcript":
+		render.Transcript(c.out, c.conversation, 300)
 	case "/clear":
 		c.conversation = nil
 		c.newPolicy()

@@ -100,7 +100,6 @@ func (c *chat) promptArgs(p toolset.Prompt, words []string) (map[string]string, 
 // question is the user's message for a line, with the resources its
 // @words name attached.
 func (c *chat) question(line string) (agent.Message, error) {
-	m := agent.Message{Role: agent.RoleUser}
 	var words []string
 	var uris []string
 	for _, w := range strings.Fields(line) {
@@ -110,9 +109,9 @@ func (c *chat) question(line string) (agent.Message, error) {
 			words = append(words, w)
 		}
 	}
-	m.Content = strings.Join(words, " ")
+	m := agent.UserMessage(strings.Join(words, " "))
 	if len(uris) == 0 {
-		m.Content = line
+		m = agent.UserMessage(line)
 	}
 	for _, uri := range uris {
 		r, err := c.tools.ReadResource(context.Background(), uri)

@@ -37,7 +37,7 @@ func main() {
 		Tools:  tools,
 		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions apply
 	}
-	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: "What is on my calendar today?"}})
+	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("What is on my calendar today?")})
 	if err != nil {
 		log.Fatalf("stopped (%s): %v", res.Stop, err)
 	}

@@ -107,7 +107,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 	render.Model(stdout, model)
 	fmt.Fprintf(stdout, "\nyou: %s\n\n", question)
 	a := &agent.Agent{Model: model, Tools: tools, Policy: policy}
-	res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: question}}, render.Events(stdout))
+	res, err := a.RunStream(ctx, []agent.Message{agent.UserMessage(question)}, render.Events(stdout))
 	if err != nil {
 		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
 	}

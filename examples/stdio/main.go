@@ -125,6 +125,6 @@ func run(ctx context.Context, question string, stdin io.Reader, stdout io.Writer
 	fmt.Fprintln(stdout)
 	render.Model(stdout, model)
 	fmt.Fprintf(stdout, "\nyou: %s\n\n", question)
-	_, err = a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: question}}, render.Events(stdout))
+	_, err = a.RunStream(ctx, []agent.Message{agent.UserMessage(question)}, render.Events(stdout))
 	return err
 }

@@ -101,7 +101,7 @@ func serve(ctx context.Context, c client.Client, out io.Writer) error {
 // start starts the run id.
 func start(ctx context.Context, c client.Client, id, question string, out io.Writer) error {
 	in := temporal.Input{
-		Messages: []agent.Message{{Role: agent.RoleUser, Content: question}},
+		Messages: []agent.Message{agent.UserMessage(question)},
 		Config:   temporal.Config{ServerModes: map[string]permission.Mode{agent.FuncServer: permission.ModeAsk}},
 	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, temporal.WorkflowName, in)

@@ -94,7 +94,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, getenv func(string) stri
 		model = &standIn{}
 	}
 	a := &agent.Agent{Model: model, Tools: servers.Tools, Policy: agent.NewPolicy(servers.Config, permission.AllowAll{})}
-	res, err := a.Run(ctx, []agent.Message{{Role: agent.RoleUser, Content: question}})
+	res, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)})
 	if err != nil {
 		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)
 	}
@@ -156,10 +156,10 @@ func (standIn) ModelInfo() agent.ModelInfo {
 func (standIn) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.Delta)) (*agent.Reply, error) {
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role == agent.RoleTool {
-		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "The tool says: " + last.Content},
+		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("The tool says: " + last.Text())},
 			Finish: agent.FinishStop}, nil
 	}
 	args, _ := json.Marshal(map[string]string{"text": "The quick brown fox jumps over the lazy dog"})
 	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
-		ToolCalls: []agent.ToolCall{{ID: "call_1", Name: "text_count", Arguments: string(args)}}}, Finish: agent.FinishToolCalls}, nil
+		Parts: agent.Parts("", agent.ToolCall{ID: "call_1", Name: "text_count", Arguments: string(args)})}, Finish: agent.FinishToolCalls}, nil
 }

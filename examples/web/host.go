@@ -125,7 +125,7 @@ func (h *Host) Handler() http.Handler {
 		if !readJSON(w, r, &body) || body.Text == "" {
 			return
 		}
-		if err := h.Ask(agent.Message{Role: agent.RoleUser, Content: body.Text}, "user"); err != nil {
+		if err := h.Ask(agent.UserMessage(body.Text), "user"); err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
 		}
 	})
@@ -266,13 +266,13 @@ func (h *Host) Ask(m agent.Message, from string) error {
 			return errBusy
 		}
 		h.inbox.Post(m)
-		h.publish("user", map[string]string{"text": m.Content, "from": from})
+		h.publish("user", map[string]string{"text": m.Text(), "from": from})
 		return nil
 	}
 	h.running = true
 	msgs := append(append(h.msgs, h.inbox.Take()...), m)
 	h.mu.Unlock()
-	h.publish("user", map[string]string{"text": m.Content, "from": from})
+	h.publish("user", map[string]string{"text": m.Text(), "from": from})
 	h.start(func(ctx context.Context, on func(agent.Event)) (agent.Result, error) {
 		return h.Agent.RunStream(ctx, msgs, on)
 	})
@@ -358,6 +358,9 @@ func (h *Host) start(run func(context.Context, func(agent.Event)) (agent.Result,
 func (h *Host) onEvent(e agent.Event) {
 	switch e := e.(type) {
 	case *agent.TextDelta:
+		if e.Reasoning != "" { // shown apart from the answer
+			h.publish("reasoning", map[string]string{"text": e.Reasoning})
+		}
 		if e.Text != "" {
 			h.publish("delta", map[string]string{"text": e.Text})
 		}

@@ -88,7 +88,7 @@ func (h *Host) openView(e *agent.ToolView) {
 				text += "\n" + string(structured)
 			}
 			h.inbox.SetContext(v.id, agent.Message{Role: agent.RoleUser, Server: e.Server,
-				Content: fmt.Sprintf("[Context from the app %s of server %s, as data:]\n%s", e.ResourceURI, e.Server, text)})
+				Parts: agent.Parts(fmt.Sprintf("[Context from the app %s of server %s, as data:]\n%s", e.ResourceURI, e.Server, text))})
 			return nil
 		},
 		OpenLink: func(ctx context.Context, u *url.URL) error { return h.askLink(ctx, v, u) },
@@ -163,7 +163,7 @@ func (h *Host) askMessage(ctx context.Context, v *view, text string) error {
 	if err != nil {
 		return err
 	}
-	return h.Ask(agent.Message{Role: agent.RoleUser, Content: text, Server: v.server}, v.from())
+	return h.Ask(agent.Message{Role: agent.RoleUser, Parts: agent.Parts(text), Server: v.server}, v.from())
 }
 
 // from names the view in the conversation.

@@ -413,9 +413,9 @@ func (m scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agen
 		}
 	}
 	if step < len(m.steps) {
-		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: m.steps[step]}, Finish: agent.FinishToolCalls}, nil
+		return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("", m.steps[step]...)}, Finish: agent.FinishToolCalls}, nil
 	}
-	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Content: "done"}, Finish: agent.FinishStop}, nil
+	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts("done")}, Finish: agent.FinishStop}, nil
 }
 
 // agentFigures measures, with an in-process model and tools: a turn (a
@@ -425,7 +425,7 @@ func (m scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agen
 // model answers at once, over the same catalogue; and the search's first
 // run, where the Agent compiles the schemas and indexes the tools.
 func agentFigures(ctx context.Context, f scaleFigures) error {
-	msgs := []agent.Message{{Role: agent.RoleUser, Content: "go"}}
+	msgs := []agent.Message{agent.UserMessage("go")}
 	policy := permission.NewPolicy(permission.AllowAll{})
 	var first time.Duration // of the last perRun: the Agent's first run
 	perRun := func(a *agent.Agent, runs int) (time.Duration, float64, float64, error) {

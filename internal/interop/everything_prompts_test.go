@@ -65,7 +65,7 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	msgs, err := (&agent.Agent{Model: &agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1"}}).PromptMessages(p)
 	require.NoError(t, err)
 	require.NotEmpty(t, msgs)
-	assert.Contains(t, msgs[0].Content, `<tool_output server="everything" tool="resource:demo://resource/dynamic/text/3">`)
+	assert.Contains(t, msgs[0].Text(), `<tool_output server="everything" tool="resource:demo://resource/dynamic/text/3">`)
 
 	c, err := ts.CompletePrompt(ctx, "everything_completable-prompt", mcp.CompletionArgument{Name: "department", Value: "En"})
 	require.NoError(t, err)

@@ -86,7 +86,7 @@ func TestEverythingTasks(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			began := time.Now()
-			res, err := a.RunStream(ctx, []agent.Message{{Role: agent.RoleUser, Content: "Research tasks"}}, func(e agent.Event) {
+			res, err := a.RunStream(ctx, []agent.Message{agent.UserMessage("Research tasks")}, func(e agent.Event) {
 				mu.Lock()
 				defer mu.Unlock()
 				switch e := e.(type) {

@@ -57,7 +57,7 @@ func TestLlamaCppAgentRun(t *testing.T) {
 		a := &agent.Agent{Model: m, Tools: tools, Funcs: []*agent.Func{add}, Policy: policy, MaxTurns: 4}
 		var steps []step
 		var text strings.Builder
-		res, err := a.RunStream(llamaCtx(t), []agent.Message{{Role: agent.RoleUser, Content: "add, then look it up"}}, func(e agent.Event) {
+		res, err := a.RunStream(llamaCtx(t), []agent.Message{agent.UserMessage("add, then look it up")}, func(e agent.Event) {
 			switch e := e.(type) {
 			case *agent.TextDelta:
 				text.WriteString(e.Text)

@@ -41,7 +41,7 @@ func TestLlamaCppErrors(t *testing.T) {
 		srv, tools := startTool(t, "calc", `{"name":"scale","description":"Scales","inputSchema":{"type":"object","properties":{"by":{"type":"float"}},"required":["by"]}}`)
 		var warnings []string
 		res, err := (&agent.Agent{Model: tiny(base, false), Tools: tools, Policy: permission.NewPolicy(permission.AllowAll{})}).
-			RunStream(llamaCtx(t), []agent.Message{{Role: agent.RoleUser, Content: "scale"}}, func(e agent.Event) {
+			RunStream(llamaCtx(t), []agent.Message{agent.UserMessage("scale")}, func(e agent.Event) {
 				if w, ok := e.(*agent.Warning); ok {
 					warnings = append(warnings, w.Message)
 				}
@@ -59,7 +59,7 @@ func TestLlamaCppErrors(t *testing.T) {
 		m := tiny(base, false)
 		m.HTTPClient = &http.Client{Transport: countingTransport{&sent}}
 		m.Extra = map[string]any{"json_schema": map[string]any{"type": "object"}, "grammar": `root ::= "a"`}
-		res, err := (&agent.Agent{Model: m}).Run(llamaCtx(t), []agent.Message{{Role: agent.RoleUser, Content: "hi"}})
+		res, err := (&agent.Agent{Model: m}).Run(llamaCtx(t), []agent.Message{agent.UserMessage("hi")})
 		var apiErr *agent.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, http.StatusInternalServerError, apiErr.StatusCode)
@@ -71,7 +71,7 @@ func TestLlamaCppErrors(t *testing.T) {
 
 	t.Run("a prompt longer than the context", func(t *testing.T) {
 		log := strings.Repeat("line of the log\n", 3000) // about 15,000 tokens; the context is 8,192
-		_, err := tiny(base, false).Chat(llamaCtx(t), &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: log}}}, nil)
+		_, err := tiny(base, false).Chat(llamaCtx(t), &agent.ChatRequest{Messages: []agent.Message{agent.UserMessage(log)}}, nil)
 		require.ErrorIs(t, err, agent.ErrContextExceeded)
 		var apiErr *agent.APIError
 		require.ErrorAs(t, err, &apiErr)
@@ -80,7 +80,7 @@ func TestLlamaCppErrors(t *testing.T) {
 		assert.Greater(t, apiErr.PromptTokens, apiErr.ContextSize)
 
 		// The run has nothing to shorten: a typed error.
-		res, err := (&agent.Agent{Model: tiny(base, false), ContextBudget: 32768}).Run(llamaCtx(t), []agent.Message{{Role: agent.RoleUser, Content: log}})
+		res, err := (&agent.Agent{Model: tiny(base, false), ContextBudget: 32768}).Run(llamaCtx(t), []agent.Message{agent.UserMessage(log)})
 		require.ErrorIs(t, err, agent.ErrContextExceeded)
 		assert.ErrorContains(t, err, "no tool output left to shorten")
 		assert.Equal(t, agent.StopError, res.Stop)
@@ -90,10 +90,10 @@ func TestLlamaCppErrors(t *testing.T) {
 		// through whole.
 		echo := echoFunc(t)
 		msgs := []agent.Message{
-			{Role: agent.RoleUser, Content: "read the log"},
-			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "old", Name: "echo", Arguments: `{"text":"log"}`}}},
-			{Role: agent.RoleTool, ToolCallID: "old", Name: "echo", Server: agent.FuncServer, Content: log},
-			{Role: agent.RoleUser, Content: "what failed?"},
+			agent.UserMessage("read the log"),
+			{Role: agent.RoleAssistant, Parts: agent.Parts("", []agent.ToolCall{{ID: "old", Name: "echo", Arguments: `{"text":"log"}`}}...)},
+			{Role: agent.RoleTool, ToolCallID: "old", Name: "echo", Server: agent.FuncServer, Parts: []agent.Part{agent.ToolResultPart(log)}},
+			agent.UserMessage("what failed?"),
 		}
 		var sent atomic.Int32
 		m := tiny(base, false)
@@ -102,7 +102,7 @@ func TestLlamaCppErrors(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotEmpty(t, res.Answer, "the model read the shortened conversation")
 		assert.Equal(t, int32(2), sent.Load())
-		assert.Less(t, len(res.Messages[2].Content), 2048)
+		assert.Less(t, len(res.Messages[2].Text()), 2048)
 		require.NotEmpty(t, res.Warnings)
 		assert.Contains(t, res.Warnings[0].Message, "longer than the model's context")
 	})
@@ -117,12 +117,12 @@ func TestLlamaCppErrors(t *testing.T) {
 					m := tiny(base, noStream)
 					m.MaxTokens = limit
 					res, err := (&agent.Agent{Model: m, Funcs: []*agent.Func{echoFunc(t)}, MaxTurns: 1}).
-						Run(llamaCtx(t), []agent.Message{{Role: agent.RoleUser, Content: "hi"}})
+						Run(llamaCtx(t), []agent.Message{agent.UserMessage("hi")})
 					require.ErrorIs(t, err, agent.ErrMaxTurns)
 					require.Len(t, res.Messages, 3)
 					told := res.Messages[2]
-					assert.Contains(t, told.Content, "cut off at the output limit", "%+v", res.Messages[1])
-					assert.NotContains(t, told.Content, "Correct the arguments")
+					assert.Contains(t, told.Text(), "cut off at the output limit", "%+v", res.Messages[1])
+					assert.NotContains(t, told.Text(), "Correct the arguments")
 					require.NotEmpty(t, res.Warnings)
 					assert.Equal(t, agent.WarnTruncatedAnswer, res.Warnings[0].Kind)
 					assert.Contains(t, res.Warnings[0].Message, "in the middle of a tool call")

@@ -36,7 +36,7 @@ func tiny(base string, noStream bool) *agent.OpenAI {
 }
 
 func hello(tools ...agent.ToolDef) *agent.ChatRequest {
-	return &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: greeting.prompt}}, Tools: tools}
+	return &agent.ChatRequest{Messages: []agent.Message{agent.UserMessage(greeting.prompt)}, Tools: tools}
 }
 
 // greeting is the user message of the wire tests, chosen once per test
@@ -60,7 +60,7 @@ func findGreeting(t *testing.T, base string) {
 		zero, seed := 0.0, 1
 		m := &agent.OpenAI{BaseURL: base, Model: "tiny", Temperature: &zero, Seed: &seed, MaxTokens: 48, NoStream: true}
 		for _, p := range greetings {
-			r, err := m.Chat(context.Background(), &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: p}}}, nil)
+			r, err := m.Chat(context.Background(), &agent.ChatRequest{Messages: []agent.Message{agent.UserMessage(p)}}, nil)
 			if err == nil && r.Finish == agent.FinishStop && r.Usage.CompletionTokens >= 4 {
 				greeting.prompt = p
 				return
@@ -93,14 +93,14 @@ func TestLlamaCppWire(t *testing.T) {
 	t.Run("plain answer, streamed and whole", func(t *testing.T) {
 		streamed, pieces := chat(t, tiny(base, false), hello())
 		assert.Greater(t, len(pieces), 1, "the text arrives in pieces")
-		assert.Equal(t, strings.Join(pieces, ""), streamed.Message.Content)
-		assert.NotEmpty(t, strings.TrimSpace(streamed.Message.Content))
+		assert.Equal(t, strings.Join(pieces, ""), streamed.Message.Text())
+		assert.NotEmpty(t, strings.TrimSpace(streamed.Message.Text()))
 		assert.Equal(t, agent.FinishStop, streamed.Finish)
-		assert.Empty(t, streamed.Message.ToolCalls)
+		assert.Empty(t, streamed.Message.ToolCalls())
 
 		whole, pieces := chat(t, tiny(base, true), hello())
-		assert.Equal(t, []string{whole.Message.Content}, pieces, "one piece")
-		assert.Equal(t, streamed.Message.Content, whole.Message.Content, "greedy: the same answer")
+		assert.Equal(t, []string{whole.Message.Text()}, pieces, "one piece")
+		assert.Equal(t, streamed.Message.Text(), whole.Message.Text(), "greedy: the same answer")
 		assert.Equal(t, agent.FinishStop, whole.Finish)
 		for _, u := range []agent.Usage{streamed.Usage, whole.Usage} {
 			assert.Positive(t, u.PromptTokens)
@@ -139,7 +139,7 @@ func TestLlamaCppWire(t *testing.T) {
 			m.MaxTokens = 2
 			reply, _ := chat(t, m, hello())
 			assert.Equal(t, agent.FinishLength, reply.Finish, "noStream %v", noStream)
-			assert.NotEmpty(t, reply.Message.Content)
+			assert.NotEmpty(t, reply.Message.Text())
 			assert.Equal(t, 2, reply.Usage.CompletionTokens)
 		}
 	})
@@ -184,8 +184,8 @@ func TestLlamaCppWire(t *testing.T) {
 		whole, _ := chat(t, tiny(base, true), hello(lookupDef))
 		for _, r := range []*agent.Reply{streamed, whole} {
 			assert.Equal(t, agent.FinishToolCalls, r.Finish)
-			require.Len(t, r.Message.ToolCalls, 1)
-			c := r.Message.ToolCalls[0]
+			require.Len(t, r.Message.ToolCalls(), 1)
+			c := r.Message.ToolCalls()[0]
 			assert.Equal(t, "lookup", c.Name)
 			assert.NotEmpty(t, c.ID)
 			assert.Equal(t, rawArgs, c.Arguments, "the arguments as the model wrote them")
@@ -204,7 +204,7 @@ func TestLlamaCppWire(t *testing.T) {
 			m.Temperature, m.Seed, m.MaxTokens = &one, &seed, 64
 			m.Extra = map[string]any{"parallel_tool_calls": true}
 			streamed, _ := chat(t, m, hello(lookupDef))
-			if len(streamed.Message.ToolCalls) < 2 || streamed.Finish != agent.FinishToolCalls {
+			if len(streamed.Message.ToolCalls()) < 2 || streamed.Finish != agent.FinishToolCalls {
 				continue
 			}
 			m.NoStream = true
@@ -212,12 +212,12 @@ func TestLlamaCppWire(t *testing.T) {
 			for _, r := range []*agent.Reply{streamed, whole} {
 				assert.Equal(t, agent.FinishToolCalls, r.Finish)
 				ids := map[string]bool{}
-				for _, c := range r.Message.ToolCalls {
+				for _, c := range r.Message.ToolCalls() {
 					ids[c.ID] = true
 					var args map[string]any
 					assert.NoError(t, json.Unmarshal([]byte(c.Arguments), &args), c.Arguments)
 				}
-				assert.Len(t, ids, len(r.Message.ToolCalls), "distinct ids")
+				assert.Len(t, ids, len(r.Message.ToolCalls()), "distinct ids")
 			}
 			assert.Equal(t, callsOf(streamed), callsOf(whole), "seed %d", seed)
 			return
@@ -230,7 +230,7 @@ func TestLlamaCppWire(t *testing.T) {
 // draws at random.
 func callsOf(r *agent.Reply) []string {
 	var out []string
-	for _, c := range r.Message.ToolCalls {
+	for _, c := range r.Message.ToolCalls() {
 		out = append(out, c.Name+" "+c.Arguments)
 	}
 	return out
@@ -254,7 +254,7 @@ func TestLlamaCppToolChoice(t *testing.T) {
 			req := hello(lookupDef)
 			req.ToolChoice = tt.choice
 			reply, _ := chat(t, m, req)
-			assert.Equal(t, tt.calls, len(reply.Message.ToolCalls) > 0, "%+v", reply.Message)
+			assert.Equal(t, tt.calls, len(reply.Message.ToolCalls()) > 0, "%+v", reply.Message)
 		})
 	}
 }

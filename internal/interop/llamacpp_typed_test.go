@@ -44,7 +44,7 @@ func TestLlamaCppRunTyped(t *testing.T) {
 		m.MaxTokens, m.NoResponseFormat = 64, noResponseFormat
 		return m
 	}
-	ask := []agent.Message{{Role: agent.RoleUser, Content: "look the word up"}}
+	ask := []agent.Message{agent.UserMessage("look the word up")}
 
 	t.Run("response format", func(t *testing.T) {
 		_, res, err := agent.RunTyped[entry](llamaCtx(t), &agent.Agent{Model: model(false)}, ask, nil)

@@ -162,8 +162,15 @@ var Dialects = []Dialect{DialectOpenAI, DialectLlamaCpp, DialectOllama}
 type Message struct {
 	// Role is "system", "user", "assistant" or "tool".
 	Role string
-	// Content is the text; empty when the message had none.
+	// Content is the text; empty when the message had none. A content
+	// given as parts gives the text of its text parts, joined.
 	Content string
+	// Media are the images (their url) and files (their file_data) of a
+	// content given as parts, in order.
+	Media []string
+	// Reasoning is the reasoning an assistant message gives back, in
+	// reasoning_content or reasoning.
+	Reasoning string
 	// ToolCalls are the calls of an assistant message.
 	ToolCalls []ToolCall
 	// ToolCallID is the id of the call a tool message answers.
@@ -282,10 +289,12 @@ func decodeRequest(body []byte) (Request, error) {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 		Messages []struct {
-			Role       string     `json:"role"`
-			Content    *string    `json:"content"`
-			ToolCalls  []wireCall `json:"tool_calls"`
-			ToolCallID string     `json:"tool_call_id"`
+			Role             string          `json:"role"`
+			Content          json.RawMessage `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			Reasoning        string          `json:"reasoning"`
+			ToolCalls        []wireCall      `json:"tool_calls"`
+			ToolCallID       string          `json:"tool_call_id"`
 		} `json:"messages"`
 		ToolChoice     json.RawMessage `json:"tool_choice"`
 		ResponseFormat json.RawMessage `json:"response_format"`
@@ -307,12 +316,12 @@ func decodeRequest(body []byte) (Request, error) {
 	req := Request{Body: body, Model: wire.Model, Stream: wire.Stream, ToolChoice: wire.ToolChoice, ResponseFormat: wire.ResponseFormat,
 		IncludeUsage: wire.StreamOptions != nil && wire.StreamOptions.IncludeUsage}
 	for i, m := range wire.Messages {
-		if m.Content == nil && len(m.ToolCalls) == 0 {
+		if (len(m.Content) == 0 || string(m.Content) == "null") && len(m.ToolCalls) == 0 {
 			return Request{}, fmt.Errorf("messages[%d] has no content", i)
 		}
-		msg := Message{Role: m.Role, ToolCallID: m.ToolCallID}
-		if m.Content != nil {
-			msg.Content = *m.Content
+		msg := Message{Role: m.Role, ToolCallID: m.ToolCallID, Reasoning: m.ReasoningContent + m.Reasoning}
+		if err := decodeContent(m.Content, &msg); err != nil {
+			return Request{}, fmt.Errorf("messages[%d]: %w", i, err)
 		}
 		for _, c := range m.ToolCalls {
 			var args string
@@ -330,6 +339,43 @@ func decodeRequest(body []byte) (Request, error) {
 		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 	}
 	return req, nil
+}
+
+// decodeContent reads a message's content: null, a string, or content
+// parts (text, image_url, file) as OpenAI takes them.
+func decodeContent(raw json.RawMessage, msg *Message) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] == '"' {
+		return json.Unmarshal(raw, &msg.Content)
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+		File *struct {
+			FileData string `json:"file_data"`
+		} `json:"file"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return fmt.Errorf("content is neither a string nor parts: %w", err)
+	}
+	for j, p := range parts {
+		switch {
+		case p.Type == "text":
+			msg.Content += p.Text
+		case p.Type == "image_url" && p.ImageURL != nil && p.ImageURL.URL != "":
+			msg.Media = append(msg.Media, p.ImageURL.URL)
+		case p.Type == "file" && p.File != nil && p.File.FileData != "":
+			msg.Media = append(msg.Media, p.File.FileData)
+		default:
+			return fmt.Errorf("content part %d is not a whole text, image_url or file part", j)
+		}
+	}
+	return nil
 }
 
 type wireCall struct {

@@ -8,6 +8,7 @@
   const status = document.getElementById("status");
   const views = new Map(); // view id -> {frame, box, origin, queue}
   let answer = null; // the assistant bubble being streamed
+  let thought = null; // the model's reasoning being streamed, shown apart
 
   const add = (cls, text) => {
     const el = document.createElement("div");
@@ -44,9 +45,15 @@
     }
     el.appendChild(document.createTextNode(d.text));
     answer = null;
+    thought = null;
   });
   on("running", () => setStatus("running"));
+  on("reasoning", (d) => {
+    if (!thought) thought = add("msg reasoning", "");
+    thought.textContent += d.text;
+  });
   on("delta", (d) => {
+    thought = null;
     if (!answer) answer = add("msg assistant", "");
     answer.textContent += d.text;
     answer.dataset.deltas = String(Number(answer.dataset.deltas || 0) + 1);
@@ -62,6 +69,7 @@
     el.dataset.status = d.status;
     el.textContent = `🔧 ${d.name}: ${statusText[d.status] || d.status}` + (d.output ? ` — ${d.output}` : "");
     answer = null;
+    thought = null;
   });
   on("approval", (d) => {
     const el = add("approval");
