@@ -1,19 +1,20 @@
-// Command temporal runs an agent durably on Temporal (agent/temporal): a
+// Command durable runs an agent durably on Temporal (agent/temporal): a
 // worker that does the model and tool calls, a starter, and an approval
 // given from the command line, possibly days later, possibly after the
 // worker was restarted.
 //
-//	temporal worker                 # serve runs until interrupted
-//	temporal start ID QUESTION      # start run ID
-//	temporal pending ID             # the calls waiting for approval
-//	temporal approve ID [yes|no]    # decide them, wait for the answer
+//	durable worker                 # serve runs until interrupted
+//	durable start ID QUESTION      # start run ID
+//	durable pending ID             # the calls waiting for approval
+//	durable approve ID [yes|no]    # decide them, wait for the answer
 //
-// The Temporal server is TEMPORAL_ADDRESS (default 127.0.0.1:7233) in
-// namespace TEMPORAL_NAMESPACE (default "default"), such as
-// "temporal server start-dev". The model is the OpenAI-compatible
-// endpoint MODEL_URL (default http://127.0.0.1:8080/v1, llama-server's)
-// with MODEL_NAME, and the agent's one tool a local Func, pay, which asks
-// for approval before every call.
+// It needs a Temporal server: TEMPORAL_ADDRESS (default 127.0.0.1:7233)
+// in namespace TEMPORAL_NAMESPACE (default "default"), such as the
+// Temporal CLI's "temporal server start-dev"; when none answers, the
+// error says how to start one. The worker's model is the one the
+// MINIME_* variables name, as for every example (see agent/modelenv),
+// and the agent's one tool a local Func, pay, which asks for approval
+// before every call.
 package main
 
 import (
@@ -30,48 +31,87 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/agent/temporal"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 const queue = "minime-example"
 
+const usage = "usage: durable worker | start ID QUESTION | pending ID | approve ID [yes|no]"
+
 func main() {
 	if err := run(context.Background(), os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "temporal:", err)
+		fmt.Fprintln(os.Stderr, "durable:", err)
 		os.Exit(1)
 	}
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("usage: temporal worker | start ID QUESTION | pending ID | approve ID [yes|no]")
+	var cmd func(client.Client) error
+	switch {
+	case len(args) == 1 && args[0] == "worker":
+		cmd = func(c client.Client) error { return serve(ctx, c, out) }
+	case len(args) == 3 && args[0] == "start":
+		cmd = func(c client.Client) error { return start(ctx, c, args[1], args[2], out) }
+	case len(args) == 2 && args[0] == "pending":
+		cmd = func(c client.Client) error {
+			p, err := progress(ctx, c, args[1])
+			if err == nil {
+				printPending(out, p)
+			}
+			return err
+		}
+	case (len(args) == 2 || len(args) == 3) && args[0] == "approve":
+		cmd = func(c client.Client) error { return approve(ctx, c, args[1], len(args) == 2 || args[2] == "yes", out) }
+	default:
+		return errors.New(usage)
 	}
-	// The SDK's logs go to stderr, warnings and errors only: stdout is
-	// the commands' output.
-	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c, err := client.Dial(client.Options{HostPort: env("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
-		Namespace: env("TEMPORAL_NAMESPACE", "default"), Logger: logger})
+	c, err := dial()
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	switch {
-	case args[0] == "worker":
-		return serve(ctx, c, out)
-	case args[0] == "start" && len(args) == 3:
-		return start(ctx, c, args[1], args[2], out)
-	case args[0] == "pending" && len(args) == 2:
-		_, err := pending(ctx, c, args[1], out)
-		return err
-	case args[0] == "approve" && (len(args) == 2 || len(args) == 3):
-		return approve(ctx, c, args[1], len(args) == 2 || args[2] == "yes", out)
-	}
-	return fmt.Errorf("unknown command %q", args)
+	return cmd(c)
 }
+
+// dial connects to the Temporal server, or says how to start one.
+func dial() (client.Client, error) {
+	// The SDK's logs go to stderr, warnings and errors only: stdout is
+	// the commands' output.
+	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	addr := env("TEMPORAL_ADDRESS", "127.0.0.1:7233")
+	c, err := client.Dial(client.Options{HostPort: addr, Namespace: env("TEMPORAL_NAMESPACE", "default"), Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("no Temporal server answers at %s (%w)\n\n%s", addr, err, noServer)
+	}
+	return c, nil
+}
+
+// noServer says how to get a Temporal server.
+const noServer = `This example needs a Temporal server. Start one on this machine, in
+another terminal, and run the command again:
+
+  temporal server start-dev
+
+(the Temporal CLI: "brew install temporal", or
+"curl -sSf https://temporal.download/cli.sh | sh"; see
+https://docs.temporal.io/cli). Or set TEMPORAL_ADDRESS, and
+TEMPORAL_NAMESPACE, to a server of yours. Without the CLI, this
+repository's test server serves too (from the repository's root; its
+first build takes many minutes):
+
+  cd agent/temporal/internal/devserver && GOTOOLCHAIN=go1.26.10 go run .
+
+It prints its address and its namespace: set TEMPORAL_ADDRESS and
+TEMPORAL_NAMESPACE to them.`
 
 // serve runs a worker until interrupted.
 func serve(ctx context.Context, c client.Client, out io.Writer) error {
+	model, err := modelenv.Find(ctx, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("%w\n\n%s", err, modelenv.Help(err))
+	}
 	pay, err := agent.NewFunc("pay", "Pays an amount, in euros, to someone.", func(_ context.Context, in struct {
 		To     string  `json:"to"`
 		Amount float64 `json:"amount"`
@@ -81,10 +121,7 @@ func serve(ctx context.Context, c client.Client, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	acts := &temporal.Activities{
-		Model: &agent.OpenAI{BaseURL: env("MODEL_URL", "http://127.0.0.1:8080/v1"), Model: os.Getenv("MODEL_NAME")},
-		Funcs: []*agent.Func{pay},
-	}
+	acts := &temporal.Activities{Model: model, Funcs: []*agent.Func{pay}}
 	w := worker.New(c, queue, worker.Options{})
 	acts.Register(w)
 	if err := w.Start(); err != nil {
@@ -112,46 +149,51 @@ func start(ctx context.Context, c client.Client, id, question string, out io.Wri
 	return nil
 }
 
-// pending prints the calls of run id that wait for approval.
-func pending(ctx context.Context, c client.Client, id string, out io.Writer) ([]agent.PendingCall, error) {
-	v, err := c.QueryWorkflow(ctx, id, "", temporal.ProgressQuery)
-	if err != nil {
-		return nil, err
-	}
+// progress queries run id's progress.
+func progress(ctx context.Context, c client.Client, id string) (temporal.Progress, error) {
 	var p temporal.Progress
-	if err := v.Get(&p); err != nil {
-		return nil, err
+	v, err := c.QueryWorkflow(ctx, id, "", temporal.ProgressQuery)
+	if err == nil {
+		err = v.Get(&p)
 	}
+	return p, err
+}
+
+// printPending prints the calls of p that wait for approval.
+func printPending(out io.Writer, p temporal.Progress) {
 	for _, pc := range p.Pending {
 		fmt.Fprintf(out, "pending %s: %s %s\n", pc.ID, pc.Call.Name, pc.Request.ArgumentsText(200))
 	}
 	if len(p.Pending) == 0 {
 		fmt.Fprintln(out, "no call waits for approval")
 	}
-	return p.Pending, nil
 }
 
-// approve decides every pending call of run id, then prints its answer.
+// approve decides every pending call of run id, waiting for one if none
+// is pending yet (see awaitPending), then prints the run's answer.
 func approve(ctx context.Context, c client.Client, id string, yes bool, out io.Writer) error {
-	calls, err := pending(ctx, c, id, out)
+	p, err := awaitPending(ctx, c, id, approveWait)
 	if err != nil {
 		return err
 	}
-	d := permission.Decision{Verdict: permission.AllowOnce}
-	if !yes {
-		d = permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
-	}
-	decisions := map[string]permission.Decision{}
-	for _, pc := range calls {
-		decisions[pc.ID] = d
-	}
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: temporal.DecideUpdate,
-		Args: []any{decisions}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err == nil {
-		err = h.Get(ctx, nil)
-	}
-	if err != nil {
-		return err
+	printPending(out, p)
+	if len(p.Pending) > 0 {
+		d := permission.Decision{Verdict: permission.AllowOnce}
+		if !yes {
+			d = permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}
+		}
+		decisions := map[string]permission.Decision{}
+		for _, pc := range p.Pending {
+			decisions[pc.ID] = d
+		}
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: temporal.DecideUpdate,
+			Args: []any{decisions}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(ctx, nil)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	var res temporal.Output
 	if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {

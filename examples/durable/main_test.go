@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,32 +13,42 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.uber.org/goleak"
 
+	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/temporal"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/temporaldev"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// build builds the example.
+func build(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "durable")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
 // TestExample runs the example's commands as a user would, against a
 // real Temporal server and a scripted model: a worker, a run started, its
 // pay call pending; the worker killed and another started; the approval
-// given from the command line, and the answer.
+// given from the command line, and the answer. Then a second run
+// approved right after its start: approve waits for the call.
 func TestExample(t *testing.T) {
 	srv, err := temporaldev.Start("../../agent/temporal/internal/devserver")
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "pay", Arguments: `{"to":"Ann","amount":12.5}`}}},
-		{Text: "I paid Ann 12.50 EUR."},
-	}}
+	pay := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "pay", Arguments: `{"to":"Ann","amount":12.5}`}}}
+	llm := &llmtest.Server{Turns: []llmtest.Turn{pay, {Text: "I paid Ann 12.50 EUR."}, pay, {Text: "Paid again."}}}
 	modelURL := llm.Start()
 	t.Cleanup(llm.Close)
-	bin := filepath.Join(t.TempDir(), "example")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	env := append(os.Environ(), "TEMPORAL_ADDRESS="+srv.HostPort, "TEMPORAL_NAMESPACE="+srv.Namespace, "MODEL_URL="+modelURL)
+	bin := build(t)
+	env := append(os.Environ(), "TEMPORAL_ADDRESS="+srv.HostPort, "TEMPORAL_NAMESPACE="+srv.Namespace,
+		"MINIME_MODEL_URL="+modelURL, "MINIME_MODEL=test-model")
 	command := func(args ...string) string {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
@@ -75,4 +87,39 @@ func TestExample(t *testing.T) {
 	assert.Contains(t, got, "stop: answer\nanswer: I paid Ann 12.50 EUR.\n")
 	require.Len(t, llm.Requests(), 2, "the model was called once per turn, the restart notwithstanding")
 	assert.Contains(t, string(llm.Requests()[1].Body), "paid 12.50 EUR to Ann")
+
+	assert.Equal(t, "started pay-2\n", command("start", "pay-2", "Pay Ann 12.50 EUR again"))
+	got = command("approve", "pay-2", "yes")
+	assert.Contains(t, got, "pending ", "approve waited for the call")
+	assert.Contains(t, got, "stop: answer\nanswer: Paid again.\n")
+
+	t.Run("no call pending yet", func(t *testing.T) {
+		c, err := client.Dial(client.Options{HostPort: srv.HostPort, Namespace: srv.Namespace})
+		require.NoError(t, err)
+		defer c.Close()
+		ctx := context.Background()
+		// No worker serves this queue: the run never asks.
+		_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "idle-1", TaskQueue: "nobody"}, temporal.WorkflowName,
+			temporal.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+		require.NoError(t, err)
+		_, err = awaitPending(ctx, c, "idle-1", time.Second)
+		require.ErrorContains(t, err, "run idle-1: no call waits for approval")
+		require.NoError(t, c.TerminateWorkflow(ctx, "idle-1", "", "test over"))
+	})
+}
+
+// TestNoServer: with no Temporal server at the address, the error names
+// the address and says how to start a server.
+func TestNoServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close()) // nothing listens there now
+	cmd := exec.Command(build(t), "start", "x", "hello")
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+addr)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, string(out), "durable: no Temporal server answers at "+addr)
+	assert.Contains(t, string(out), "temporal server start-dev")
+	assert.Contains(t, string(out), "TEMPORAL_ADDRESS")
 }
