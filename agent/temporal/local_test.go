@@ -117,6 +117,7 @@ func TestChatWithholdsFromHostedModel(t *testing.T) {
 	env := suite.NewTestActivityEnvironment()
 	model := &recorder{}
 	acts := &temporal.Activities{Model: model, Tools: localTools{}, SealedHistory: true}
+	env.RegisterActivity(acts.Chat)
 	req := &agent.ChatRequest{
 		Messages: []agent.Message{
 			{Role: agent.RoleSystem, Content: "system"},
@@ -134,7 +135,11 @@ func TestChatWithholdsFromHostedModel(t *testing.T) {
 	sent, err := json.Marshal(model.reqs[0])
 	require.NoError(t, err)
 	assert.NotContains(t, string(sent), "s3cret", "local-only content reached the hosted model")
-	assert.Equal(t, []agent.ToolDef{{Name: "echo"}}, model.reqs[0].Tools, "a local-only tool was offered to the hosted model")
+	var offered []string
+	for _, d := range model.reqs[0].Tools {
+		offered = append(offered, d.Name)
+	}
+	assert.Equal(t, []string{"echo"}, offered, "a local-only tool was offered to the hosted model")
 	assert.Equal(t, "hello", model.reqs[0].Messages[1].Content, "what is not local-only goes as it was")
 	assert.Equal(t, `{"path":"s3cret"}`, req.Messages[2].ToolCalls[0].Arguments, "the workflow's request is not changed")
 }
