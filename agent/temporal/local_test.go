@@ -32,9 +32,9 @@ func startClaimingLocal(t *testing.T, c client.Client, queue string, s script) c
 	t.Helper()
 	raw, err := json.Marshal(temporal.Input{Messages: userScript(s), Config: temporal.Config{Mode: permission.ModeAuto}})
 	require.NoError(t, err)
-	var in map[string]map[string]any
+	var in map[string]any
 	require.NoError(t, json.Unmarshal(raw, &in))
-	in["config"]["local_model"] = true
+	in["config"].(map[string]any)["local_model"] = true
 	run, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{TaskQueue: queue}, temporal.WorkflowName, in)
 	require.NoError(t, err)
 	return run
