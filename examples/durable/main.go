@@ -172,7 +172,7 @@ func printPending(out io.Writer, p temporal.Progress) {
 // approve decides every pending call of run id, waiting for one if none
 // is pending yet (see awaitPending), then prints the run's answer.
 func approve(ctx context.Context, c client.Client, id string, yes bool, out io.Writer) error {
-	p, err := awaitPending(ctx, c, id, approveWait)
+	p, err := awaitPending(ctx, c, id, approveWait, out)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,8 +48,22 @@ func TestExample(t *testing.T) {
 	t.Cleanup(srv.Stop)
 	pay := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "pay", Arguments: `{"to":"Ann","amount":12.5}`}}}
 	llm := &llmtest.Server{Turns: []llmtest.Turn{pay, {Text: "I paid Ann 12.50 EUR."}, pay, {Text: "Paid again."}}}
-	modelURL := llm.Start()
-	t.Cleanup(llm.Close)
+	// The second run's first model call is held until approve waits: a
+	// model slower than the user.
+	release := make(chan struct{})
+	var calls atomic.Int32
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/chat/completions" && calls.Add(1) == 3 {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		llm.ServeHTTP(w, r)
+	}))
+	t.Cleanup(model.Close)
+	modelURL := model.URL + "/v1"
 	bin := build(t)
 	env := append(os.Environ(), "TEMPORAL_ADDRESS="+srv.HostPort, "TEMPORAL_NAMESPACE="+srv.Namespace,
 		"MINIME_MODEL_URL="+modelURL, "MINIME_MODEL=test-model")
@@ -89,9 +107,25 @@ func TestExample(t *testing.T) {
 	assert.Contains(t, string(llm.Requests()[1].Body), "paid 12.50 EUR to Ann")
 
 	assert.Equal(t, "started pay-2\n", command("start", "pay-2", "Pay Ann 12.50 EUR again"))
-	got = command("approve", "pay-2", "yes")
-	assert.Contains(t, got, "pending ", "approve waited for the call")
-	assert.Contains(t, got, "stop: answer\nanswer: Paid again.\n")
+	approve := exec.Command(bin, "approve", "pay-2", "yes")
+	approve.Env = env
+	approve.Stderr = os.Stderr
+	stdout, err := approve.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, approve.Start())
+	lines := bufio.NewReader(stdout)
+	first, err := lines.ReadString('\n')
+	if err != nil || !strings.HasPrefix(first, "waiting for run pay-2 to ask for an approval") {
+		close(release)
+		_ = approve.Wait()
+		t.Fatalf("approve right after start did not wait for the call: %q, %v", first, err)
+	}
+	close(release) // the model answers now, with the pay call
+	rest, err := io.ReadAll(lines)
+	require.NoError(t, err)
+	require.NoError(t, approve.Wait(), "%s%s", first, rest)
+	assert.Contains(t, string(rest), "pending ", "approve showed the call it waited for")
+	assert.Contains(t, string(rest), "stop: answer\nanswer: Paid again.\n")
 
 	t.Run("no call pending yet", func(t *testing.T) {
 		c, err := client.Dial(client.Options{HostPort: srv.HostPort, Namespace: srv.Namespace})
@@ -102,7 +136,7 @@ func TestExample(t *testing.T) {
 		_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "idle-1", TaskQueue: "nobody"}, temporal.WorkflowName,
 			temporal.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
 		require.NoError(t, err)
-		_, err = awaitPending(ctx, c, "idle-1", time.Second)
+		_, err = awaitPending(ctx, c, "idle-1", time.Second, io.Discard)
 		require.ErrorContains(t, err, "run idle-1: no call waits for approval")
 		require.NoError(t, c.TerminateWorkflow(ctx, "idle-1", "", "test over"))
 	})

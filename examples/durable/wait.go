@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -24,13 +25,15 @@ const pollEvery = 250 * time.Millisecond
 // awaitPending returns run id's progress once a call waits for approval
 // or the run has ended (Stop set, no call pending), whichever comes
 // first; after wait without either, an error says that no call is
-// pending yet. A run that does not exist is an error at once.
-func awaitPending(ctx context.Context, c client.Client, id string, wait time.Duration) (temporal.Progress, error) {
+// pending yet. A run that does not exist is an error at once. While it
+// waits, it says so once on out.
+func awaitPending(ctx context.Context, c client.Client, id string, wait time.Duration, out io.Writer) (temporal.Progress, error) {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	var last error // the last query's error, if it came before the wait ended
+	said := false
 	for {
 		p, err := progress(wctx, c, id)
 		var notFound *serviceerror.NotFound
@@ -41,6 +44,10 @@ func awaitPending(ctx context.Context, c client.Client, id string, wait time.Dur
 			return p, fmt.Errorf("run %s: %w", id, err)
 		case err != nil && wctx.Err() == nil:
 			last = err // a worker not yet there: asked again
+		}
+		if !said {
+			fmt.Fprintf(out, "waiting for run %s to ask for an approval (at most %s)\n", id, wait)
+			said = true
 		}
 		select {
 		case <-tick.C:
