@@ -6,7 +6,7 @@
 //	durable worker                 # serve runs until interrupted
 //	durable start ID QUESTION      # start run ID
 //	durable pending ID             # the calls waiting for approval
-//	durable approve ID [yes|no]    # decide them, wait for the answer
+//	durable approve ID [yes|no]    # wait for them, decide, wait for the answer
 //
 // It needs a Temporal server: TEMPORAL_ADDRESS (default 127.0.0.1:7233)
 // in namespace TEMPORAL_NAMESPACE (default "default"), such as the
