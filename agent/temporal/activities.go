@@ -54,6 +54,14 @@ type Activities struct {
 	// Blobs, when set, stores each output longer than MaxToolOutput, whole,
 	// before it is cut; the cut output names the reference it returns.
 	Blobs BlobStore
+	// SealedHistory says the histories of the runs may hold the output of
+	// local-only servers (egress: local): the Temporal clients of the
+	// workers and of the starters seal what they write (Codec), or the
+	// Temporal server and its store are on this machine. False, the
+	// default, leaves the tools of local-only servers out of the
+	// catalogue, since their output, and what a model writes after reading
+	// it, would be stored in clear on the Temporal server.
+	SealedHistory bool
 }
 
 // BlobStore stores tool outputs too large for a workflow's history.
@@ -90,29 +98,35 @@ func (a *Activities) Register(w worker.Registry) {
 	w.RegisterActivityWithOptions(a.CallTool, activity.RegisterOptions{Name: toolActivity})
 }
 
-// Catalog is the activity that lists the tools: the Funcs, then the
-// ToolSource's tools. MCP tasks are the worker's business: a tool that
-// may run as a task is listed as one the workflow calls like any other.
-func (a *Activities) Catalog(ctx context.Context) ([]toolset.Tool, error) {
-	var out []toolset.Tool
-	for _, f := range a.Funcs {
-		out = append(out, toolset.Tool{Name: f.Name(), Server: agent.FuncServer,
-			Tool: mcp.Tool{Name: f.Name(), Description: f.Description(), InputSchema: f.InputSchema()}})
-	}
-	if a.Tools != nil {
-		for _, t := range a.Tools.Tools() {
-			t.Task = mcp.TaskNever
-			out = append(out, t)
-		}
-	}
-	return out, nil
+// Catalog is the activity that lists the tools, the Funcs then the
+// ToolSource's, and says whether the worker's Model is local (see
+// Catalogue). MCP tasks are the worker's business: a tool that may run
+// as a task is listed as one the workflow calls like any other. The tools
+// of local-only servers are left out unless SealedHistory is set.
+func (a *Activities) Catalog(ctx context.Context) (*Catalogue, error) {
+	return a.catalogue(ctx), nil
+}
+
+// funcTool is the catalogue's entry of a Func.
+func funcTool(f *agent.Func) toolset.Tool {
+	return toolset.Tool{Name: f.Name(), Server: agent.FuncServer,
+		Tool: mcp.Tool{Name: f.Name(), Description: f.Description(), InputSchema: f.InputSchema()}}
 }
 
 // Chat is the activity of a model call. An endpoint's 429 or 5xx is
 // retried, after its Retry-After when it sends one; another error from
-// the endpoint is not.
+// the endpoint is not. When the worker's Model is not on its machine,
+// local-only content is withheld from it whatever the workflow asked
+// (see Catalogue.LocalModel).
 func (a *Activities) Chat(ctx context.Context, req *agent.ChatRequest) (*agent.Reply, error) {
 	defer heartbeat(ctx)()
+	if !a.localModel() {
+		var withheld int
+		if req, withheld = a.forHostedModel(req); withheld > 0 {
+			activity.GetLogger(ctx).Warn("agent/temporal: messages holding local-only content are withheld from the model, which is not on this worker's machine",
+				"messages", withheld)
+		}
+	}
 	reply, err := a.Model.Chat(ctx, req, nil)
 	var api *agent.APIError
 	switch {

@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,7 +64,10 @@ type workerProc struct {
 // at mcpURL ("" for none), and waits until it polls. env adds to its
 // environment: MINIME_MODEL=URL makes its model that OpenAI-compatible
 // endpoint, which it does not retry itself, in place of scriptModel;
-// MINIME_BLOBS=DIR stores long outputs in DIR (dirBlobs).
+// MINIME_BLOBS=DIR stores long outputs in DIR (dirBlobs);
+// MINIME_LOCAL=1 makes its model local (localScript); MINIME_EGRESS=local
+// makes the MCP server local-only; MINIME_SEAL=KEY (hex) seals its
+// client's payloads with that key and sets SealedHistory.
 func startWorker(t testing.TB, queue, mcpURL string, env ...string) *workerProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -121,13 +125,21 @@ func (w *workerProc) stop() {
 // tools' schemas) can take longer than a second without being stuck.
 func workerMain() int {
 	ctx := context.Background()
-	c, err := client.Dial(client.Options{HostPort: os.Getenv("MINIME_HOSTPORT"), Namespace: os.Getenv("MINIME_NAMESPACE"), Logger: quiet()})
+	opts := client.Options{HostPort: os.Getenv("MINIME_HOSTPORT"), Namespace: os.Getenv("MINIME_NAMESPACE"), Logger: quiet()}
+	acts := &temporal.Activities{Model: scriptModel{}, Funcs: []*agent.Func{echoFunc()}, MaxToolOutput: 4 << 10}
+	if key := os.Getenv("MINIME_SEAL"); key != "" {
+		opts = sealed(key, opts)
+		acts.SealedHistory = true
+	}
+	c, err := client.Dial(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer c.Close()
-	acts := &temporal.Activities{Model: scriptModel{}, Funcs: []*agent.Func{echoFunc()}, MaxToolOutput: 4 << 10}
+	if os.Getenv("MINIME_LOCAL") != "" {
+		acts.Model = localScript{}
+	}
 	if dir := os.Getenv("MINIME_BLOBS"); dir != "" {
 		acts.Blobs = dirBlobs(dir)
 	}
@@ -135,7 +147,7 @@ func workerMain() int {
 		acts.Model = &agent.OpenAI{BaseURL: url, Model: "test-model", MaxRetries: -1}
 	}
 	if url := os.Getenv("MINIME_MCP"); url != "" {
-		ts, err := toolset.Discover(ctx, []config.Server{{Name: "files", URL: url}}, nil)
+		ts, err := toolset.Discover(ctx, []config.Server{{Name: "files", URL: url, Egress: config.Egress(os.Getenv("MINIME_EGRESS"))}}, nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -231,6 +243,24 @@ func (scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.
 	}
 	return &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
 		Parts: []agent.Part{scriptReasoning(turn), agent.TextPart("answer: " + strings.Join(outputs, " | "))}}, Finish: agent.FinishStop}, nil
+}
+
+// localScript is scriptModel on this machine (agent.LocalModel).
+type localScript struct{ scriptModel }
+
+func (localScript) Local() bool { return true }
+
+// sealed returns opts sealed with the codec of key, in hex.
+func sealed(key string, opts client.Options) client.Options {
+	k, err := hex.DecodeString(key)
+	if err != nil {
+		panic(err)
+	}
+	codec, err := temporal.NewCodec(k)
+	if err != nil {
+		panic(err)
+	}
+	return codec.ClientOptions(opts)
 }
 
 // counter counts the calls of the MCP test server's tools, and lets a

@@ -65,9 +65,6 @@ type Config struct {
 	// are retried although they do not say they are idempotent: the host
 	// knows they are.
 	Retry []string `json:"retry,omitempty"`
-	// LocalModel says the worker's model runs on the worker's machine,
-	// so that tools of local-only servers are offered (agent.LocalModel).
-	LocalModel bool `json:"local_model,omitempty"`
 	// Timeouts bound the activities.
 	Timeouts Timeouts `json:"timeouts,omitzero"`
 }
@@ -181,6 +178,7 @@ type driver struct {
 	run        workflow.Context
 	stop       workflow.CancelFunc
 	tools      []toolset.Tool
+	localModel bool // the worker's Model is on its machine (Catalogue)
 	retry      map[string]bool
 	mayHaveRun []agent.ToolCall
 	progress   *progress
@@ -221,14 +219,15 @@ func (d *driver) await(ctx workflow.Context, st *agent.State) (map[string]permis
 	return d.decisions, err
 }
 
-// refresh reads the worker's catalogue of tools.
+// refresh reads the worker's catalogue of tools, and whether its model is
+// local.
 func (d *driver) refresh(ctx workflow.Context) error {
 	opts := workflow.ActivityOptions{StartToCloseTimeout: d.timeouts.Model, RetryPolicy: retryPolicy(d.timeouts.ModelAttempts)}
-	var tools []toolset.Tool
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), catalogActivity).Get(ctx, &tools); err != nil {
+	var cat Catalogue
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), catalogActivity).Get(ctx, &cat); err != nil {
 		return fmt.Errorf("agent/temporal: reading the catalogue of tools: %w", err)
 	}
-	d.tools = tools
+	d.tools, d.localModel = cat.Tools, cat.LocalModel
 	return nil
 }
 

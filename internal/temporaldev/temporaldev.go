@@ -1,5 +1,5 @@
 // Package temporaldev starts the Temporal server of the tests of
-// agent/temporal and examples/temporal: the command in
+// agent/temporal and examples/durable: the command in
 // agent/temporal/internal/devserver (go.temporal.io/server's temporaltest
 // on 127.0.0.1), built with the Go toolchain it needs and run as a
 // process of its own.
@@ -13,6 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 )
+
+// BinaryEnv names the environment variable that holds the path of a
+// devserver built beforehand (CI builds it in a step of its own, with
+// its own time, since a cold build takes many minutes); Start then runs
+// it instead of building one.
+const BinaryEnv = "MINIME_TEMPORAL_DEVSERVER"
 
 // Toolchain is the Go toolchain the server's module needs; the go command
 // fetches it from the module proxy once per machine.
@@ -29,20 +35,20 @@ type Server struct {
 	tmp   string
 }
 
-// Start builds the devserver in dir (the build cache makes a second build
-// instant) and starts it; Stop stops it.
+// Start starts the devserver of BinaryEnv, or, when it is unset, builds
+// the one in dir (the build cache makes a second build instant) and
+// starts it; Stop stops it.
 func Start(dir string) (*Server, error) {
 	tmp, err := os.MkdirTemp("", "minime-devserver")
 	if err != nil {
 		return nil, err
 	}
-	bin := filepath.Join(tmp, "devserver")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = dir
-	build.Env = append(os.Environ(), "GOTOOLCHAIN="+Toolchain)
-	if out, err := build.CombinedOutput(); err != nil {
-		_ = os.RemoveAll(tmp)
-		return nil, fmt.Errorf("temporaldev: building the devserver: %v\n%s", err, out)
+	bin := os.Getenv(BinaryEnv)
+	if bin == "" {
+		if bin, err = build(dir, tmp); err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, err
+		}
 	}
 	s := &Server{cmd: exec.Command(bin), tmp: tmp}
 	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
@@ -67,6 +73,18 @@ func Start(dir string) (*Server, error) {
 		return nil, fmt.Errorf("temporaldev: reading the devserver's address from %q: %w", line, err)
 	}
 	return s, nil
+}
+
+// build builds the devserver in dir into the folder tmp.
+func build(dir, tmp string) (string, error) {
+	bin := filepath.Join(tmp, "devserver")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+Toolchain)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("temporaldev: building the devserver (or set %s to a built one): %v\n%s", BinaryEnv, err, out)
+	}
+	return bin, nil
 }
 
 // Stop ends the server's standard input, which stops it, and waits for it.

@@ -1,4 +1,4 @@
-module git.rickub.com/bots-garden/mini-me/examples/temporal
+module git.rickub.com/bots-garden/mini-me/examples/durable
 
 go 1.26.0
 
@@ -6,6 +6,7 @@ require (
 	git.rickub.com/bots-garden/mini-me v0.0.0
 	git.rickub.com/bots-garden/mini-me/agent/temporal v0.0.0
 	github.com/stretchr/testify v1.11.1
+	go.temporal.io/api v1.64.3
 	go.temporal.io/sdk v1.51.0
 	go.uber.org/goleak v1.3.0
 )
@@ -24,8 +25,6 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/robfig/cron v1.2.0 // indirect
 	github.com/stretchr/objx v0.5.2 // indirect
-	github.com/tmaxmax/go-sse v0.11.0 // indirect
-	go.temporal.io/api v1.64.3 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
