@@ -79,7 +79,6 @@ type ToolSource interface {
 var (
 	_ ToolSource = (*toolset.Toolset)(nil)
 	_ Policy     = (*permission.Policy)(nil)
-	_ LocalModel = (*OpenAI)(nil)
 )
 
 // Policy decides whether a tool call may run; *permission.Policy

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
@@ -774,7 +775,7 @@ func TestRunBadInput(t *testing.T) {
 func TestRunModelError(t *testing.T) {
 	_, model := startLLM(t, llmtest.Turn{Status: 400, Error: "the request exceeds the available context size"})
 	res, err := (&agent.Agent{Model: model}).Run(context.Background(), user("x"))
-	var apiErr *agent.APIError
+	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 400, apiErr.StatusCode)
 	assert.Equal(t, agent.StopError, res.Stop)
@@ -896,7 +897,7 @@ func TestRunContextExceeded(t *testing.T) {
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).Run(context.Background(), withOldOutput(30_000))
 		require.ErrorIs(t, err, agent.ErrContextExceeded)
 		assert.ErrorContains(t, err, "even with tool outputs shortened")
-		var apiErr *agent.APIError
+		var apiErr *openai.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, 9000, apiErr.PromptTokens)
 		assert.Equal(t, 2048, apiErr.ContextSize)
@@ -938,7 +939,7 @@ func TestRunServerError(t *testing.T) {
 	llm, model := startLLM(t, llmtest.Turn{Status: 500, ErrorBody: `{"error":{"code":500,"message":"[json.exception.type_error.302] type must be number, but is string","type":"server_error"}}`},
 		llmtest.Turn{Text: "never"})
 	res, err := (&agent.Agent{Model: model}).Run(context.Background(), user("x"))
-	var apiErr *agent.APIError
+	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 500, apiErr.StatusCode)
 	assert.Equal(t, "server_error", apiErr.Type)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -39,7 +40,7 @@ func Example() {
 	}
 
 	a := &agent.Agent{
-		Model:  &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
+		Model:  &openai.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
 		Funcs:  []*agent.Func{weather},
 		Policy: permission.NewPolicy(permission.AllowAll{}),
 	}
@@ -81,7 +82,7 @@ func ExampleAgent_Run() {
 	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Hello!"}, {Text: "You said hi."}}}
 	baseURL := llm.Start()
 	defer llm.Close()
-	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: baseURL}}
+	a := &agent.Agent{Model: &openai.OpenAI{BaseURL: baseURL}}
 
 	res, err := a.Run(context.Background(), []agent.Message{{Role: agent.RoleUser, Content: "hi"}})
 	if err != nil {
@@ -124,7 +125,7 @@ func ExampleAgent_RunStream_limits() {
 		log.Fatal(err)
 	}
 	a := &agent.Agent{
-		Model:       &agent.OpenAI{BaseURL: baseURL},
+		Model:       &openai.OpenAI{BaseURL: baseURL},
 		Funcs:       []*agent.Func{lookup},
 		Policy:      permission.NewPolicy(permission.AllowAll{}),
 		MaxTurns:    5,
@@ -165,7 +166,7 @@ func ExampleOpenAI() {
 		// Ollama; llama-server is "http://localhost:8080/v1", Docker Model
 		// Runner "http://localhost:12434/engines/v1". A hosted service also
 		// needs APIKeyEnv, naming the variable that holds the key.
-		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
+		Model:  &openai.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 		Tools:  tools,
 		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stderr), agent.PolicyOptions(cfg)...),
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
@@ -55,7 +56,7 @@ func discover(t testing.TB, servers ...config.Server) *toolset.Toolset {
 }
 
 // startLLM starts a scripted model and returns it with a client of it.
-func startLLM(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
+func startLLM(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.OpenAI) {
 	t.Helper()
 	return wire{}.start(t, turns...)
 }
@@ -69,12 +70,12 @@ type wire struct {
 
 // start starts a scripted model answering as w says and returns it with a
 // client of it.
-func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
+func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.OpenAI) {
 	t.Helper()
 	s := &llmtest.Server{Turns: turns, Dialect: w.dialect}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	return s, &agent.OpenAI{BaseURL: url, Model: "test-model", NoStream: w.whole}
+	return s, &openai.OpenAI{BaseURL: url, Model: "test-model", NoStream: w.whole}
 }
 
 // forWires runs f in a subtest for each dialect, streamed and whole.

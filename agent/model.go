@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 )
 
 // Model is a chat model that can call tools: one request in, one assistant
@@ -36,6 +38,85 @@ type Model interface {
 	// onDelta as it streams.
 	Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error)
 }
+
+// The kinds of model failure. Every error a [Model] returns, other than
+// one for its ctx, matches at most one of them with errors.Is (through a
+// [*ModelError] whose Kind it is); an error that matches none is a
+// failure the model could not classify, which the agent and the wrappers
+// treat as final, such as a request the driver cannot make because its
+// configuration is incomplete. Drivers produce them; the agent and the wrappers act on
+// them and on nothing else of a driver.
+var (
+	// ErrContextExceeded is a request longer than the model's context.
+	// The agent shortens the oldest tool outputs and sends the request
+	// once more (see [Agent.ContextBudget]); ModelError.PromptTokens and
+	// ContextSize, when the driver knows them, say by how much to shorten.
+	ErrContextExceeded = errors.New("agent: the request exceeds the model's context")
+	// ErrRateLimited is a request refused for now because too many were
+	// sent: sending it again after ModelError.RetryAfter may succeed.
+	ErrRateLimited = errors.New("agent: the model is rate limited")
+	// ErrOverloaded is a model that cannot take the request now (HTTP
+	// 503, 529): sending it again later, or to another model, may succeed.
+	ErrOverloaded = errors.New("agent: the model is overloaded")
+	// ErrRefused is a request the provider refused to answer for its
+	// content (a content filter, a policy): sending it again, or to
+	// another model, is not what the host asked for. A turn the model
+	// ended with FinishContentFilter is a Reply, not this error.
+	ErrRefused = errors.New("agent: the model refused the request")
+	// ErrUnreachable is a request that got no answer: the connection was
+	// refused, the name did not resolve, the connection broke before an
+	// answer came.
+	ErrUnreachable = errors.New("agent: the model is unreachable")
+	// ErrBadRequest is a request the provider refused as malformed or
+	// unsupported (HTTP 400, 404, 422...): it fails the same way if sent
+	// again.
+	ErrBadRequest = errors.New("agent: the model rejected the request")
+	// ErrAuth is a request whose credentials are missing or refused (HTTP
+	// 401, 403).
+	ErrAuth = errors.New("agent: the model refused the credentials")
+	// ErrServer is a server that failed (HTTP 500 and other 5xx) or
+	// answered with something that is not a turn (a malformed body, a
+	// stream cut before the turn ended): sending it again may succeed.
+	ErrServer = errors.New("agent: the model server failed")
+)
+
+// ModelError is a failure of a model call, classified. It matches its Kind
+// with errors.Is, and unwraps to the driver's own error, Err, which a
+// caller that knows the driver may inspect with errors.As (for the
+// OpenAI-compatible driver, an *openai.APIError).
+type ModelError struct {
+	// Kind is one of ErrContextExceeded, ErrRateLimited, ErrOverloaded,
+	// ErrRefused, ErrUnreachable, ErrBadRequest, ErrAuth or ErrServer.
+	Kind error
+	// StatusCode is the status of the provider's answer (HTTP status);
+	// 0 when no answer came or the protocol has none.
+	StatusCode int
+	// RetryAfter is the wait the provider asked for before another
+	// request (an HTTP Retry-After header); 0 when it asked for none.
+	RetryAfter time.Duration
+	// PromptTokens and ContextSize are, for ErrContextExceeded, the
+	// request's size and the context's, in tokens, when the provider
+	// says; 0 otherwise.
+	PromptTokens, ContextSize int
+	// Err is the driver's error, which says what happened; nil leaves
+	// Kind to say it.
+	Err error
+}
+
+// Error returns Err's text, which names the endpoint and the status, or
+// Kind's when Err is nil.
+func (e *ModelError) Error() string {
+	switch {
+	case e.Err != nil:
+		return e.Err.Error()
+	case e.Kind != nil:
+		return e.Kind.Error()
+	}
+	return "agent: model call failed"
+}
+
+// Unwrap returns Kind and Err.
+func (e *ModelError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
 // LocalModel is implemented by a [Model] that knows whether it runs on this
 // machine. The agent offers the tools of local-only servers

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -153,12 +152,12 @@ func (m *ModelResult) Attributes() []slog.Attr {
 }
 
 func modelErrorType(err error) string {
-	var api *APIError
+	var me *ModelError
 	switch {
 	case errors.Is(err, ErrContextExceeded):
 		return "context_exceeded"
-	case errors.As(err, &api) && api.StatusCode > 0:
-		return strconv.Itoa(api.StatusCode)
+	case errors.As(err, &me) && me.StatusCode > 0:
+		return strconv.Itoa(me.StatusCode)
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
 	case errors.Is(err, context.Canceled):
@@ -228,19 +227,7 @@ func modelInfo(m Model) ModelInfo {
 	if d, ok := m.(DescribedModel); ok {
 		return d.ModelInfo()
 	}
-	o, ok := m.(*OpenAI)
-	if !ok {
-		return ModelInfo{}
-	}
-	info := ModelInfo{Name: o.Model, Provider: "openai"}
-	if u, err := url.Parse(o.BaseURL); err == nil {
-		info.Address = u.Hostname()
-		info.Port, _ = strconv.Atoi(u.Port())
-		if info.Port == 0 {
-			info.Port = map[string]int{"http": 80, "https": 443}[u.Scheme]
-		}
-	}
-	return info
+	return ModelInfo{}
 }
 
 // traceRun reports the start of r to the trace of ctx, if any, and returns

@@ -43,8 +43,6 @@ type SchemaModel interface {
 	SchemaOutput() bool
 }
 
-var _ SchemaModel = (*OpenAI)(nil)
-
 // AnswerError is the error of a typed run ([RunTyped]) whose model, asked
 // twice, did not give an answer that the type's schema accepts and that
 // decodes into the type.
@@ -216,9 +214,8 @@ func (r *run) typedTurns(ctx context.Context, ta *typedAnswer, byTool bool) (jso
 	var raw, problem string
 	for attempt := 0; attempt < 2; attempt++ {
 		reply, err := r.typedTurn(ctx, ta, byTool)
-		var apiErr *APIError
-		if !byTool && errors.As(err, &apiErr) && (apiErr.StatusCode == 400 || apiErr.StatusCode == 422) && !errors.Is(err, ErrContextExceeded) {
-			r.warn(WarnTypedAnswer, "the model server refused the response format ("+apiErr.Error()+
+		if !byTool && errors.Is(err, ErrBadRequest) {
+			r.warn(WarnTypedAnswer, "the model server refused the response format ("+err.Error()+
 				"); the answer is asked for through the tool "+AnswerTool+" (set OpenAI.NoResponseFormat for this server)")
 			byTool = true
 			reply, err = r.typedTurn(ctx, ta, byTool)

@@ -1,9 +1,11 @@
-package agent
+package openai
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
 // The chat completions wire format, as far as the client uses it.
@@ -44,7 +46,7 @@ type streamOptions struct {
 // wireMessage always carries content, as a string: some servers reject a
 // message without it, even an assistant message that only calls tools.
 type wireMessage struct {
-	Role       Role           `json:"role"`
+	Role       agent.Role     `json:"role"`
 	Content    string         `json:"content"`
 	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
@@ -79,7 +81,7 @@ type wireToolFunction struct {
 // wireResponse is a chat.completion or a chat.completion.chunk.
 type wireResponse struct {
 	Choices []wireChoice    `json:"choices"`
-	Usage   *Usage          `json:"usage"`
+	Usage   *agent.Usage    `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 }
 
@@ -117,18 +119,18 @@ func argumentsText(raw json.RawMessage) (string, error) {
 
 // wireToolChoice is c as OpenAI takes it, and the servers that follow it:
 // a string for a mode, an object for a named tool; nil for "".
-func wireToolChoice(c ToolChoice) any {
-	switch {
-	case c == "":
+func wireToolChoice(c agent.ToolChoice) any {
+	switch c {
+	case "":
 		return nil
-	case c.named():
-		return map[string]any{"type": "function", "function": map[string]string{"name": string(c)}}
+	case agent.ToolChoiceAuto, agent.ToolChoiceNone, agent.ToolChoiceRequired:
+		return string(c)
 	}
-	return string(c)
+	return map[string]any{"type": "function", "function": map[string]string{"name": string(c)}}
 }
 
 // requestBody encodes req for the endpoint.
-func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
+func (m *OpenAI) requestBody(req *agent.ChatRequest) ([]byte, error) {
 	w := wireRequest{
 		Model:       m.Model,
 		Messages:    make([]wireMessage, len(req.Messages)),

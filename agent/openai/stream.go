@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/sse"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
 // errIncompleteStream ends a stream that stops before saying the turn is
@@ -19,7 +21,7 @@ var errIncompleteStream = errors.New("stream ended before the turn was finished"
 
 // readStream reads a streamed turn: chat.completion.chunk events up to
 // "[DONE]".
-func (m *OpenAI) readStream(ctx context.Context, body io.Reader, status, max int, onDelta func(Delta)) (*Reply, error) {
+func (m *OpenAI) readStream(ctx context.Context, body io.Reader, status, max int, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	idle := m.IdleTimeout
 	switch {
 	case idle == 0:
@@ -65,7 +67,7 @@ func (m *OpenAI) readStream(ctx context.Context, body io.Reader, status, max int
 }
 
 // readWhole reads a chat.completion: a turn sent in one piece.
-func readWhole(body io.Reader, max int, onDelta func(Delta)) (*Reply, error) {
+func readWhole(body io.Reader, max int, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	raw, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
 	if err != nil {
 		return nil, err
@@ -98,12 +100,12 @@ func readWhole(body io.Reader, max int, onDelta func(Delta)) (*Reply, error) {
 type assembler struct {
 	max     int
 	size    int
-	onDelta func(Delta)
+	onDelta func(agent.Delta)
 	text    strings.Builder
 	calls   []*partialCall
 	byIndex map[int]*partialCall
-	finish  FinishReason
-	usage   Usage
+	finish  agent.FinishReason
+	usage   agent.Usage
 }
 
 type partialCall struct {
@@ -132,7 +134,7 @@ func (a *assembler) add(r *wireResponse, whole bool) error {
 		}
 		a.text.WriteString(d.Content)
 		if (d.Content != "" || reasoning != "") && a.onDelta != nil {
-			a.onDelta(Delta{Text: d.Content, Reasoning: reasoning})
+			a.onDelta(agent.Delta{Text: d.Content, Reasoning: reasoning})
 		}
 		for j := range d.ToolCalls {
 			if err := a.addCall(&d.ToolCalls[j]); err != nil {
@@ -140,7 +142,7 @@ func (a *assembler) add(r *wireResponse, whole bool) error {
 			}
 		}
 		if c.FinishReason != nil && *c.FinishReason != "" {
-			a.finish = FinishReason(*c.FinishReason)
+			a.finish = agent.FinishReason(*c.FinishReason)
 		}
 	}
 	return nil
@@ -204,9 +206,9 @@ func (a *assembler) grow(n int) error {
 // reply returns the assembled turn. Calls without an id get one, unique in
 // the turn; a call without a name is an error, since nothing could answer
 // it.
-func (a *assembler) reply() (*Reply, error) {
-	r := &Reply{
-		Message: Message{Role: RoleAssistant, Content: a.text.String()},
+func (a *assembler) reply() (*agent.Reply, error) {
+	r := &agent.Reply{
+		Message: agent.Message{Role: agent.RoleAssistant, Content: a.text.String()},
 		Finish:  a.finish,
 		Usage:   a.usage,
 	}
@@ -223,7 +225,7 @@ func (a *assembler) reply() (*Reply, error) {
 			}
 		}
 		seen[id] = true
-		r.Message.ToolCalls = append(r.Message.ToolCalls, ToolCall{ID: id, Name: p.name, Arguments: p.args.String()})
+		r.Message.ToolCalls = append(r.Message.ToolCalls, agent.ToolCall{ID: id, Name: p.name, Arguments: p.args.String()})
 	}
 	return r, nil
 }

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"bytes"
@@ -19,6 +19,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
 // Defaults of an [OpenAI] model whose fields leave them zero.
@@ -164,17 +166,12 @@ type APIError struct {
 	hasRetryAfter bool
 }
 
-// ErrContextExceeded matches, with errors.Is, an [*APIError] that says the
-// request is longer than the model's context: llama-server's
-// exceed_context_size_error (which gives APIError.PromptTokens and
-// APIError.ContextSize) and OpenAI's context_length_exceeded.
-var ErrContextExceeded = errors.New("agent: the request exceeds the model's context")
-
-// Is reports whether target is ErrContextExceeded and e says so.
-func (e *APIError) Is(target error) bool {
-	return target == ErrContextExceeded &&
-		(e.Type == "exceed_context_size_error" || e.Code == "context_length_exceeded")
-}
+// Is reports whether target is the kind of failure of the contract
+// (agent.ErrContextExceeded, agent.ErrRateLimited...) that e is: a request
+// longer than the model's context is llama-server's
+// exceed_context_size_error (which gives PromptTokens and ContextSize) or
+// OpenAI's context_length_exceeded.
+func (e *APIError) Is(target error) bool { return target == e.kind() }
 
 // Error returns the endpoint, the status and the server's message, as in
 // "agent: model endpoint https://api.example/v1/chat/completions: status
@@ -221,9 +218,8 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Chat implements [Model]: it sends one chat completions request and
-// returns the turn, streamed unless NoStream is set.
-func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error) {
+// chat sends one chat completions request and returns the turn.
+func (m *OpenAI) chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	if req == nil {
 		return nil, requestError("nil ChatRequest")
 	}
@@ -241,7 +237,7 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 	}
 	body, err := m.requestBody(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrModelRequest, err)
+		return nil, fmt.Errorf("%w: %w", ErrRequest, err)
 	}
 	resp, err := m.send(ctx, client, endpoint, key, body)
 	if err != nil {
@@ -252,7 +248,7 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 	if max <= 0 {
 		max = DefaultMaxResponseSize
 	}
-	var reply *Reply
+	var reply *agent.Reply
 	head := &bodyHead{r: resp.Body, key: key}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
 		reply, err = m.readStream(ctx, head, resp.StatusCode, max, onDelta)
@@ -269,7 +265,7 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 			apiErr.Endpoint = endpoint
 			return nil, apiErr
 		}
-		return nil, &ModelError{Kind: ErrModelProtocol, Endpoint: endpoint, StatusCode: resp.StatusCode, Body: head.text(), Err: err}
+		return nil, &EndpointError{Kind: ErrProtocol, Endpoint: endpoint, StatusCode: resp.StatusCode, Body: head.text(), Err: err}
 	}
 	return reply, nil
 }
