@@ -8,7 +8,7 @@
 // each step as it happens):
 //
 //	a := &agent.Agent{
-//		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
+//		Model:  &openai.Model{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 //		Tools:  tools, // a *toolset.Toolset, from toolset.Discover
 //		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)),
 //	}

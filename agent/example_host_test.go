@@ -24,7 +24,7 @@ func ExampleSampler() {
 	defer llm.Close()
 
 	sampler := &agent.Sampler{
-		Model:     &openai.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
+		Model:     &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"},
 		ModelName: "qwen3:4b",
 		Servers:   []config.Server{{Name: "translator"}},
 		Policy: permission.NewPolicy(permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {

@@ -35,7 +35,7 @@ func ExampleAgent_AttachResource() {
 	}
 	defer ts.Shutdown(ctx)
 
-	a := &agent.Agent{Model: &openai.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"}, Tools: ts}
+	a := &agent.Agent{Model: &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"}, Tools: ts}
 	r, err := ts.ReadResource(ctx, ts.Resources()[0].Resource.URI)
 	if err != nil {
 		log.Fatal(err)

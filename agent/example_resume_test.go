@@ -37,7 +37,7 @@ func ExampleAgent_Resume() {
 	})
 	newAgent := func() *agent.Agent {
 		return &agent.Agent{
-			Model:  &openai.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
+			Model:  &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"},
 			Funcs:  []*agent.Func{sendInvoice},
 			Policy: permission.NewPolicy(later),
 		}

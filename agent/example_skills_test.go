@@ -50,7 +50,7 @@ func ExampleAgent_skills() {
 	defer skills.Close()
 
 	a := &agent.Agent{
-		Model:  &openai.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
+		Model:  &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"},
 		Skills: skills,
 		Policy: permission.NewPolicy(permission.AllowAll{}),
 	}

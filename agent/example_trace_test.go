@@ -30,7 +30,7 @@ func ExampleWithTrace() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	a := &agent.Agent{Model: &openai.OpenAI{BaseURL: baseURL, Model: "qwen3"}, Funcs: []*agent.Func{weather},
+	a := &agent.Agent{Model: &openai.Model{BaseURL: baseURL, Model: "qwen3"}, Funcs: []*agent.Func{weather},
 		Policy: permission.NewPolicy(permission.AllowAll{})}
 
 	ctx := agent.WithTrace(context.Background(), &agent.Trace{

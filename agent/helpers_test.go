@@ -56,7 +56,7 @@ func discover(t testing.TB, servers ...config.Server) *toolset.Toolset {
 }
 
 // startLLM starts a scripted model and returns it with a client of it.
-func startLLM(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.OpenAI) {
+func startLLM(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
 	t.Helper()
 	return wire{}.start(t, turns...)
 }
@@ -70,12 +70,12 @@ type wire struct {
 
 // start starts a scripted model answering as w says and returns it with a
 // client of it.
-func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.OpenAI) {
+func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
 	t.Helper()
 	s := &llmtest.Server{Turns: turns, Dialect: w.dialect}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	return s, &openai.OpenAI{BaseURL: url, Model: "test-model", NoStream: w.whole}
+	return s, &openai.Model{BaseURL: url, Model: "test-model", NoStream: w.whole}
 }
 
 // forWires runs f in a subtest for each dialect, streamed and whole.

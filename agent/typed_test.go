@@ -33,7 +33,7 @@ func schemaOf[T any](t *testing.T) string {
 }
 
 // typedLLM starts a scripted model speaking dialect.
-func typedLLM(t *testing.T, dialect llmtest.Dialect, turns ...llmtest.Turn) (*llmtest.Server, *openai.OpenAI) {
+func typedLLM(t *testing.T, dialect llmtest.Dialect, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
 	t.Helper()
 	return wire{dialect: dialect}.start(t, turns...)
 }

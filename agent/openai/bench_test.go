@@ -16,7 +16,7 @@ func BenchmarkOpenAIStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := &openai.OpenAI{BaseURL: "http://model.test/v1", HTTPClient: &http.Client{Transport: bodyTransport{"text/event-stream", body}}}
+	m := &openai.Model{BaseURL: "http://model.test/v1", HTTPClient: &http.Client{Transport: bodyTransport{"text/event-stream", body}}}
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

@@ -16,7 +16,7 @@ import (
 // whose Err is an [*APIError] (an error answer) or an [*EndpointError]
 // (no answer, or one not understood); an error matching [ErrRequest] for
 // a request that cannot be made; or one wrapping ctx.Err().
-func (m *OpenAI) Chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
+func (m *Model) Chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	reply, err := m.chat(ctx, req, onDelta)
 	if err != nil {
 		return nil, classify(err)
@@ -65,7 +65,7 @@ func (e *APIError) kind() error {
 // ModelInfo describes the model for the trace hooks: Model as its name,
 // "openai" as its provider, and BaseURL's host and port as its server. It
 // implements [agent.DescribedModel].
-func (m *OpenAI) ModelInfo() agent.ModelInfo {
+func (m *Model) ModelInfo() agent.ModelInfo {
 	info := agent.ModelInfo{Name: m.Model, Provider: "openai"}
 	if u, err := url.Parse(m.BaseURL); err == nil {
 		info.Address = u.Hostname()

@@ -9,7 +9,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
-// The failures of [OpenAI.Chat] that are not an error answer (an
+// The failures of [Model.Chat] that are not an error answer (an
 // [*APIError]) nor the caller's context: each error it returns for them
 // matches one of these or agent.ErrUnreachable with errors.Is.
 var (
@@ -21,7 +21,7 @@ var (
 	// ErrProtocol is a 2xx answer that is not a chat completion: an
 	// empty or malformed body, no choices, a stream cut before the turn
 	// ended, a tool call without a name, an answer larger than
-	// OpenAI.MaxResponseSize. The error is an *EndpointError, within an *agent.ModelError of
+	// Model.MaxResponseSize. The error is an *EndpointError, within an *agent.ModelError of
 	// kind agent.ErrServer.
 	ErrProtocol = errors.New("agent: model response not understood")
 )

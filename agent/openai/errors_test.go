@@ -18,7 +18,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
 )
 
-// Every failure of OpenAI.Chat is typed: an *APIError for an error answer,
+// Every failure of Model.Chat is typed: an *APIError for an error answer,
 // a *ModelError (matching ErrModelUnreachable or ErrModelProtocol) with the
 // status, the endpoint and the start of the body for an answer that could
 // not be had or understood, ErrModelRequest for a request that cannot be
@@ -59,7 +59,7 @@ func TestOpenAIErrorsTyped(t *testing.T) {
 		{"connection refused", closed(), 0, agent.ErrUnreachable, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &openai.OpenAI{BaseURL: tc.url, APIKeyEnv: "LLMTEST_TYPED_KEY", NoStream: strings.Contains(tc.name, "202"), MaxResponseSize: tc.max}
+			m := &openai.Model{BaseURL: tc.url, APIKeyEnv: "LLMTEST_TYPED_KEY", NoStream: strings.Contains(tc.name, "202"), MaxResponseSize: tc.max}
 			_, err := m.Chat(context.Background(), userHello, nil)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.kind)
@@ -79,22 +79,22 @@ func TestOpenAIErrorsTyped(t *testing.T) {
 	}
 	t.Run("error answer", func(t *testing.T) {
 		url := answer(http.StatusInternalServerError, "application/json", `{"error":{"message":"boom"}}`)
-		_, err := (&openai.OpenAI{BaseURL: url}).Chat(context.Background(), userHello, nil)
+		_, err := (&openai.Model{BaseURL: url}).Chat(context.Background(), userHello, nil)
 		var api *openai.APIError
 		require.ErrorAs(t, err, &api)
 		assert.Equal(t, url+"/chat/completions", api.Endpoint)
 		assert.Equal(t, "agent: model endpoint "+url+"/chat/completions: status 500: boom", err.Error())
 	})
 	t.Run("request that cannot be made", func(t *testing.T) {
-		_, err := (&openai.OpenAI{}).Chat(context.Background(), userHello, nil)
+		_, err := (&openai.Model{}).Chat(context.Background(), userHello, nil)
 		assert.ErrorIs(t, err, openai.ErrRequest)
-		_, err = (&openai.OpenAI{BaseURL: "http://127.0.0.1:1/v1"}).Chat(context.Background(), nil, nil)
+		_, err = (&openai.Model{BaseURL: "http://127.0.0.1:1/v1"}).Chat(context.Background(), nil, nil)
 		assert.ErrorIs(t, err, openai.ErrRequest)
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := (&openai.OpenAI{BaseURL: closed()}).Chat(ctx, userHello, nil)
+		_, err := (&openai.Model{BaseURL: closed()}).Chat(ctx, userHello, nil)
 		assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 	})
 }

@@ -57,7 +57,7 @@ type streamResult struct {
 
 func readChunks(t *testing.T, body string, size, max int) streamResult {
 	t.Helper()
-	m := &OpenAI{IdleTimeout: -1}
+	m := &Model{IdleTimeout: -1}
 	var r streamResult
 	r.reply, r.err = m.readStream(context.Background(), &chunkReader{s: body, size: size}, http.StatusOK, max, func(d agent.Delta) { r.deltas = append(r.deltas, d) })
 	if (r.reply == nil) == (r.err == nil) {
@@ -215,7 +215,7 @@ func FuzzParseRetryAfter(f *testing.F) {
 		if secs, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && secs >= 0 && secs < 1<<32 && d != time.Duration(secs)*time.Second {
 			t.Fatalf("%q: %v", v, d)
 		}
-		m := &OpenAI{}
+		m := &Model{}
 		for _, code := range []int{http.StatusTooManyRequests, http.StatusServiceUnavailable} {
 			wait, retry := m.retryWait(&APIError{StatusCode: code, RetryAfter: d, hasRetryAfter: ok}, 0)
 			if retry && (wait < 0 || wait > DefaultMaxRetryWait) {

@@ -23,7 +23,7 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
-// Defaults of an [OpenAI] model whose fields leave them zero.
+// Defaults of a [Model] whose fields leave them zero.
 const (
 	// DefaultMaxRetries is how many times a request that failed with a
 	// transient status (429 with Retry-After, 503) is sent again.
@@ -47,15 +47,15 @@ const (
 // maxErrorBody bounds what is read of an error response.
 const maxErrorBody = 64 << 10
 
-// OpenAI is a [Model] served by an OpenAI-compatible chat completions
+// Model is an [agent.Model] served by an OpenAI-compatible chat completions
 // endpoint: OpenAI itself and the many servers that copy its API, among
 // them Docker Model Runner, Ollama (/v1), llama.cpp's llama-server, vLLM and
 // LM Studio.
 //
 // The zero value is not usable: BaseURL must be set. Every other field is
-// optional. An OpenAI is safe for concurrent use once its fields are set;
+// optional. A Model is safe for concurrent use once its fields are set;
 // it must not be copied or modified after its first use.
-type OpenAI struct {
+type Model struct {
 	// BaseURL is the API's base, up to and including the version, such as
 	// "http://localhost:11434/v1" (Ollama), "http://localhost:8080/v1"
 	// (llama-server), "http://localhost:12434/engines/v1" (Docker Model
@@ -190,10 +190,10 @@ func (e *APIError) Error() string {
 
 // Local reports whether BaseURL names this machine (localhost, a name
 // ending in .localhost, or a loopback address) or UnixSocket is set. It
-// implements [LocalModel]. A custom HTTPClient that dials elsewhere, or a
+// implements [agent.LocalModel]. A custom HTTPClient that dials elsewhere, or a
 // proxy, is not taken into account: hosts that use one must not rely on
 // Local.
-func (m *OpenAI) Local() bool {
+func (m *Model) Local() bool {
 	if m.UnixSocket != "" {
 		return true
 	}
@@ -206,8 +206,8 @@ func (m *OpenAI) Local() bool {
 
 // SchemaOutput reports whether ChatRequest.Schema is sent, as a
 // response_format: unless NoResponseFormat is set. It implements
-// [SchemaModel].
-func (m *OpenAI) SchemaOutput() bool { return !m.NoResponseFormat }
+// [agent.SchemaModel].
+func (m *Model) SchemaOutput() bool { return !m.NoResponseFormat }
 
 func isLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
@@ -219,7 +219,7 @@ func isLoopbackHost(host string) bool {
 }
 
 // chat sends one chat completions request and returns the turn.
-func (m *OpenAI) chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
+func (m *Model) chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	if req == nil {
 		return nil, requestError("nil ChatRequest")
 	}
@@ -270,29 +270,29 @@ func (m *OpenAI) chat(ctx context.Context, req *agent.ChatRequest, onDelta func(
 	return reply, nil
 }
 
-func (m *OpenAI) endpoint() (string, error) {
+func (m *Model) endpoint() (string, error) {
 	if m.BaseURL == "" {
-		return "", requestError("OpenAI.BaseURL is empty")
+		return "", requestError("Model.BaseURL is empty")
 	}
 	u, err := url.Parse(m.BaseURL)
 	switch {
 	case err != nil:
-		return "", requestError("OpenAI.BaseURL: %w", err)
+		return "", requestError("Model.BaseURL: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", requestError("OpenAI.BaseURL %q: scheme is not http or https", m.BaseURL)
+		return "", requestError("Model.BaseURL %q: scheme is not http or https", m.BaseURL)
 	case u.Host == "":
-		return "", requestError("OpenAI.BaseURL %q has no host", m.BaseURL)
+		return "", requestError("Model.BaseURL %q has no host", m.BaseURL)
 	case u.User != nil:
-		return "", requestError("OpenAI.BaseURL holds credentials; put the API key in the variable named by APIKeyEnv")
+		return "", requestError("Model.BaseURL holds credentials; put the API key in the variable named by APIKeyEnv")
 	}
 	return strings.TrimSuffix(m.BaseURL, "/") + "/chat/completions", nil
 }
 
-func (m *OpenAI) httpClient() (*http.Client, error) {
+func (m *Model) httpClient() (*http.Client, error) {
 	m.once.Do(func() {
 		switch {
 		case m.UnixSocket != "" && m.HTTPClient != nil:
-			m.clientErr = requestError("OpenAI.UnixSocket and OpenAI.HTTPClient are both set")
+			m.clientErr = requestError("Model.UnixSocket and Model.HTTPClient are both set")
 		case m.UnixSocket != "":
 			path := m.UnixSocket
 			m.client = &http.Client{Transport: &http.Transport{
@@ -310,7 +310,7 @@ func (m *OpenAI) httpClient() (*http.Client, error) {
 	return m.client, m.clientErr
 }
 
-func (m *OpenAI) apiKey() (string, error) {
+func (m *Model) apiKey() (string, error) {
 	if m.APIKeyEnv == "" {
 		return "", nil
 	}
@@ -326,7 +326,7 @@ func (m *OpenAI) apiKey() (string, error) {
 
 // send posts body, retrying transient failures, and returns a 2xx
 // response.
-func (m *OpenAI) send(ctx context.Context, client *http.Client, endpoint, key string, body []byte) (*http.Response, error) {
+func (m *Model) send(ctx context.Context, client *http.Client, endpoint, key string, body []byte) (*http.Response, error) {
 	redialed := false
 	for attempt := 0; ; attempt++ {
 		var reused bool
@@ -397,7 +397,7 @@ func connectionLost(err error) bool {
 }
 
 // retryWait says whether a failed request is retried, and after how long.
-func (m *OpenAI) retryWait(e *APIError, attempt int) (time.Duration, bool) {
+func (m *Model) retryWait(e *APIError, attempt int) (time.Duration, bool) {
 	max := m.MaxRetries
 	if max == 0 {
 		max = DefaultMaxRetries

@@ -123,7 +123,7 @@ func TestOpenAIFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			m := &openai.OpenAI{BaseURL: serveFile(t, tt.file, tt.contentType), Model: "m"}
+			m := &openai.Model{BaseURL: serveFile(t, tt.file, tt.contentType), Model: "m"}
 			reply, deltas, err := collect(t, m)
 			require.NoError(t, err)
 			assert.Equal(t, agent.RoleAssistant, reply.Message.Role)
@@ -138,7 +138,7 @@ func TestOpenAIFixtures(t *testing.T) {
 }
 
 func TestOpenAIStreamError(t *testing.T) {
-	m := &openai.OpenAI{BaseURL: serveFile(t, "llamacpp_error.sse", "text/event-stream")}
+	m := &openai.Model{BaseURL: serveFile(t, "llamacpp_error.sse", "text/event-stream")}
 	_, _, err := collect(t, m)
 	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -210,7 +210,7 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &openai.OpenAI{BaseURL: streamBody(t, tt.body)}
+			m := &openai.Model{BaseURL: streamBody(t, tt.body)}
 			reply, _, err := collect(t, m)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
@@ -257,7 +257,7 @@ func TestOpenAIErrorBodies(t *testing.T) {
 				_, _ = io.WriteString(w, tt.body)
 			}))
 			defer srv.Close()
-			m := &openai.OpenAI{BaseURL: srv.URL, APIKeyEnv: "LLMTEST_KEY"}
+			m := &openai.Model{BaseURL: srv.URL, APIKeyEnv: "LLMTEST_KEY"}
 			_, _, err := collect(t, m)
 			var apiErr *openai.APIError
 			require.ErrorAs(t, err, &apiErr)
@@ -296,7 +296,7 @@ func TestOpenAIRetries(t *testing.T) {
 			s := &llmtest.Server{Turns: tt.turns}
 			url := s.Start()
 			defer s.Close()
-			m := &openai.OpenAI{BaseURL: url, MaxRetries: tt.retries, RetryDelay: time.Millisecond}
+			m := &openai.Model{BaseURL: url, MaxRetries: tt.retries, RetryDelay: time.Millisecond}
 			reply, _, err := collect(t, m)
 			assert.Len(t, s.Requests(), tt.requests)
 			if tt.status == 0 {
@@ -315,7 +315,7 @@ func TestOpenAIRetryAfterReported(t *testing.T) {
 	s := &llmtest.Server{Turns: []llmtest.Turn{{Status: 429, Error: "slow down", RetryAfter: "120"}}}
 	url := s.Start()
 	defer s.Close()
-	_, _, err := collect(t, &openai.OpenAI{BaseURL: url})
+	_, _, err := collect(t, &openai.Model{BaseURL: url})
 	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 2*time.Minute, apiErr.RetryAfter)
@@ -328,7 +328,7 @@ func TestOpenAIRequest(t *testing.T) {
 	url := s.Start()
 	defer s.Close()
 	temp, seed := 0.2, 7
-	m := &openai.OpenAI{
+	m := &openai.Model{
 		BaseURL: url + "/", Model: "qwen3:4b", APIKeyEnv: "LLMTEST_KEY",
 		Header:      http.Header{"X-Trace": {"t1"}},
 		Temperature: &temp, Seed: &seed, MaxTokens: 256, Stop: []string{"</s>"},
@@ -377,18 +377,18 @@ func TestOpenAIConfigErrors(t *testing.T) {
 	t.Setenv("LLMTEST_EMPTY", "")
 	tests := []struct {
 		name string
-		m    *openai.OpenAI
+		m    *openai.Model
 		err  string
 	}{
-		{"no base URL", &openai.OpenAI{}, "agent: model request: OpenAI.BaseURL is empty"},
-		{"bad scheme", &openai.OpenAI{BaseURL: "ftp://localhost/v1"}, "scheme is not http or https"},
-		{"no host", &openai.OpenAI{BaseURL: "http:///v1"}, "has no host"},
-		{"credentials in the URL", &openai.OpenAI{BaseURL: "http://user:pw@localhost/v1"}, "holds credentials"},
-		{"key variable empty", &openai.OpenAI{BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: "LLMTEST_EMPTY"},
+		{"no base URL", &openai.Model{}, "agent: model request: Model.BaseURL is empty"},
+		{"bad scheme", &openai.Model{BaseURL: "ftp://localhost/v1"}, "scheme is not http or https"},
+		{"no host", &openai.Model{BaseURL: "http:///v1"}, "has no host"},
+		{"credentials in the URL", &openai.Model{BaseURL: "http://user:pw@localhost/v1"}, "holds credentials"},
+		{"key variable empty", &openai.Model{BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: "LLMTEST_EMPTY"},
 			"environment variable LLMTEST_EMPTY, which should hold the API key, is set but empty"},
-		{"socket and client", &openai.OpenAI{BaseURL: "http://localhost/v1", UnixSocket: "/x", HTTPClient: &http.Client{}}, "both set"},
-		{"extra replaces a field", &openai.OpenAI{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"messages": 1}}, `sets "messages"`},
-		{"extra cannot encode", &openai.OpenAI{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"f": func() {}}}, `Extra["f"]`},
+		{"socket and client", &openai.Model{BaseURL: "http://localhost/v1", UnixSocket: "/x", HTTPClient: &http.Client{}}, "both set"},
+		{"extra replaces a field", &openai.Model{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"messages": 1}}, `sets "messages"`},
+		{"extra cannot encode", &openai.Model{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"f": func() {}}}, `Extra["f"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -401,21 +401,21 @@ func TestOpenAIConfigErrors(t *testing.T) {
 
 func TestOpenAILocal(t *testing.T) {
 	tests := []struct {
-		m     *openai.OpenAI
+		m     *openai.Model
 		local bool
 	}{
-		{&openai.OpenAI{BaseURL: "http://localhost:11434/v1"}, true},
-		{&openai.OpenAI{BaseURL: "http://127.0.0.1:8080/v1"}, true},
-		{&openai.OpenAI{BaseURL: "http://127.8.9.10:8080/v1"}, true},
-		{&openai.OpenAI{BaseURL: "http://[::1]:8080/v1"}, true},
-		{&openai.OpenAI{BaseURL: "http://models.localhost/v1"}, true},
-		{&openai.OpenAI{BaseURL: "http://LOCALHOST./v1"}, true},
-		{&openai.OpenAI{BaseURL: "http://localhost.example.com/v1"}, false},
-		{&openai.OpenAI{BaseURL: "https://api.openai.com/v1"}, false},
-		{&openai.OpenAI{BaseURL: "http://192.168.1.20:11434/v1"}, false},
-		{&openai.OpenAI{BaseURL: "http://model-runner.docker.internal/engines/v1"}, false},
-		{&openai.OpenAI{BaseURL: "http://localhost/exp/vDD4.40/engines/v1", UnixSocket: "/var/run/docker.sock"}, true},
-		{&openai.OpenAI{BaseURL: "::bad"}, false},
+		{&openai.Model{BaseURL: "http://localhost:11434/v1"}, true},
+		{&openai.Model{BaseURL: "http://127.0.0.1:8080/v1"}, true},
+		{&openai.Model{BaseURL: "http://127.8.9.10:8080/v1"}, true},
+		{&openai.Model{BaseURL: "http://[::1]:8080/v1"}, true},
+		{&openai.Model{BaseURL: "http://models.localhost/v1"}, true},
+		{&openai.Model{BaseURL: "http://LOCALHOST./v1"}, true},
+		{&openai.Model{BaseURL: "http://localhost.example.com/v1"}, false},
+		{&openai.Model{BaseURL: "https://api.openai.com/v1"}, false},
+		{&openai.Model{BaseURL: "http://192.168.1.20:11434/v1"}, false},
+		{&openai.Model{BaseURL: "http://model-runner.docker.internal/engines/v1"}, false},
+		{&openai.Model{BaseURL: "http://localhost/exp/vDD4.40/engines/v1", UnixSocket: "/var/run/docker.sock"}, true},
+		{&openai.Model{BaseURL: "::bad"}, false},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.local, tt.m.Local(), tt.m.BaseURL)
@@ -435,7 +435,7 @@ func TestOpenAIUnixSocket(t *testing.T) {
 	go func() { defer close(done); _ = srv.Serve(l) }()
 	defer func() { _ = srv.Close(); <-done }()
 
-	m := &openai.OpenAI{BaseURL: "http://localhost/v1", UnixSocket: sock}
+	m := &openai.Model{BaseURL: "http://localhost/v1", UnixSocket: sock}
 	reply, _, err := collect(t, m)
 	require.NoError(t, err)
 	assert.Equal(t, "over the socket", reply.Message.Content)
@@ -447,10 +447,10 @@ func TestOpenAILimits(t *testing.T) {
 		s := &llmtest.Server{Turns: []llmtest.Turn{{Text: strings.Repeat("x", 5000)}, {Text: strings.Repeat("x", 5000)}}, ChunkSize: 100}
 		url := s.Start()
 		defer s.Close()
-		m := &openai.OpenAI{BaseURL: url, MaxResponseSize: 1000}
+		m := &openai.Model{BaseURL: url, MaxResponseSize: 1000}
 		_, _, err := collect(t, m)
 		require.ErrorContains(t, err, "larger than 1000 bytes")
-		m2 := &openai.OpenAI{BaseURL: url, MaxResponseSize: 1000, NoStream: true}
+		m2 := &openai.Model{BaseURL: url, MaxResponseSize: 1000, NoStream: true}
 		_, _, err = collect(t, m2)
 		require.ErrorContains(t, err, "larger than 1000 bytes")
 	})
@@ -458,7 +458,7 @@ func TestOpenAILimits(t *testing.T) {
 		s := &llmtest.Server{Turns: []llmtest.Turn{{Text: "thinking", Hang: true}}}
 		url := s.Start()
 		defer s.Close()
-		m := &openai.OpenAI{BaseURL: url, IdleTimeout: 50 * time.Millisecond}
+		m := &openai.Model{BaseURL: url, IdleTimeout: 50 * time.Millisecond}
 		start := time.Now()
 		var text string
 		_, err := m.Chat(context.Background(), userHello, func(d agent.Delta) { text += d.Text })
@@ -483,7 +483,7 @@ func TestOpenAICancel(t *testing.T) {
 				started.Store(true)
 				cancel()
 			}()
-			m := &openai.OpenAI{BaseURL: url, NoStream: noStream}
+			m := &openai.Model{BaseURL: url, NoStream: noStream}
 			_, err := m.Chat(ctx, userHello, nil)
 			require.ErrorIs(t, err, context.Canceled)
 			assert.True(t, started.Load())
@@ -509,7 +509,7 @@ func TestOpenAICancelWhileReadingAnErrorBody(t *testing.T) {
 	defer cancel()
 	// Cancelled once the status line came: the body is being read.
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: cancel})
-	m := &openai.OpenAI{BaseURL: srv.URL + "/v1", MaxRetries: -1}
+	m := &openai.Model{BaseURL: srv.URL + "/v1", MaxRetries: -1}
 	_, err := m.Chat(ctx, userHello, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	var apiErr *openai.APIError
@@ -527,7 +527,7 @@ func FuzzOpenAIResponse(f *testing.F) {
 		if whole {
 			ct = "application/json"
 		}
-		m := &openai.OpenAI{BaseURL: "http://model.test/v1", MaxResponseSize: 1 << 16,
+		m := &openai.Model{BaseURL: "http://model.test/v1", MaxResponseSize: 1 << 16,
 			HTTPClient: &http.Client{Transport: bodyTransport{ct, body}}}
 		var text string
 		reply, err := m.Chat(context.Background(), userHello, func(d agent.Delta) { text += d.Text })
@@ -596,7 +596,7 @@ func TestOpenAIResendsOnClosedConnection(t *testing.T) {
 	url, reqs := closingServer(t, true)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
-	m := &openai.OpenAI{BaseURL: url, NoStream: true, HTTPClient: client}
+	m := &openai.Model{BaseURL: url, NoStream: true, HTTPClient: client}
 	for i := range 3 {
 		reply, err := m.Chat(context.Background(), userHello, nil)
 		require.NoError(t, err, "request %d", i)
@@ -606,7 +606,7 @@ func TestOpenAIResendsOnClosedConnection(t *testing.T) {
 
 	// A new connection that closes is a failure, not sent again.
 	url, reqs = closingServer(t, false)
-	_, err := (&openai.OpenAI{BaseURL: url, NoStream: true, HTTPClient: client}).Chat(context.Background(), userHello, nil)
+	_, err := (&openai.Model{BaseURL: url, NoStream: true, HTTPClient: client}).Chat(context.Background(), userHello, nil)
 	require.ErrorIs(t, err, io.EOF)
 	assert.Equal(t, int32(1), reqs.Load())
 }

@@ -21,7 +21,7 @@ var errIncompleteStream = errors.New("stream ended before the turn was finished"
 
 // readStream reads a streamed turn: chat.completion.chunk events up to
 // "[DONE]".
-func (m *OpenAI) readStream(ctx context.Context, body io.Reader, status, max int, onDelta func(agent.Delta)) (*agent.Reply, error) {
+func (m *Model) readStream(ctx context.Context, body io.Reader, status, max int, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	idle := m.IdleTimeout
 	switch {
 	case idle == 0:
@@ -235,7 +235,7 @@ func hasError(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
 
-// tooLarge is a response over OpenAI.MaxResponseSize.
+// tooLarge is a response over Model.MaxResponseSize.
 func tooLarge(max int) error {
-	return fmt.Errorf("response larger than %d bytes (OpenAI.MaxResponseSize)", max)
+	return fmt.Errorf("response larger than %d bytes (Model.MaxResponseSize)", max)
 }

@@ -130,7 +130,7 @@ func wireToolChoice(c agent.ToolChoice) any {
 }
 
 // requestBody encodes req for the endpoint.
-func (m *OpenAI) requestBody(req *agent.ChatRequest) ([]byte, error) {
+func (m *Model) requestBody(req *agent.ChatRequest) ([]byte, error) {
 	w := wireRequest{
 		Model:       m.Model,
 		Messages:    make([]wireMessage, len(req.Messages)),
@@ -182,11 +182,11 @@ func (m *OpenAI) requestBody(req *agent.ChatRequest) ([]byte, error) {
 	}
 	for k, v := range m.Extra {
 		if _, taken := fields[k]; taken || k == "stream_options" || k == "tools" || k == "tool_choice" {
-			return nil, fmt.Errorf("OpenAI.Extra sets %q, which the client sets itself", k)
+			return nil, fmt.Errorf("Model.Extra sets %q, which the client sets itself", k)
 		}
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return nil, fmt.Errorf("OpenAI.Extra[%q]: %w", k, err)
+			return nil, fmt.Errorf("Model.Extra[%q]: %w", k, err)
 		}
 		fields[k] = raw
 	}

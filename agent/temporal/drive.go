@@ -103,15 +103,15 @@ func (m *model) Chat(ctx context.Context, req *agent.ChatRequest, _ func(agent.D
 	return &reply, nil
 }
 
-// modelError turns the Chat activity's error back into the model's: an
-// *agent.APIError when the endpoint answered with one.
+// modelError turns the Chat activity's error back into the model's: the
+// *agent.ModelError of the same kind when the model's error was one.
 func modelError(err error) error {
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == apiErrorType {
-		var e apiError
-		if app.Details(&e) == nil {
-			return &agent.APIError{StatusCode: e.StatusCode, Message: e.Message, Type: e.Type, Code: e.Code,
-				PromptTokens: e.PromptTokens, ContextSize: e.ContextSize}
+	if errors.As(err, &app) && app.Type() == modelErrorType {
+		var e modelFailure
+		if app.Details(&e) == nil && modelKinds[e.Kind].kind != nil {
+			return &agent.ModelError{Kind: modelKinds[e.Kind].kind, StatusCode: e.StatusCode, RetryAfter: e.RetryAfter,
+				PromptTokens: e.PromptTokens, ContextSize: e.ContextSize, Err: errors.New(e.Message)}
 		}
 	}
 	return fmt.Errorf("agent/temporal: model call: %w", err)

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/temporal"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/temporaldev"
@@ -131,7 +132,7 @@ func workerMain() int {
 		acts.Blobs = dirBlobs(dir)
 	}
 	if url := os.Getenv("MINIME_MODEL"); url != "" {
-		acts.Model = &agent.OpenAI{BaseURL: url, Model: "test-model", MaxRetries: -1}
+		acts.Model = &openai.Model{BaseURL: url, Model: "test-model", MaxRetries: -1}
 	}
 	if url := os.Getenv("MINIME_MCP"); url != "" {
 		ts, err := toolset.Discover(ctx, []config.Server{{Name: "files", URL: url}}, nil)

@@ -30,6 +30,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/temporal"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -82,7 +83,7 @@ func serve(ctx context.Context, c client.Client, out io.Writer) error {
 		return err
 	}
 	acts := &temporal.Activities{
-		Model: &agent.OpenAI{BaseURL: env("MODEL_URL", "http://127.0.0.1:8080/v1"), Model: os.Getenv("MODEL_NAME")},
+		Model: &openai.Model{BaseURL: env("MODEL_URL", "http://127.0.0.1:8080/v1"), Model: os.Getenv("MODEL_NAME")},
 		Funcs: []*agent.Func{pay},
 	}
 	w := worker.New(c, queue, worker.Options{})

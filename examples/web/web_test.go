@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 )
@@ -83,7 +83,7 @@ func TestBrowser(t *testing.T) {
 	}
 	clock, monitor := node("server-basic-vanillajs"), node("server-system-monitor")
 	clock.Name, monitor.Name = "clock", "monitor"
-	h, err := NewHost(ctx, Setup{Model: &agent.OpenAI{BaseURL: llmURL, Model: "test"}, Servers: []config.Server{clock, monitor},
+	h, err := NewHost(ctx, Setup{Model: &openai.Model{BaseURL: llmURL, Model: "test"}, Servers: []config.Server{clock, monitor},
 		Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
 	pageL, sandboxL, err := h.Listen(0)
