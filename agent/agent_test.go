@@ -593,7 +593,7 @@ func TestRunToolTimeoutAndFailure(t *testing.T) {
 	assert.Error(t, rec2.results()["1.0"].Err)
 }
 
-// remote hides the LocalModel side of a model: the agent must take it for
+// remote hides the Capabilities of a model: the agent must take it for
 // a hosted one.
 type remote struct{ agent.Model }
 

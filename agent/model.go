@@ -8,9 +8,11 @@ import (
 )
 
 // Model is a chat model that can call tools: one request in, one assistant
-// turn out. It is the back end the [Agent] drives; [OpenAI] implements it
-// for OpenAI-compatible servers, and a host can implement it for anything
-// else.
+// turn out. It is the back end the [Agent] drives, and the whole of what
+// the agent knows of a model: a driver (package agent/openai for
+// OpenAI-compatible servers) or a host implements it, and wrappers such as
+// [Fallback] and [Retry] are Models themselves. The agent never names a
+// driver.
 //
 // Chat sends req to the model and returns the assistant's turn. If onDelta
 // is not nil, Chat calls it with each piece of the answer as it arrives,
@@ -26,6 +28,19 @@ import (
 // reason length) is not an error. A non-nil error means no turn was
 // obtained, and the Reply is nil; a turn that failed half-way is an error,
 // even if text was already delivered to onDelta.
+//
+// A failure the model's provider reports is a [*ModelError] whose Kind
+// says what it was, so that a caller branches with errors.Is on
+// [ErrContextExceeded], [ErrRateLimited], [ErrOverloaded], [ErrRefused],
+// [ErrUnreachable], [ErrBadRequest], [ErrAuth] or [ErrServer], and reads
+// RetryAfter, StatusCode and the context figures with errors.As. The agent
+// reacts to ErrContextExceeded (it shortens tool outputs and asks again)
+// and to ErrBadRequest for a request with a Schema (it asks through
+// AnswerTool instead); Fallback and Retry act on the kinds that may pass.
+// An error that is no ModelError (a driver's configuration, say) is final.
+//
+// What a Model can do beyond Chat it says through [CapableModel]; the
+// agent asks nothing else of it.
 //
 // Chat must not modify req nor keep it, or anything it refers to, after
 // returning. It must return promptly once ctx is done, with an error that
@@ -118,15 +133,53 @@ func (e *ModelError) Error() string {
 // Unwrap returns Kind and Err.
 func (e *ModelError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
-// LocalModel is implemented by a [Model] that knows whether it runs on this
-// machine. The agent offers the tools of local-only servers
-// (config.EgressLocal) only to a model whose Local method returns true; a
-// Model that does not implement LocalModel is taken to be remote.
-type LocalModel interface {
+// CapableModel is a [Model] that says what it can do. A Model that does not
+// implement it claims nothing: the zero [Capabilities].
+type CapableModel interface {
 	Model
-	// Local reports whether every request reaches a server on this machine:
-	// through a loopback address or a unix socket.
-	Local() bool
+	// Capabilities says what the model can do. It is called when a run
+	// starts and at other moments the agent needs to know, so it must be
+	// cheap; it must be safe for concurrent use.
+	Capabilities() Capabilities
+}
+
+// Capabilities says what a [Model] can do, for the agent and for a host
+// that chooses how to use a model. The zero value claims nothing, which
+// is always safe: a capability not claimed is not relied on.
+type Capabilities struct {
+	// Local says every request reaches a server on this machine, through
+	// a loopback address or a unix socket. The agent offers the tools of
+	// local-only servers (config.EgressLocal) only to a local model.
+	Local bool
+	// Streaming says Chat delivers the answer to onDelta in pieces as
+	// they arrive, not once whole.
+	Streaming bool
+	// Schema says ChatRequest.Schema is sent, so that the reply's text is
+	// JSON the schema accepts as far as the provider enforces it (the
+	// agent still validates it). A model without it gets typed answers
+	// asked for through AnswerTool.
+	Schema bool
+	// NamedToolChoice says a ToolChoice naming a tool is sent; see
+	// ToolChoice for the servers that ignore it anyway.
+	NamedToolChoice bool
+	// ParallelToolCalls says a turn may hold several tool calls.
+	ParallelToolCalls bool
+	// Reasoning says the model may report its reasoning (Delta.Reasoning).
+	Reasoning bool
+	// Caching says the provider caches the prompt's prefix between
+	// requests.
+	Caching bool
+	// ContextWindow is the model's context, in tokens; 0 when unknown.
+	ContextWindow int
+}
+
+// CapabilitiesOf returns what m says it can do: its Capabilities if it is a
+// [CapableModel], else the zero value.
+func CapabilitiesOf(m Model) Capabilities {
+	if c, ok := m.(CapableModel); ok {
+		return c.Capabilities()
+	}
+	return Capabilities{}
 }
 
 // ChatRequest is what a [Model] is given for one turn.
@@ -142,14 +195,14 @@ type ChatRequest struct {
 	// sent when Tools is empty.
 	ToolChoice ToolChoice
 	// MaxTokens, when > 0, bounds the tokens of the reply, below any
-	// bound the Model has of its own ([OpenAI] sends the smaller). A
+	// bound the Model has of its own (the openai driver sends the smaller). A
 	// Model that cannot bound a reply should fail the request rather than
 	// ignore it: the agent sets it for MCP sampling, whose limit is a
 	// must (see Sampler).
 	MaxTokens int
 	// Schema, if set, asks for a reply whose text is JSON it accepts (see
-	// SchemaModel); the agent sets it only without Tools, and only for a
-	// SchemaModel that says it sends it.
+	// Capabilities.Schema); the agent sets it only without Tools, and only
+	// for a model that claims Capabilities.Schema.
 	Schema *ResponseSchema
 }
 
@@ -207,6 +260,11 @@ type Reply struct {
 	Finish FinishReason
 	// Usage counts the tokens of the turn, when the server reports them.
 	Usage Usage
+	// Model names the model that produced the turn, as the model's
+	// provider knows it ("" when the Model does not say): a driver sets
+	// it, and a wrapper such as Fallback keeps the name of the model that
+	// answered. The agent reports it in TurnFinished.Model.
+	Model string
 }
 
 // FinishReason says why a model stopped producing a turn. Servers may send

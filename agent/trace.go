@@ -68,8 +68,8 @@ type RunInfo struct {
 }
 
 // ModelInfo is what the agent knows of its model: the model name, the
-// provider and the server of an [OpenAI] model, what a [DescribedModel]
-// says of itself; empty for another Model.
+// provider and the server, as a [DescribedModel] says of itself; empty
+// for another Model.
 type ModelInfo struct {
 	Name, Provider string
 	Address        string
@@ -133,8 +133,10 @@ type ModelResult struct {
 }
 
 // Attributes returns gen_ai.usage.input_tokens and output_tokens and
-// gen_ai.response.finish_reasons (a []string) for a reply, error.type
-// for an error: the HTTP status of an *APIError, "context_exceeded",
+// gen_ai.response.finish_reasons (a []string) and, when the reply names
+// the model that answered (Reply.Model), gen_ai.response.model for a
+// reply; error.type
+// for an error: "context_exceeded", the StatusCode of a [*ModelError],
 // "timeout", "canceled" or "_OTHER".
 func (m *ModelResult) Attributes() []slog.Attr {
 	if m.Err != nil {
@@ -144,11 +146,15 @@ func (m *ModelResult) Attributes() []slog.Attr {
 		return nil
 	}
 	u := m.Reply.Usage
-	return []slog.Attr{
+	a := []slog.Attr{
 		slog.Int("gen_ai.usage.input_tokens", u.PromptTokens),
 		slog.Int("gen_ai.usage.output_tokens", u.CompletionTokens),
 		slog.Any("gen_ai.response.finish_reasons", []string{string(m.Reply.Finish)}),
 	}
+	if m.Reply.Model != "" {
+		a = append(a, slog.String("gen_ai.response.model", m.Reply.Model))
+	}
+	return a
 }
 
 func modelErrorType(err error) string {
@@ -212,10 +218,20 @@ func ToolErrorType(res *ToolFinished) string {
 	return string(res.Status)
 }
 
-// modelInfo describes m, for the trace hooks.
+// answeredBy names the model that produced reply.
+func (r *run) answeredBy(reply *Reply) string {
+	if reply.Model != "" {
+		return reply.Model
+	}
+	if d, ok := r.a.Model.(DescribedModel); ok {
+		return d.ModelInfo().Name
+	}
+	return ""
+}
+
 // DescribedModel is a Model that says what it is, for the trace hooks: a
 // chat span is named "chat" and ModelInfo.Name, and its attributes come
-// from the ModelInfo. An [OpenAI] model is described from its fields.
+// from the ModelInfo. The openai driver describes itself from its fields.
 type DescribedModel interface {
 	Model
 	// ModelInfo describes the model; it is called at each model call and

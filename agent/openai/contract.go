@@ -10,6 +10,12 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
+// A Model is the contract's every side.
+var (
+	_ agent.CapableModel   = (*Model)(nil)
+	_ agent.DescribedModel = (*Model)(nil)
+)
+
 // Chat implements [agent.Model]: it sends one chat completions request and
 // returns the turn, streamed unless NoStream is set. Its errors are those
 // of the contract: an [*agent.ModelError] whose Kind says what failed and
@@ -21,6 +27,7 @@ func (m *Model) Chat(ctx context.Context, req *agent.ChatRequest, onDelta func(a
 	if err != nil {
 		return nil, classify(err)
 	}
+	reply.Model = m.Model
 	return reply, nil
 }
 
@@ -75,4 +82,22 @@ func (m *Model) ModelInfo() agent.ModelInfo {
 		}
 	}
 	return info
+}
+
+// Capabilities says what the model can do, as far as the chat completions
+// API lets a client know: Local (see [Model.Local]), Streaming unless
+// NoStream is set, Schema unless NoResponseFormat is set, NamedToolChoice,
+// ParallelToolCalls and Reasoning (the API has them; a server may ignore
+// them, see agent.ToolChoice), and ContextWindow. It implements
+// [agent.CapableModel].
+func (m *Model) Capabilities() agent.Capabilities {
+	return agent.Capabilities{
+		Local:             m.Local(),
+		Streaming:         !m.NoStream,
+		Schema:            !m.NoResponseFormat,
+		NamedToolChoice:   true,
+		ParallelToolCalls: true,
+		Reasoning:         true,
+		ContextWindow:     m.ContextWindow,
+	}
 }

@@ -101,6 +101,11 @@ type Model struct {
 	// the schema into a grammar, which even a small model cannot leave.
 	NoResponseFormat bool
 
+	// ContextWindow is the model's context, in tokens, when the host knows
+	// it (the API does not say); 0 means unknown. It is only reported, in
+	// Capabilities.
+	ContextWindow int
+
 	// UnixSocket, if set, is the path of a unix socket to connect to
 	// instead of BaseURL's host (Docker Model Runner through the Docker
 	// socket, for instance). BaseURL still gives the scheme, the Host
@@ -190,7 +195,7 @@ func (e *APIError) Error() string {
 
 // Local reports whether BaseURL names this machine (localhost, a name
 // ending in .localhost, or a loopback address) or UnixSocket is set. It
-// implements [agent.LocalModel]. A custom HTTPClient that dials elsewhere, or a
+// is Capabilities.Local. A custom HTTPClient that dials elsewhere, or a
 // proxy, is not taken into account: hosts that use one must not rely on
 // Local.
 func (m *Model) Local() bool {
@@ -203,11 +208,6 @@ func (m *Model) Local() bool {
 	}
 	return isLoopbackHost(u.Hostname())
 }
-
-// SchemaOutput reports whether ChatRequest.Schema is sent, as a
-// response_format: unless NoResponseFormat is set. It implements
-// [agent.SchemaModel].
-func (m *Model) SchemaOutput() bool { return !m.NoResponseFormat }
 
 func isLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")

@@ -86,8 +86,10 @@ func (rt *runtime) NewID() string {
 // model is the agent.Model of a run: each call the Chat activity.
 type model struct{ d *driver }
 
-// Local reports Config.LocalModel.
-func (m *model) Local() bool { return m.d.cfg.LocalModel }
+// Capabilities reports Config.LocalModel as Local; the replies come whole.
+func (m *model) Capabilities() agent.Capabilities {
+	return agent.Capabilities{Local: m.d.cfg.LocalModel}
+}
 
 // Chat calls the Chat activity; the reply comes whole (no deltas).
 func (m *model) Chat(ctx context.Context, req *agent.ChatRequest, _ func(agent.Delta)) (*agent.Reply, error) {

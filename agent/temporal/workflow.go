@@ -66,7 +66,7 @@ type Config struct {
 	// knows they are.
 	Retry []string `json:"retry,omitempty"`
 	// LocalModel says the worker's model runs on the worker's machine,
-	// so that tools of local-only servers are offered (agent.LocalModel).
+	// so that tools of local-only servers are offered (agent.Capabilities.Local).
 	LocalModel bool `json:"local_model,omitempty"`
 	// Timeouts bound the activities.
 	Timeouts Timeouts `json:"timeouts,omitzero"`
