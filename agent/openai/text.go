@@ -1,29 +1,10 @@
 package openai
 
-import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
-)
+import "git.rickub.com/bots-garden/mini-me/internal/textclip"
 
-// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// clip shortens s for an error message (see textclip.Clip).
+func clip(s string, n int) string { return textclip.Clip(s, n) }
 
-// printable replaces control characters (a server's message may hold
-// anything) with spaces.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
+// printable replaces control characters with spaces (see
+// textclip.Printable).
+func printable(s string) string { return textclip.Printable(s) }
