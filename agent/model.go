@@ -39,8 +39,8 @@ import (
 // AnswerTool instead); Fallback and Retry act on the kinds that may pass.
 // An error that is no ModelError (a driver's configuration, say) is final.
 //
-// What a Model can do beyond Chat it says through [CapableModel]; the
-// agent asks nothing else of it.
+// What a Model can do beyond Chat it says through [CapableModel], and what
+// it is through [DescribedModel]; the agent discovers nothing else.
 //
 // Chat must not modify req nor keep it, or anything it refers to, after
 // returning. It must return promptly once ctx is done, with an error that
@@ -54,13 +54,14 @@ type Model interface {
 	Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error)
 }
 
-// The kinds of model failure. Every error a [Model] returns, other than
-// one for its ctx, matches at most one of them with errors.Is (through a
-// [*ModelError] whose Kind it is); an error that matches none is a
-// failure the model could not classify, which the agent and the wrappers
-// treat as final, such as a request the driver cannot make because its
-// configuration is incomplete. Drivers produce them; the agent and the wrappers act on
-// them and on nothing else of a driver.
+// The kinds of model failure. A [*ModelError] matches its Kind with
+// errors.Is, and every error a [Model] returns for a failure of its
+// provider or of the way there matches one of them (an error joining several, as a Fallback's
+// whose every model failed, matches each of theirs). An error that matches
+// none is a failure the model could not classify, such as a request the
+// driver cannot make because its configuration is incomplete: the agent
+// and the wrappers treat it as final. Drivers produce the kinds; the agent
+// and the wrappers act on them and on nothing else of a driver.
 var (
 	// ErrContextExceeded is a request longer than the model's context.
 	// The agent shortens the oldest tool outputs and sends the request

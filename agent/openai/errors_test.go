@@ -22,10 +22,10 @@ import (
 )
 
 // Every failure of Model.Chat is typed: an *APIError for an error answer,
-// a *ModelError (matching ErrModelUnreachable or ErrModelProtocol) with the
+// an *EndpointError (matching agent.ErrUnreachable or ErrProtocol) with the
 // status, the endpoint and the start of the body for an answer that could
-// not be had or understood, ErrModelRequest for a request that cannot be
-// made; none shows the API key.
+// not be had or understood, ErrRequest for a request that cannot be made;
+// none shows the API key.
 func TestOpenAIErrorsTyped(t *testing.T) {
 	const key = "sk-test-typed-0123456789"
 	t.Setenv("LLMTEST_TYPED_KEY", key)
