@@ -55,10 +55,13 @@ func discover(t testing.TB, servers ...config.Server) *toolset.Toolset {
 	return ts
 }
 
-// startLLM starts a scripted model and returns it with a client of it.
-func startLLM(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
+// startLLM returns a scripted model, twice: as the record of its requests
+// and as the agent.Model. It runs in process, without the driver; tests
+// of the driver's wire use wire.start.
+func startLLM(t testing.TB, turns ...llmtest.Turn) (*turnModel, *turnModel) {
 	t.Helper()
-	return wire{}.start(t, turns...)
+	m := &turnModel{turns: turns}
+	return m, m
 }
 
 // wire is how a scripted model answers: in a server's dialect, streamed
