@@ -50,7 +50,7 @@
 //	}
 //	defer tools.Close()
 //	a := &agent.Agent{
-//		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
+//		Model:  &openai.Model{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 //		Tools:  tools,
 //		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions
 //	}

@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
@@ -47,7 +48,7 @@ func Example_pipeline() {
 	defer tools.Close()
 
 	a := &agent.Agent{
-		Model:  &agent.OpenAI{BaseURL: modelURL, Model: "qwen3:4b"},
+		Model:  &openai.Model{BaseURL: modelURL, Model: "qwen3:4b"},
 		Tools:  tools,
 		Policy: permission.NewPolicy(permission.DenyAll{}, permission.WithServerMode("calendar", permission.ModeAuto)),
 	}

@@ -79,7 +79,6 @@ type ToolSource interface {
 var (
 	_ ToolSource = (*toolset.Toolset)(nil)
 	_ Policy     = (*permission.Policy)(nil)
-	_ LocalModel = (*OpenAI)(nil)
 )
 
 // Policy decides whether a tool call may run; *permission.Policy
@@ -246,9 +245,8 @@ func (a *Agent) Run(ctx context.Context, msgs []Message) (Result, error) {
 // The error is nil only when the model answered (Result.Stop is
 // StopAnswer). A limit returns ErrMaxTurns or ErrRepeatedCall, calls whose
 // approval was deferred ErrPendingApproval (see [Agent.Resume]), a cancelled
-// ctx an error matching ctx.Err(), a model failure the model's error (for
-// OpenAI an *APIError for an endpoint that answered with an error, else an
-// error matching ErrModelUnreachable, ErrModelProtocol or ErrModelRequest). In every case
+// ctx an error matching ctx.Err(), a model failure the model's error (a
+// [*ModelError] when the model classified it, see [Model]). In every case
 // Result holds the conversation so far, consistent and resumable. A tool
 // that fails, a call refused by the policy and invalid arguments are not
 // errors: the model reads about them in the tool message and carries on.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
@@ -592,7 +593,7 @@ func TestRunToolTimeoutAndFailure(t *testing.T) {
 	assert.Error(t, rec2.results()["1.0"].Err)
 }
 
-// remote hides the LocalModel side of a model: the agent must take it for
+// remote hides the Capabilities of a model: the agent must take it for
 // a hosted one.
 type remote struct{ agent.Model }
 
@@ -604,7 +605,7 @@ func TestRunEgressLocal(t *testing.T) {
 
 	t.Run("local model sees everything", func(t *testing.T) {
 		llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
-		require.True(t, model.Local())
+		require.True(t, agent.CapabilitiesOf(model).Local)
 		res, err := (&agent.Agent{Model: model, Tools: ts}).Run(context.Background(), user("x"))
 		require.NoError(t, err)
 		assert.Empty(t, res.Warnings)
@@ -772,9 +773,9 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestRunModelError(t *testing.T) {
-	_, model := startLLM(t, llmtest.Turn{Status: 400, Error: "the request exceeds the available context size"})
+	_, model := wire{}.start(t, llmtest.Turn{Status: 400, Error: "the request exceeds the available context size"})
 	res, err := (&agent.Agent{Model: model}).Run(context.Background(), user("x"))
-	var apiErr *agent.APIError
+	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 400, apiErr.StatusCode)
 	assert.Equal(t, agent.StopError, res.Stop)
@@ -871,7 +872,7 @@ func withOldOutput(size int) []agent.Message {
 
 func TestRunContextExceeded(t *testing.T) {
 	t.Run("shortened and sent again", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError}, llmtest.Turn{Text: "the disk"})
+		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError}, llmtest.Turn{Text: "the disk"})
 		var rec recorder
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).RunStream(context.Background(), withOldOutput(30_000), rec.on)
 		require.NoError(t, err)
@@ -892,11 +893,11 @@ func TestRunContextExceeded(t *testing.T) {
 		requireResumable(t, res.Messages)
 	})
 	t.Run("still too long", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError}, llmtest.Turn{Status: 400, ErrorBody: llamaContextError})
+		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError}, llmtest.Turn{Status: 400, ErrorBody: llamaContextError})
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).Run(context.Background(), withOldOutput(30_000))
 		require.ErrorIs(t, err, agent.ErrContextExceeded)
 		assert.ErrorContains(t, err, "even with tool outputs shortened")
-		var apiErr *agent.APIError
+		var apiErr *openai.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, 9000, apiErr.PromptTokens)
 		assert.Equal(t, 2048, apiErr.ContextSize)
@@ -905,7 +906,7 @@ func TestRunContextExceeded(t *testing.T) {
 		requireResumable(t, res.Messages)
 	})
 	t.Run("nothing to shorten", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError})
+		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError})
 		res, err := (&agent.Agent{Model: model}).Run(context.Background(), user(strings.Repeat("long question ", 3000)))
 		require.ErrorIs(t, err, agent.ErrContextExceeded)
 		assert.ErrorContains(t, err, "no tool output left to shorten")
@@ -914,14 +915,14 @@ func TestRunContextExceeded(t *testing.T) {
 	})
 	t.Run("without the server's figures", func(t *testing.T) {
 		openaiErr := `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`
-		llm, model := startLLM(t, llmtest.Turn{Status: 400, ErrorBody: openaiErr}, llmtest.Turn{Text: "ok"})
+		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: openaiErr}, llmtest.Turn{Text: "ok"})
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).Run(context.Background(), withOldOutput(30_000))
 		require.NoError(t, err)
 		assert.Equal(t, "ok", res.Answer)
 		assert.Less(t, len(llm.Requests()[1].Messages[3].Content), 1500)
 	})
 	t.Run("the lower budget holds for the rest of the run", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError},
+		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError},
 			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":"` + strings.Repeat("x", 5000) + `"}`}}},
 			llmtest.Turn{Text: "done"})
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, Policy: allowAll()}).Run(context.Background(), withOldOutput(30_000))
@@ -935,10 +936,10 @@ func TestRunContextExceeded(t *testing.T) {
 func TestRunServerError(t *testing.T) {
 	// llama-server answers 500 to a request it cannot parse: not retried,
 	// the run stops with the server's message.
-	llm, model := startLLM(t, llmtest.Turn{Status: 500, ErrorBody: `{"error":{"code":500,"message":"[json.exception.type_error.302] type must be number, but is string","type":"server_error"}}`},
+	llm, model := wire{}.start(t, llmtest.Turn{Status: 500, ErrorBody: `{"error":{"code":500,"message":"[json.exception.type_error.302] type must be number, but is string","type":"server_error"}}`},
 		llmtest.Turn{Text: "never"})
 	res, err := (&agent.Agent{Model: model}).Run(context.Background(), user("x"))
-	var apiErr *agent.APIError
+	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 500, apiErr.StatusCode)
 	assert.Equal(t, "server_error", apiErr.Type)
@@ -988,13 +989,12 @@ func TestRunToolChoice(t *testing.T) {
 func TestRunCallCutAtOutputLimit(t *testing.T) {
 	for _, noStream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "streamed", true: "whole"}[noStream], func(t *testing.T) {
-			llm, model := startLLM(t,
+			llm, model := wire{whole: noStream}.start(t,
 				llmtest.Turn{ToolCalls: []llmtest.ToolCall{
 					{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`},
 					{ID: "c2", Name: "echo", Arguments: `{"text":"a long text that was cu`},
 				}, Finish: "length"},
 				llmtest.Turn{Text: "done"})
-			model.NoStream = noStream
 			var rec recorder
 			res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 			require.NoError(t, err)

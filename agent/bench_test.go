@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
@@ -112,23 +109,6 @@ func BenchmarkTurnMCP(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkOpenAIStream decodes a streamed turn with two tool calls.
-func BenchmarkOpenAIStream(b *testing.B) {
-	body, err := os.ReadFile(filepath.Join("testdata", "openai_tool_calls.sse"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	m := &agent.OpenAI{BaseURL: "http://model.test/v1", HTTPClient: &http.Client{Transport: bodyTransport{"text/event-stream", body}}}
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		reply, err := m.Chat(context.Background(), userHello, nil)
-		if err != nil || len(reply.Message.ToolCalls()) != 2 {
-			b.Fatal(err)
-		}
-	}
 }
 
 // BenchmarkTurnCatalogue is BenchmarkTurn's agent over a source of 500

@@ -8,7 +8,7 @@
 // each step as it happens):
 //
 //	a := &agent.Agent{
-//		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
+//		Model:  &openai.Model{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 //		Tools:  tools, // a *toolset.Toolset, from toolset.Discover
 //		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)),
 //	}
@@ -17,10 +17,12 @@
 // # The pieces
 //
 // [Model] is the one-method interface to a chat model: messages and tool
-// definitions in, one streamed assistant turn out. [OpenAI] implements it
+// definitions in, one streamed assistant turn out, and every failure the
+// agent reacts to typed ([ModelError]). Package agent/openai implements it
 // over net/http for OpenAI-compatible chat completions endpoints, which is
 // what Docker Model Runner, Ollama, llama.cpp's llama-server, vLLM, LM
-// Studio and the hosted services speak.
+// Studio and the hosted services speak. [Fallback] and [Retry] wrap
+// Models into Models.
 //
 // [Agent] holds the model, the tools ([ToolSource], which *toolset.Toolset
 // implements, and [Func] for Go functions), the permission [Policy]
@@ -169,7 +171,7 @@
 // of its arguments at once (at most 8), so that one round trip fixes it.
 //
 // Local servers also differ in how they stream tool calls (in fragments,
-// whole, with or without an index or an id); [OpenAI] reassembles all of
+// whole, with or without an index or an id); the openai driver reassembles all of
 // these, and reads both reasoning fields in use (reasoning_content and
 // reasoning). A conversation the agent returns only holds tool-call
 // arguments that are JSON objects, since some servers reject any other.
@@ -191,8 +193,8 @@
 // # Data stays where the user put it
 //
 // A server configured with egress: local (config.EgressLocal) is local-only:
-// its tools are offered only to a model on this machine (see [LocalModel];
-// [OpenAI.Local] looks at the endpoint's address), and its earlier output
+// its tools are offered only to a model on this machine (see
+// [Capabilities].Local; the openai driver looks at the endpoint's address), and its earlier output
 // in a conversation is withheld from any other model. Each tool of the
 // ToolSource carries its server's setting (toolset.Tool.Egress); a
 // warning says what was withheld and why.

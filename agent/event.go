@@ -235,6 +235,10 @@ type TurnFinished struct {
 	Usage Usage
 	// ToolCalls is how many calls the model asked for.
 	ToolCalls int
+	// Model names the model that answered: Reply.Model, or, when the
+	// reply does not say, the name the Agent's Model gives itself
+	// (DescribedModel); "" when neither says.
+	Model string
 }
 
 // Warning reports something the agent worked around during a run. What

@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
@@ -23,7 +24,7 @@ func ExampleSampler() {
 	defer llm.Close()
 
 	sampler := &agent.Sampler{
-		Model:     &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
+		Model:     &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"},
 		ModelName: "qwen3:4b",
 		Servers:   []config.Server{{Name: "translator"}},
 		Policy: permission.NewPolicy(permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {

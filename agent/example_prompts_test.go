@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
@@ -34,7 +35,7 @@ func ExampleAgent_AttachResource() {
 	}
 	defer ts.Shutdown(ctx)
 
-	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"}, Tools: ts}
+	a := &agent.Agent{Model: &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"}, Tools: ts}
 	r, err := ts.ReadResource(ctx, ts.Resources()[0].Resource.URI)
 	if err != nil {
 		log.Fatal(err)

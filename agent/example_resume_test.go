@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -36,7 +37,7 @@ func ExampleAgent_Resume() {
 	})
 	newAgent := func() *agent.Agent {
 		return &agent.Agent{
-			Model:  &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
+			Model:  &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"},
 			Funcs:  []*agent.Func{sendInvoice},
 			Policy: permission.NewPolicy(later),
 		}

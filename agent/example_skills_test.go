@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -49,7 +50,7 @@ func ExampleAgent_skills() {
 	defer skills.Close()
 
 	a := &agent.Agent{
-		Model:  &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
+		Model:  &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"},
 		Skills: skills,
 		Policy: permission.NewPolicy(permission.AllowAll{}),
 	}

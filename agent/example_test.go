@@ -5,20 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"os"
-	"time"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/config"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
-	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
 // A full run: the model asks for a tool, the policy allows it, the tool
 // runs, and the model answers with its result. The model here is a
 // scripted OpenAI-compatible server on 127.0.0.1; a real one is configured
-// the same way (see ExampleOpenAI).
+// the same way (see the openai package's ExampleModel).
 func Example() {
 	llm := &llmtest.Server{Turns: []llmtest.Turn{
 		{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "weather", Arguments: `{"city":"Paris"}`}}},
@@ -39,7 +36,7 @@ func Example() {
 	}
 
 	a := &agent.Agent{
-		Model:  &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"},
+		Model:  &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"},
 		Funcs:  []*agent.Func{weather},
 		Policy: permission.NewPolicy(permission.AllowAll{}),
 	}
@@ -81,7 +78,7 @@ func ExampleAgent_Run() {
 	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Hello!"}, {Text: "You said hi."}}}
 	baseURL := llm.Start()
 	defer llm.Close()
-	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: baseURL}}
+	a := &agent.Agent{Model: &openai.Model{BaseURL: baseURL}}
 
 	res, err := a.Run(context.Background(), []agent.Message{agent.UserMessage("hi")})
 	if err != nil {
@@ -124,7 +121,7 @@ func ExampleAgent_RunStream_limits() {
 		log.Fatal(err)
 	}
 	a := &agent.Agent{
-		Model:       &agent.OpenAI{BaseURL: baseURL},
+		Model:       &openai.Model{BaseURL: baseURL},
 		Funcs:       []*agent.Func{lookup},
 		Policy:      permission.NewPolicy(permission.AllowAll{}),
 		MaxTurns:    5,
@@ -143,35 +140,4 @@ func ExampleAgent_RunStream_limits() {
 	// turn 3: repeated
 	// agent: the model repeated the same tool call
 	// repeated-call - Item 42 is a teapot.
-}
-
-// The usual set-up with MCP servers: the configuration's servers are
-// discovered into a Toolset, and the agent offers their tools to a local
-// model, asking the user before calls the configuration does not allow.
-func ExampleOpenAI() {
-	cfg, err := config.Load("mini-me.yaml")
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	tools, err := toolset.Discover(ctx, cfg.Servers, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer tools.Close()
-
-	a := &agent.Agent{
-		// Ollama; llama-server is "http://localhost:8080/v1", Docker Model
-		// Runner "http://localhost:12434/engines/v1". A hosted service also
-		// needs APIKeyEnv, naming the variable that holds the key.
-		Model:  &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
-		Tools:  tools,
-		Policy: permission.NewPolicy(permission.NewTerminal(os.Stdin, os.Stderr), agent.PolicyOptions(cfg)...),
-	}
-	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("List my open issues.")})
-	if err != nil {
-		log.Printf("stopped (%s): %v", res.Stop, err)
-	}
-	fmt.Println(res.Answer)
 }

@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -29,7 +30,7 @@ func ExampleWithTrace() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: baseURL, Model: "qwen3"}, Funcs: []*agent.Func{weather},
+	a := &agent.Agent{Model: &openai.Model{BaseURL: baseURL, Model: "qwen3"}, Funcs: []*agent.Func{weather},
 		Policy: permission.NewPolicy(permission.AllowAll{})}
 
 	ctx := agent.WithTrace(context.Background(), &agent.Trace{

@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 )
 
@@ -26,7 +27,7 @@ func ExampleRunTyped() {
 		Severity string   `json:"severity" jsonschema:"low, medium or high"`
 		Labels   []string `json:"labels"`
 	}
-	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: baseURL, Model: "qwen3:4b"}}
+	a := &agent.Agent{Model: &openai.Model{BaseURL: baseURL, Model: "qwen3:4b"}}
 	report := []agent.Message{agent.UserMessage("Triage: since 1.4 the app crashes at start.")}
 	t, res, err := agent.RunTyped[triage](context.Background(), a, report, nil)
 	if err != nil {

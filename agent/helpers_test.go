@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
@@ -54,10 +55,13 @@ func discover(t testing.TB, servers ...config.Server) *toolset.Toolset {
 	return ts
 }
 
-// startLLM starts a scripted model and returns it with a client of it.
-func startLLM(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
+// startLLM returns a scripted model, twice: as the record of its requests
+// and as the agent.Model. It runs in process, without the driver; tests
+// of the driver's wire use wire.start.
+func startLLM(t testing.TB, turns ...llmtest.Turn) (*turnModel, *turnModel) {
 	t.Helper()
-	return wire{}.start(t, turns...)
+	m := &turnModel{turns: turns}
+	return m, m
 }
 
 // wire is how a scripted model answers: in a server's dialect, streamed
@@ -69,12 +73,12 @@ type wire struct {
 
 // start starts a scripted model answering as w says and returns it with a
 // client of it.
-func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
+func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
 	t.Helper()
 	s := &llmtest.Server{Turns: turns, Dialect: w.dialect}
 	url := s.Start()
 	t.Cleanup(s.Close)
-	return s, &agent.OpenAI{BaseURL: url, Model: "test-model", NoStream: w.whole}
+	return s, &openai.Model{BaseURL: url, Model: "test-model", NoStream: w.whole}
 }
 
 // forWires runs f in a subtest for each dialect, streamed and whole.

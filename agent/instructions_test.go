@@ -24,7 +24,7 @@ func instructedServer(t *testing.T, name, instructions string, egress config.Egr
 }
 
 // systemOf runs a to one answer and returns the system message the model got.
-func systemOf(t *testing.T, a *agent.Agent, llm *llmtest.Server) string {
+func systemOf(t *testing.T, a *agent.Agent, llm requester) string {
 	t.Helper()
 	_, err := a.Run(context.Background(), []agent.Message{agent.UserMessage("hi")})
 	require.NoError(t, err)

@@ -75,9 +75,7 @@ func newRun(a *Agent, msgs []Message, st *State, onEvent func(Event)) *run {
 			r.egress[ts[i].Server] = ts[i].Egress
 		}
 	}
-	if lm, ok := a.Model.(LocalModel); ok {
-		r.local = lm.Local()
-	}
+	r.local = CapabilitiesOf(a.Model).Local
 	for _, m := range r.msgs {
 		r.holdsLocal = r.holdsLocal || r.localOnly(m)
 	}
@@ -277,12 +275,12 @@ func (r *run) chat(ctx context.Context, cat *catalog, choice ToolChoice) (*Reply
 		return nil, errors.New("agent: the model returned neither a reply nor an error")
 	}
 	r.result.Usage.add(reply.Usage)
-	r.ev.emit(&TurnFinished{Turn: turn, Finish: reply.Finish, Usage: reply.Usage, ToolCalls: reply.Message.callCount()})
+	r.ev.emit(&TurnFinished{Turn: turn, Finish: reply.Finish, Usage: reply.Usage, ToolCalls: reply.Message.callCount(), Model: r.answeredBy(reply)})
 	switch {
 	case cutCall(reply, len(cat.defs) > 0):
 		r.warn(WarnTruncatedAnswer, "the model's reply was cut at its output limit (finish reason length) in the middle of a tool call, "+
 			"which was not run; the model is told to call again with shorter arguments. If this recurs, raise the output limit "+
-			"(OpenAI.MaxTokens, or the server's own, such as llama-server's -n)")
+			"(openai.Model.MaxTokens, or the server's own, such as llama-server's -n)")
 	case reply.Finish == FinishLength:
 		r.warn(WarnTruncatedAnswer, "the model stopped at its output limit (finish reason length); its answer or tool calls may be cut short")
 	case reply.Message.Text() == "" && reply.Message.callCount() == 0:

@@ -3,12 +3,16 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 )
 
 // Model is a chat model that can call tools: one request in, one assistant
-// turn out. It is the back end the [Agent] drives; [OpenAI] implements it
-// for OpenAI-compatible servers, and a host can implement it for anything
-// else.
+// turn out. It is the back end the [Agent] drives, and the whole of what
+// the agent knows of a model: a driver (package agent/openai for
+// OpenAI-compatible servers) or a host implements it, and wrappers such as
+// [Fallback] and [Retry] are Models themselves. The agent never names a
+// driver.
 //
 // Chat sends req to the model and returns the assistant's turn. If onDelta
 // is not nil, Chat calls it with each piece of the answer as it arrives,
@@ -35,6 +39,19 @@ import (
 // its server cannot take (an image to a text-only model) as the server
 // requires, or fails the request with an error that says so.
 //
+// A failure the model's provider reports is a [*ModelError] whose Kind
+// says what it was, so that a caller branches with errors.Is on
+// [ErrContextExceeded], [ErrRateLimited], [ErrOverloaded], [ErrRefused],
+// [ErrUnreachable], [ErrBadRequest], [ErrAuth] or [ErrServer], and reads
+// RetryAfter, StatusCode and the context figures with errors.As. The agent
+// reacts to ErrContextExceeded (it shortens tool outputs and asks again)
+// and to ErrBadRequest for a request with a Schema (it asks through
+// AnswerTool instead); Fallback and Retry act on the kinds that may pass.
+// An error that is no ModelError (a driver's configuration, say) is final.
+//
+// What a Model can do beyond Chat it says through [CapableModel], and what
+// it is through [DescribedModel]; the agent discovers nothing else.
+//
 // Chat must not modify req nor keep it, or anything it refers to, after
 // returning; nor modify or keep the Reply it returns, which is the
 // caller's. It must return promptly once ctx is done, with an error that
@@ -48,15 +65,133 @@ type Model interface {
 	Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error)
 }
 
-// LocalModel is implemented by a [Model] that knows whether it runs on this
-// machine. The agent offers the tools of local-only servers
-// (config.EgressLocal) only to a model whose Local method returns true; a
-// Model that does not implement LocalModel is taken to be remote.
-type LocalModel interface {
+// The kinds of model failure. A [*ModelError] matches its Kind with
+// errors.Is, and every error a [Model] returns for a failure of its
+// provider or of the way there matches one of them (an error joining several, as a Fallback's
+// whose every model failed, matches each of theirs). An error that matches
+// none is a failure the model could not classify, such as a request the
+// driver cannot make because its configuration is incomplete: the agent
+// and the wrappers treat it as final. Drivers produce the kinds; the agent
+// and the wrappers act on them and on nothing else of a driver.
+var (
+	// ErrContextExceeded is a request longer than the model's context.
+	// The agent shortens the oldest tool outputs and sends the request
+	// once more (see [Agent.ContextBudget]); ModelError.PromptTokens and
+	// ContextSize, when the driver knows them, say by how much to shorten.
+	ErrContextExceeded = errors.New("agent: the request exceeds the model's context")
+	// ErrRateLimited is a request refused for now because too many were
+	// sent: sending it again after ModelError.RetryAfter may succeed.
+	ErrRateLimited = errors.New("agent: the model is rate limited")
+	// ErrOverloaded is a model that cannot take the request now (HTTP
+	// 503, 529): sending it again later, or to another model, may succeed.
+	ErrOverloaded = errors.New("agent: the model is overloaded")
+	// ErrRefused is a request the provider refused to answer for its
+	// content (a content filter, a policy): sending it again, or to
+	// another model, is not what the host asked for. A turn the model
+	// ended with FinishContentFilter is a Reply, not this error.
+	ErrRefused = errors.New("agent: the model refused the request")
+	// ErrUnreachable is a request that got no answer: the connection was
+	// refused, the name did not resolve, the connection broke before an
+	// answer came.
+	ErrUnreachable = errors.New("agent: the model is unreachable")
+	// ErrBadRequest is a request the provider refused as malformed or
+	// unsupported (HTTP 400, 404, 422...): it fails the same way if sent
+	// again.
+	ErrBadRequest = errors.New("agent: the model rejected the request")
+	// ErrAuth is a request whose credentials are missing or refused (HTTP
+	// 401, 403).
+	ErrAuth = errors.New("agent: the model refused the credentials")
+	// ErrServer is a server that failed (HTTP 500 and other 5xx) or
+	// answered with something that is not a turn (a malformed body, a
+	// stream cut before the turn ended): sending it again may succeed.
+	ErrServer = errors.New("agent: the model server failed")
+)
+
+// ModelError is a failure of a model call, classified. It matches its Kind
+// with errors.Is, and unwraps to the driver's own error, Err, which a
+// caller that knows the driver may inspect with errors.As (for the
+// OpenAI-compatible driver, an *openai.APIError).
+type ModelError struct {
+	// Kind is one of ErrContextExceeded, ErrRateLimited, ErrOverloaded,
+	// ErrRefused, ErrUnreachable, ErrBadRequest, ErrAuth or ErrServer.
+	Kind error
+	// StatusCode is the status of the provider's answer (HTTP status);
+	// 0 when no answer came or the protocol has none.
+	StatusCode int
+	// RetryAfter is the wait the provider asked for before another
+	// request (an HTTP Retry-After header); 0 when it asked for none.
+	RetryAfter time.Duration
+	// PromptTokens and ContextSize are, for ErrContextExceeded, the
+	// request's size and the context's, in tokens, when the provider
+	// says; 0 otherwise.
+	PromptTokens, ContextSize int
+	// Err is the driver's error, which says what happened; nil leaves
+	// Kind to say it.
+	Err error
+}
+
+// Error returns Err's text, which names the endpoint and the status, or
+// Kind's when Err is nil.
+func (e *ModelError) Error() string {
+	switch {
+	case e.Err != nil:
+		return e.Err.Error()
+	case e.Kind != nil:
+		return e.Kind.Error()
+	}
+	return "agent: model call failed"
+}
+
+// Unwrap returns Kind and Err.
+func (e *ModelError) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// CapableModel is a [Model] that says what it can do. A Model that does not
+// implement it claims nothing: the zero [Capabilities].
+type CapableModel interface {
 	Model
-	// Local reports whether every request reaches a server on this machine:
-	// through a loopback address or a unix socket.
-	Local() bool
+	// Capabilities says what the model can do. It is called when a run
+	// starts and at other moments the agent needs to know, so it must be
+	// cheap; it must be safe for concurrent use.
+	Capabilities() Capabilities
+}
+
+// Capabilities says what a [Model] can do, for the agent and for a host
+// that chooses how to use a model. The zero value claims nothing, which
+// is always safe: a capability not claimed is not relied on.
+type Capabilities struct {
+	// Local says every request reaches a server on this machine, through
+	// a loopback address or a unix socket. The agent offers the tools of
+	// local-only servers (config.EgressLocal) only to a local model.
+	Local bool
+	// Streaming says Chat delivers the answer to onDelta in pieces as
+	// they arrive, not once whole.
+	Streaming bool
+	// Schema says ChatRequest.Schema is sent, so that the reply's text is
+	// JSON the schema accepts as far as the provider enforces it (the
+	// agent still validates it). A model without it gets typed answers
+	// asked for through AnswerTool.
+	Schema bool
+	// NamedToolChoice says a ToolChoice naming a tool is sent; see
+	// ToolChoice for the servers that ignore it anyway.
+	NamedToolChoice bool
+	// ParallelToolCalls says a turn may hold several tool calls.
+	ParallelToolCalls bool
+	// Reasoning says the model may report its reasoning (Delta.Reasoning).
+	Reasoning bool
+	// Caching says the provider caches the prompt's prefix between
+	// requests.
+	Caching bool
+	// ContextWindow is the model's context, in tokens; 0 when unknown.
+	ContextWindow int
+}
+
+// CapabilitiesOf returns what m says it can do: its Capabilities if it is a
+// [CapableModel], else the zero value.
+func CapabilitiesOf(m Model) Capabilities {
+	if c, ok := m.(CapableModel); ok {
+		return c.Capabilities()
+	}
+	return Capabilities{}
 }
 
 // ChatRequest is what a [Model] is given for one turn.
@@ -72,14 +207,14 @@ type ChatRequest struct {
 	// sent when Tools is empty.
 	ToolChoice ToolChoice
 	// MaxTokens, when > 0, bounds the tokens of the reply, below any
-	// bound the Model has of its own ([OpenAI] sends the smaller). A
+	// bound the Model has of its own (the openai driver sends the smaller). A
 	// Model that cannot bound a reply should fail the request rather than
 	// ignore it: the agent sets it for MCP sampling, whose limit is a
 	// must (see Sampler).
 	MaxTokens int
 	// Schema, if set, asks for a reply whose text is JSON it accepts (see
-	// SchemaModel); the agent sets it only without Tools, and only for a
-	// SchemaModel that says it sends it.
+	// Capabilities.Schema); the agent sets it only without Tools, and only
+	// for a model that claims Capabilities.Schema.
 	Schema *ResponseSchema
 }
 
@@ -138,6 +273,11 @@ type Reply struct {
 	Finish FinishReason
 	// Usage counts the tokens of the turn, when the server reports them.
 	Usage Usage
+	// Model names the model that produced the turn, as the model's
+	// provider knows it ("" when the Model does not say): a driver sets
+	// it, and a wrapper such as Fallback keeps the name of the model that
+	// answered. The agent reports it in TurnFinished.Model.
+	Model string
 }
 
 // FinishReason says why a model stopped producing a turn. Servers may send

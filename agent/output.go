@@ -4,8 +4,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"git.rickub.com/bots-garden/mini-me/internal/textclip"
 )
 
 // cutText is a tool output as the model sees it: the head and the tail of
@@ -142,14 +143,7 @@ func clip(s string, n int) string {
 
 // printable replaces control characters (a server's message may hold
 // anything) with spaces.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
+func printable(s string) string { return textclip.Printable(s) }
 
 // estimateTokens is the token count assumed for n bytes of text: one per
 // three bytes, more than English (about four) and about right for code and

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -346,7 +347,7 @@ func (c *captured) RoundTrip(r *http.Request) (*http.Response, error) {
 // parts; the usage's cache and reasoning details are read.
 func TestOpenAIUserMedia(t *testing.T) {
 	rt := &captured{}
-	m := &agent.OpenAI{BaseURL: "http://model.test/v1", NoStream: true, HTTPClient: &http.Client{Transport: rt}}
+	m := &openai.Model{BaseURL: "http://model.test/v1", NoStream: true, HTTPClient: &http.Client{Transport: rt}}
 	req := &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Parts: []agent.Part{
 		agent.TextPart("What is this?"),
 		agent.ImagePart("image/png", []byte("png!")),

@@ -100,7 +100,7 @@ func (a *Agent) egressCheck(server string, egress config.Egress) error {
 	if egress != config.EgressLocal {
 		return nil
 	}
-	if lm, ok := a.Model.(LocalModel); ok && lm.Local() {
+	if CapabilitiesOf(a.Model).Local {
 		return nil
 	}
 	return fmt.Errorf("%w (server %q)", ErrLocalOnly, server)

@@ -69,7 +69,7 @@ func pause(t *testing.T, srv config.Server, turns ...llmtest.Turn) (agent.Result
 // the server, its own policy (with an audit trail) and model.
 type resumer struct {
 	agent *agent.Agent
-	llm   *llmtest.Server
+	llm   *turnModel
 	mu    sync.Mutex
 	audit []permission.Event
 }

@@ -34,7 +34,7 @@ const (
 // For each request, in order, a Sampler:
 //
 //   - refuses a server not in Servers, and a local-only one (egress:
-//     local) when Model is not on this machine ([LocalModel]);
+//     local) when Model is not on this machine (Capabilities.Local);
 //   - refuses a server that sent PerMinute requests in the last minute;
 //   - refuses a request whose input (system prompt, messages and tools)
 //     is more than MaxInputBytes;
@@ -169,7 +169,7 @@ func (s *Sampler) admit(server string) error {
 		return refused(fmt.Sprintf("server %q is not one the host answers", server))
 	}
 	if cfg.Egress == config.EgressLocal {
-		if lm, ok := s.Model.(LocalModel); !ok || !lm.Local() {
+		if !CapabilitiesOf(s.Model).Local {
 			return refused(fmt.Sprintf("server %q is local-only (egress: local) and the model is not on this machine", server))
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -69,8 +68,8 @@ type RunInfo struct {
 }
 
 // ModelInfo is what the agent knows of its model: the model name, the
-// provider and the server of an [OpenAI] model, what a [DescribedModel]
-// says of itself; empty for another Model.
+// provider and the server, as a [DescribedModel] says of itself; empty
+// for another Model.
 type ModelInfo struct {
 	Name, Provider string
 	Address        string
@@ -133,10 +132,11 @@ type ModelResult struct {
 	Duration time.Duration
 }
 
-// Attributes returns the reply's usage (see Usage.Attributes) and
-// gen_ai.response.finish_reasons (a []string) for a reply, error.type
-// for an error: the HTTP status of an *APIError, "context_exceeded",
-// "timeout", "canceled" or "_OTHER".
+// Attributes returns the reply's usage (see Usage.Attributes),
+// gen_ai.response.finish_reasons (a []string) and, when the reply names
+// the model that answered (Reply.Model), gen_ai.response.model for a
+// reply; error.type for an error: "context_exceeded", the StatusCode of a
+// [*ModelError], "timeout", "canceled" or "_OTHER".
 func (m *ModelResult) Attributes() []slog.Attr {
 	if m.Err != nil {
 		return []slog.Attr{slog.String("error.type", modelErrorType(m.Err))}
@@ -144,8 +144,12 @@ func (m *ModelResult) Attributes() []slog.Attr {
 	if m.Reply == nil {
 		return nil
 	}
-	return append(m.Reply.Usage.Attributes(),
+	a := append(m.Reply.Usage.Attributes(),
 		slog.Any("gen_ai.response.finish_reasons", []string{string(m.Reply.Finish)}))
+	if m.Reply.Model != "" {
+		a = append(a, slog.String("gen_ai.response.model", m.Reply.Model))
+	}
+	return a
 }
 
 // Attributes returns gen_ai.usage.input_tokens and output_tokens, and,
@@ -172,12 +176,12 @@ func (u Usage) Attributes() []slog.Attr {
 }
 
 func modelErrorType(err error) string {
-	var api *APIError
+	var me *ModelError
 	switch {
 	case errors.Is(err, ErrContextExceeded):
 		return "context_exceeded"
-	case errors.As(err, &api) && api.StatusCode > 0:
-		return strconv.Itoa(api.StatusCode)
+	case errors.As(err, &me) && me.StatusCode > 0:
+		return strconv.Itoa(me.StatusCode)
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timeout"
 	case errors.Is(err, context.Canceled):
@@ -232,10 +236,20 @@ func ToolErrorType(res *ToolFinished) string {
 	return string(res.Status)
 }
 
-// modelInfo describes m, for the trace hooks.
+// answeredBy names the model that produced reply.
+func (r *run) answeredBy(reply *Reply) string {
+	if reply.Model != "" {
+		return reply.Model
+	}
+	if d, ok := r.a.Model.(DescribedModel); ok {
+		return d.ModelInfo().Name
+	}
+	return ""
+}
+
 // DescribedModel is a Model that says what it is, for the trace hooks: a
 // chat span is named "chat" and ModelInfo.Name, and its attributes come
-// from the ModelInfo. An [OpenAI] model is described from its fields.
+// from the ModelInfo. The openai driver describes itself from its fields.
 type DescribedModel interface {
 	Model
 	// ModelInfo describes the model; it is called at each model call and
@@ -247,19 +261,7 @@ func modelInfo(m Model) ModelInfo {
 	if d, ok := m.(DescribedModel); ok {
 		return d.ModelInfo()
 	}
-	o, ok := m.(*OpenAI)
-	if !ok {
-		return ModelInfo{}
-	}
-	info := ModelInfo{Name: o.Model, Provider: "openai"}
-	if u, err := url.Parse(o.BaseURL); err == nil {
-		info.Address = u.Hostname()
-		info.Port, _ = strconv.Atoi(u.Port())
-		if info.Port == 0 {
-			info.Port = map[string]int{"http": 80, "https": 443}[u.Scheme]
-		}
-	}
-	return info
+	return ModelInfo{}
 }
 
 // traceRun reports the start of r to the trace of ctx, if any, and returns

@@ -30,21 +30,6 @@ type ResponseSchema struct {
 	Strict bool
 }
 
-// SchemaModel is a [Model] that may be able to hold its reply to a JSON
-// Schema. When SchemaOutput returns true, a ChatRequest with Schema set
-// (and no Tools) gets a reply whose text is JSON the schema accepts, as far
-// as the server enforces it; the agent still validates it. A Model that
-// does not implement SchemaModel, or returns false, gets typed answers
-// asked for through AnswerTool instead.
-type SchemaModel interface {
-	Model
-	// SchemaOutput reports whether ChatRequest.Schema is sent to the
-	// model.
-	SchemaOutput() bool
-}
-
-var _ SchemaModel = (*OpenAI)(nil)
-
 // AnswerError is the error of a typed run ([RunTyped]) whose model, asked
 // twice, did not give an answer that the type's schema accepts and that
 // decodes into the type.
@@ -71,8 +56,8 @@ func (e *AnswerError) Error() string {
 //
 // How the answer is asked for depends on the model and on the tools:
 //
-//   - A model that holds its reply to a schema ([SchemaModel]; *OpenAI
-//     unless NoResponseFormat is set) is sent the schema as a response
+//   - A model that holds its reply to a schema (Capabilities.Schema; the
+//     openai driver unless NoResponseFormat is set) is sent the schema as a response
 //     format; any other gets one tool, AnswerTool, whose arguments are the
 //     answer, and must call it (ToolChoiceRequired). A reply whose text is
 //     the answer is taken too, from servers that ignore the choice.
@@ -181,10 +166,7 @@ func strictSchema(s *jsonschema.Schema) bool {
 // valid answer.
 func (r *run) runTyped(ctx context.Context, ta *typedAnswer) (json.RawMessage, error) {
 	defer func() { r.result.Messages = r.msgs }()
-	byTool := true
-	if sm, ok := r.a.Model.(SchemaModel); ok && sm.SchemaOutput() {
-		byTool = false
-	}
+	byTool := !CapabilitiesOf(r.a.Model).Schema
 	if err := r.check(); err != nil {
 		r.result.Stop = StopError
 		return nil, err
@@ -216,10 +198,9 @@ func (r *run) typedTurns(ctx context.Context, ta *typedAnswer, byTool bool) (jso
 	var raw, problem string
 	for attempt := 0; attempt < 2; attempt++ {
 		reply, err := r.typedTurn(ctx, ta, byTool)
-		var apiErr *APIError
-		if !byTool && errors.As(err, &apiErr) && (apiErr.StatusCode == 400 || apiErr.StatusCode == 422) && !errors.Is(err, ErrContextExceeded) {
-			r.warn(WarnTypedAnswer, "the model server refused the response format ("+apiErr.Error()+
-				"); the answer is asked for through the tool "+AnswerTool+" (set OpenAI.NoResponseFormat for this server)")
+		if !byTool && errors.Is(err, ErrBadRequest) {
+			r.warn(WarnTypedAnswer, "the model server refused the response format ("+err.Error()+
+				"); the answer is asked for through the tool "+AnswerTool+" (set openai.Model.NoResponseFormat for this server)")
 			byTool = true
 			reply, err = r.typedTurn(ctx, ta, byTool)
 		}

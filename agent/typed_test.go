@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 )
 
@@ -32,7 +33,7 @@ func schemaOf[T any](t *testing.T) string {
 }
 
 // typedLLM starts a scripted model speaking dialect.
-func typedLLM(t *testing.T, dialect llmtest.Dialect, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
+func typedLLM(t *testing.T, dialect llmtest.Dialect, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
 	t.Helper()
 	return wire{dialect: dialect}.start(t, turns...)
 }
@@ -266,7 +267,7 @@ func TestRunTypedRefusedFormat(t *testing.T) {
 func TestRunTypedModelError(t *testing.T) {
 	_, m := typedLLM(t, llmtest.DialectOpenAI, llmtest.Turn{Status: 500, Error: "boom"})
 	_, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
-	var apiErr *agent.APIError
+	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 500, apiErr.StatusCode)
 	assert.Equal(t, agent.StopError, res.Stop)

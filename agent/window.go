@@ -77,11 +77,11 @@ func (w *contextWindow) fit(msgs []Message, from, fixed int) (shortened, over bo
 // found the last request longer than the model's context (cause) suggest.
 func (w *contextWindow) lower(cause error) {
 	budget := w.estimate / 2
-	var apiErr *APIError
-	if errors.As(cause, &apiErr) && apiErr.PromptTokens > 0 && apiErr.ContextSize > 0 {
+	var me *ModelError
+	if errors.As(cause, &me) && me.PromptTokens > 0 && me.ContextSize > 0 {
 		// Scale the estimate to the server's count, keeping a quarter of
 		// the context for the answer.
-		budget = int(float64(w.estimate) * float64(apiErr.ContextSize) / float64(apiErr.PromptTokens) * 0.75)
+		budget = int(float64(w.estimate) * float64(me.ContextSize) / float64(me.PromptTokens) * 0.75)
 	}
 	w.budget = max(min(w.budget, budget), 1)
 }

@@ -20,10 +20,10 @@
 // MINIME_MODEL names the model on any of them; without it (and without
 // OPENAI_MODEL), the first model the endpoint lists is used.
 //
-// [Find] returns the model, an *agent.OpenAI, once it answered; [Help]
+// [Find] returns the model, an *openai.Model, once it answered; [Help]
 // turns its error into a paragraph telling the user how to start one.
 // Nothing here is needed to use the agent: a host that knows its model
-// fills in an agent.OpenAI itself.
+// fills in an openai.Model itself.
 package modelenv
 
 import (
@@ -38,7 +38,7 @@ import (
 	"strings"
 	"time"
 
-	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 )
 
 // The environment variables read.
@@ -175,7 +175,7 @@ func (e *Unavailable) Error() string { return "modelenv: " + e.Reason }
 // Find returns the model the environment names, checked to answer within
 // ProbeTimeout. When none is configured, or it does not answer, the error
 // is an *Unavailable, to be shown with Help.
-func Find(ctx context.Context, getenv func(string) string) (*agent.OpenAI, error) {
+func Find(ctx context.Context, getenv func(string) string) (*openai.Model, error) {
 	ep, err := Lookup(getenv)
 	if err != nil {
 		return nil, &Unavailable{Reason: err.Error()}
@@ -190,7 +190,7 @@ func Find(ctx context.Context, getenv func(string) string) (*agent.OpenAI, error
 		}
 		ep.Model = models[0]
 	}
-	return &agent.OpenAI{BaseURL: ep.BaseURL, Model: ep.Model, APIKeyEnv: ep.KeyEnv}, nil
+	return &openai.Model{BaseURL: ep.BaseURL, Model: ep.Model, APIKeyEnv: ep.KeyEnv}, nil
 }
 
 // probe checks that the endpoint answers GET {base}/models and returns the

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/otel"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
@@ -78,7 +79,7 @@ func TestAgentRun(t *testing.T) {
 	}}
 	base := llm.Start()
 	t.Cleanup(llm.Close)
-	a := &agent.Agent{Model: &agent.OpenAI{BaseURL: base, Model: "test-model"}, Tools: ts,
+	a := &agent.Agent{Model: &openai.Model{BaseURL: base, Model: "test-model"}, Tools: ts,
 		Policy: permission.NewPolicy(permission.AllowAll{})}
 	_, err = a.Run(hooks.Context(context.Background()), []agent.Message{agent.UserMessage("weather?")})
 	require.NoError(t, err)

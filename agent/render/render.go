@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
@@ -118,9 +119,9 @@ func table(w io.Writer, heading string, rows int) *tabwriter.Writer {
 }
 
 // Model says which model answers, and whether what the tools return
-// leaves this machine (agent.OpenAI.Local). A query in the base URL,
+// leaves this machine (openai.Model.Local). A query in the base URL,
 // which may hold a key, is not shown.
-func Model(w io.Writer, m *agent.OpenAI) {
+func Model(w io.Writer, m *openai.Model) {
 	where := "on this machine"
 	if !m.Local() {
 		where = "HOSTED: tool results are sent to this provider"

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
@@ -70,9 +71,9 @@ func TestBanner(t *testing.T) {
 
 func TestModel(t *testing.T) {
 	var out bytes.Buffer
-	render.Model(&out, &agent.OpenAI{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"})
-	render.Model(&out, &agent.OpenAI{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini"})
-	render.Model(&out, &agent.OpenAI{BaseURL: "https://llm.example/v1?api-key=s3cret", Model: "m"})
+	render.Model(&out, &openai.Model{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"})
+	render.Model(&out, &openai.Model{BaseURL: "https://api.openai.com/v1", Model: "gpt-4o-mini"})
+	render.Model(&out, &openai.Model{BaseURL: "https://llm.example/v1?api-key=s3cret", Model: "m"})
 	assert.Equal(t, "model: qwen3:4b at http://localhost:11434/v1 (on this machine)\n"+
 		"model: gpt-4o-mini at https://api.openai.com/v1 (HOSTED: tool results are sent to this provider)\n"+
 		"model: m at https://llm.example/v1?… (HOSTED: tool results are sent to this provider)\n", out.String())

@@ -24,9 +24,9 @@ const (
 	toolActivity    = "minime.agent.CallTool"
 )
 
-// apiErrorType is the type of the ApplicationError of a model endpoint
-// that answered with an error.
-const apiErrorType = "minime.APIError"
+// modelErrorType is the type of the ApplicationError of a model call
+// that failed with an *agent.ModelError.
+const modelErrorType = "minime.ModelError"
 
 // toolErrorType is the type of the ApplicationError of a tool source that
 // returned an error: the model is told, as in a run in one process.
@@ -82,11 +82,40 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// apiError is an *agent.APIError as an ApplicationError carries it.
-type apiError struct {
+// modelFailure is an *agent.ModelError as an ApplicationError carries it:
+// its Kind by name (see modelKinds), its figures, and its text.
+type modelFailure struct {
+	Kind                      string
 	StatusCode                int
-	Message, Type, Code       string
+	RetryAfter                time.Duration
 	PromptTokens, ContextSize int
+	Message                   string
+}
+
+// modelKinds names the kinds of agent.ModelError across the activity
+// boundary, and says which the activity's retry policy may send again.
+var modelKinds = map[string]struct {
+	kind  error
+	retry bool
+}{
+	"context_exceeded": {agent.ErrContextExceeded, false},
+	"rate_limited":     {agent.ErrRateLimited, true},
+	"overloaded":       {agent.ErrOverloaded, true},
+	"refused":          {agent.ErrRefused, false},
+	"unreachable":      {agent.ErrUnreachable, true},
+	"bad_request":      {agent.ErrBadRequest, false},
+	"auth":             {agent.ErrAuth, false},
+	"server":           {agent.ErrServer, true},
+}
+
+// kindName is the name modelKinds gives kind; "" for none.
+func kindName(kind error) string {
+	for name, k := range modelKinds {
+		if k.kind == kind {
+			return name
+		}
+	}
+	return ""
 }
 
 // Register registers the workflow Run (see RegisterWorkflow) and the
@@ -113,11 +142,12 @@ func funcTool(f *agent.Func) toolset.Tool {
 		Tool: mcp.Tool{Name: f.Name(), Description: f.Description(), InputSchema: f.InputSchema()}}
 }
 
-// Chat is the activity of a model call. An endpoint's 429 or 5xx is
-// retried, after its Retry-After when it sends one; another error from
-// the endpoint is not. When the worker's Model is not on its machine,
-// local-only content is withheld from it whatever the workflow asked
-// (see Catalogue.LocalModel).
+// Chat is the activity of a model call. A failure the model's contract
+// says may pass (agent.ErrRateLimited, ErrOverloaded, ErrUnreachable,
+// ErrServer) is retried, after its RetryAfter when it has one; another
+// agent.ModelError is not, and reaches the workflow as the same kind.
+// When the worker's Model is not on its machine, local-only content is
+// withheld from it whatever the workflow asked (see Catalogue.LocalModel).
 func (a *Activities) Chat(ctx context.Context, req *agent.ChatRequest) (*agent.Reply, error) {
 	defer heartbeat(ctx)()
 	if !a.localModel() {
@@ -128,18 +158,18 @@ func (a *Activities) Chat(ctx context.Context, req *agent.ChatRequest) (*agent.R
 		}
 	}
 	reply, err := a.Model.Chat(ctx, req, nil)
-	var api *agent.APIError
+	var me *agent.ModelError
 	switch {
 	case err == nil:
 		return reply, nil
-	case errors.As(err, &api):
-		details := apiError{StatusCode: api.StatusCode, Message: api.Message, Type: api.Type, Code: api.Code,
-			PromptTokens: api.PromptTokens, ContextSize: api.ContextSize}
-		retry := api.StatusCode == 429 || api.StatusCode >= 500
-		return nil, temporal.NewApplicationErrorWithOptions(api.Error(), apiErrorType, temporal.ApplicationErrorOptions{
-			NonRetryable: !retry, NextRetryDelay: api.RetryAfter, Details: []any{details}})
+	case errors.As(err, &me) && kindName(me.Kind) != "":
+		name := kindName(me.Kind)
+		details := modelFailure{Kind: name, StatusCode: me.StatusCode, RetryAfter: me.RetryAfter,
+			PromptTokens: me.PromptTokens, ContextSize: me.ContextSize, Message: err.Error()}
+		return nil, temporal.NewApplicationErrorWithOptions(err.Error(), modelErrorType, temporal.ApplicationErrorOptions{
+			NonRetryable: !modelKinds[name].retry, NextRetryDelay: me.RetryAfter, Details: []any{details}})
 	}
-	return nil, err // a network failure: retried
+	return nil, err // unclassified: retried
 }
 
 // CallTool is the activity of a tool call. The tool's own failure (an

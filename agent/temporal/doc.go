@@ -47,7 +47,7 @@
 //
 //   - Whether the model is local is the worker's fact, not the
 //     starter's: the Catalog activity reports whether the worker's Model
-//     is on its machine (agent.LocalModel), and only then does the run
+//     is on its machine (agent.Capabilities.Local), and only then does the run
 //     offer local-only tools to the model. The Chat activity of a worker
 //     whose model is hosted withholds local-only content whatever the
 //     workflow sent, so a run moved to such a worker leaks nothing.

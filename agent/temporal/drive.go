@@ -86,8 +86,11 @@ func (rt *runtime) NewID() string {
 // model is the agent.Model of a run: each call the Chat activity.
 type model struct{ d *driver }
 
-// Local reports what the worker's Catalog said of its Model.
-func (m *model) Local() bool { return m.d.localModel }
+// Capabilities reports what the worker's Catalog said of its Model as
+// Local; the replies come whole.
+func (m *model) Capabilities() agent.Capabilities {
+	return agent.Capabilities{Local: m.d.localModel}
+}
 
 // Chat calls the Chat activity; the reply comes whole (no deltas).
 func (m *model) Chat(ctx context.Context, req *agent.ChatRequest, _ func(agent.Delta)) (*agent.Reply, error) {
@@ -103,15 +106,15 @@ func (m *model) Chat(ctx context.Context, req *agent.ChatRequest, _ func(agent.D
 	return &reply, nil
 }
 
-// modelError turns the Chat activity's error back into the model's: an
-// *agent.APIError when the endpoint answered with one.
+// modelError turns the Chat activity's error back into the model's: the
+// *agent.ModelError of the same kind when the model's error was one.
 func modelError(err error) error {
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == apiErrorType {
-		var e apiError
-		if app.Details(&e) == nil {
-			return &agent.APIError{StatusCode: e.StatusCode, Message: e.Message, Type: e.Type, Code: e.Code,
-				PromptTokens: e.PromptTokens, ContextSize: e.ContextSize}
+	if errors.As(err, &app) && app.Type() == modelErrorType {
+		var e modelFailure
+		if app.Details(&e) == nil && modelKinds[e.Kind].kind != nil {
+			return &agent.ModelError{Kind: modelKinds[e.Kind].kind, StatusCode: e.StatusCode, RetryAfter: e.RetryAfter,
+				PromptTokens: e.PromptTokens, ContextSize: e.ContextSize, Err: errors.New(e.Message)}
 		}
 	}
 	return fmt.Errorf("agent/temporal: model call: %w", err)

@@ -26,7 +26,7 @@ type Catalogue struct {
 	// Tools are the worker's tools: its Funcs, then its ToolSource's.
 	Tools []toolset.Tool `json:"tools"`
 	// LocalModel is whether the worker's Model is on the worker's machine
-	// (agent.LocalModel): only then does the run offer the tools of
+	// (agent.Capabilities.Local): only then does the run offer the tools of
 	// local-only servers to the model.
 	LocalModel bool `json:"local_model,omitempty"`
 }
@@ -43,11 +43,11 @@ func (c *Catalogue) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*plain)(c))
 }
 
-// localModel reports whether the worker's Model is on this machine; a
-// Model that does not implement agent.LocalModel is taken to be hosted.
+// localModel reports whether the worker's Model is on this machine
+// (agent.Capabilities.Local); a Model that does not say is taken to be
+// hosted.
 func (a *Activities) localModel() bool {
-	lm, ok := a.Model.(agent.LocalModel)
-	return ok && lm.Local()
+	return agent.CapabilitiesOf(a.Model).Local
 }
 
 // localServers returns the servers of the worker's ToolSource that are

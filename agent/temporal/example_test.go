@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/temporal"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -24,7 +25,7 @@ func Example() {
 	defer c.Close()
 
 	// The worker: one per process. Tools would be an *toolset.Toolset.
-	acts := &temporal.Activities{Model: &agent.OpenAI{BaseURL: "http://127.0.0.1:8080/v1"}}
+	acts := &temporal.Activities{Model: &openai.Model{BaseURL: "http://127.0.0.1:8080/v1"}}
 	w := worker.New(c, "agents", worker.Options{})
 	acts.Register(w)
 	if err := w.Start(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/temporal"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/temporaldev"
@@ -144,7 +145,7 @@ func workerMain() int {
 		acts.Blobs = dirBlobs(dir)
 	}
 	if url := os.Getenv("MINIME_MODEL"); url != "" {
-		acts.Model = &agent.OpenAI{BaseURL: url, Model: "test-model", MaxRetries: -1}
+		acts.Model = &openai.Model{BaseURL: url, Model: "test-model", MaxRetries: -1}
 	}
 	if url := os.Getenv("MINIME_MCP"); url != "" {
 		ts, err := toolset.Discover(ctx, []config.Server{{Name: "files", URL: url, Egress: config.Egress(os.Getenv("MINIME_EGRESS"))}}, nil)
@@ -245,10 +246,10 @@ func (scriptModel) Chat(_ context.Context, req *agent.ChatRequest, _ func(agent.
 		Parts: []agent.Part{scriptReasoning(turn), agent.TextPart("answer: " + strings.Join(outputs, " | "))}}, Finish: agent.FinishStop}, nil
 }
 
-// localScript is scriptModel on this machine (agent.LocalModel).
+// localScript is scriptModel on this machine (agent.Capabilities.Local).
 type localScript struct{ scriptModel }
 
-func (localScript) Local() bool { return true }
+func (localScript) Capabilities() agent.Capabilities { return agent.Capabilities{Local: true} }
 
 // sealed returns opts sealed with the codec of key, in hex.
 func sealed(key string, opts client.Options) client.Options {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
@@ -72,7 +73,7 @@ func (h *host) options() mcp.Options {
 
 // answerWith makes the model answer the servers' sampling requests, asking
 // policy first.
-func (h *host) answerWith(model *agent.OpenAI, policy *permission.Policy, servers []config.Server) {
+func (h *host) answerWith(model *openai.Model, policy *permission.Policy, servers []config.Server) {
 	if model == nil { // without a model, sampling is refused
 		h.sampler.Store(nil)
 		return

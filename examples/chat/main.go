@@ -68,6 +68,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/render"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
@@ -219,7 +220,7 @@ type chat struct {
 
 	cfg          *config.Config
 	tools        *toolset.Toolset
-	model        *agent.OpenAI // nil without a model
+	model        *openai.Model // nil without a model
 	agent        *agent.Agent
 	conversation []agent.Message
 	history      []string      // the questions asked, in order

@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -33,7 +34,7 @@ func main() {
 	defer tools.Close()
 
 	a := &agent.Agent{
-		Model:  &agent.OpenAI{BaseURL: "http://localhost:12434/engines/v1", Model: "ai/qwen3"},
+		Model:  &openai.Model{BaseURL: "http://localhost:12434/engines/v1", Model: "ai/qwen3"},
 		Tools:  tools,
 		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions apply
 	}

@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"net/url"
+	"net"
+	"strconv"
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
@@ -39,10 +40,11 @@ func describe(m agent.Model, ts *toolset.Toolset) about {
 	switch m := m.(type) {
 	case noModel:
 		a.Model = "none: ask a question to see how to start one"
-	case *agent.OpenAI:
-		a.Model = m.Model
-		if u, err := url.Parse(m.BaseURL); err == nil && u.Host != "" {
-			a.Model += " at " + u.Host // never the URL's credentials or query
+	case agent.DescribedModel:
+		info := m.ModelInfo() // never a URL's credentials or query
+		a.Model = info.Name
+		if info.Address != "" {
+			a.Model += " at " + net.JoinHostPort(info.Address, strconv.Itoa(info.Port))
 		}
 	default:
 		a.Model = fmt.Sprintf("%T", m)

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp/apps"
@@ -301,7 +301,7 @@ func startWeb(t *testing.T, servers []config.Server, turns []llmtest.Turn) *web 
 	llmURL := w.llm.Start()
 	t.Cleanup(w.llm.Close)
 	var err error
-	w.h, err = NewHost(ctx, Setup{Model: &agent.OpenAI{BaseURL: llmURL, Model: "test"}, Servers: servers,
+	w.h, err = NewHost(ctx, Setup{Model: &openai.Model{BaseURL: llmURL, Model: "test"}, Servers: servers,
 		Log: slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
 	w.calls = &appCalls{next: w.h.AppPolicy}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/termtest"
@@ -47,7 +48,7 @@ func testHostRequests(t *testing.T, tr mcp.Transport) {
 	t.Cleanup(llm.Close)
 	var samplingAsked atomic.Int32
 	sampler := &agent.Sampler{
-		Model: &agent.OpenAI{BaseURL: llmURL, Model: "tiny"}, ModelName: "tiny",
+		Model: &openai.Model{BaseURL: llmURL, Model: "tiny"}, ModelName: "tiny",
 		Servers: []config.Server{{Name: "everything"}},
 		Policy: permission.NewPolicy(permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
 			samplingAsked.Add(1)
@@ -198,13 +199,13 @@ func typeAnswers(t *testing.T, w io.Writer, scr *termtest.Screen, lines ...strin
 // usageModel records the usage of each reply of its OpenAI model, and is
 // local as it is.
 type usageModel struct {
-	*agent.OpenAI
+	*openai.Model
 	mu     sync.Mutex
 	tokens []int
 }
 
 func (m *usageModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
-	r, err := m.OpenAI.Chat(ctx, req, onDelta)
+	r, err := m.Model.Chat(ctx, req, onDelta)
 	if err == nil {
 		m.mu.Lock()
 		m.tokens = append(m.tokens, r.Usage.CompletionTokens)
@@ -219,7 +220,7 @@ func (m *usageModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta f
 func TestEverythingSamplingWithLlamaCpp(t *testing.T) {
 	node, dir := everythingInstall(t)
 	base := startLlama(t, nil)
-	model := &usageModel{OpenAI: &agent.OpenAI{BaseURL: base, Model: "tiny", MaxTokens: 48}}
+	model := &usageModel{Model: &openai.Model{BaseURL: base, Model: "tiny", MaxTokens: 48}}
 	sampler := &agent.Sampler{Model: model, ModelName: "tiny", Servers: []config.Server{{Name: "everything", Egress: config.EgressLocal}},
 		Policy: permission.NewPolicy(permission.AllowAll{})}
 	ctx := llamaCtx(t)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -62,7 +63,7 @@ func TestEverythingPromptsAndResources(t *testing.T) {
 	// A prompt that embeds a resource: framed as data in the conversation.
 	p, err = ts.GetPrompt(ctx, "everything_resource-prompt", map[string]string{"resourceType": "Text", "resourceId": "3"})
 	require.NoError(t, err)
-	msgs, err := (&agent.Agent{Model: &agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1"}}).PromptMessages(p)
+	msgs, err := (&agent.Agent{Model: &openai.Model{BaseURL: "http://127.0.0.1:1/v1"}}).PromptMessages(p)
 	require.NoError(t, err)
 	require.NotEmpty(t, msgs)
 	assert.Contains(t, msgs[0].Text(), `<tool_output server="everything" tool="resource:demo://resource/dynamic/text/3">`)

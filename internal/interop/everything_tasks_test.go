@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
@@ -147,12 +148,12 @@ func waitForTool(t *testing.T, ts *toolset.Toolset, changed <-chan struct{}, nam
 }
 
 // startModel starts a scripted model.
-func startModel(t *testing.T, turns ...llmtest.Turn) (*llmtest.Server, *agent.OpenAI) {
+func startModel(t *testing.T, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
 	t.Helper()
 	s := &llmtest.Server{Turns: turns}
 	u := s.Start()
 	t.Cleanup(s.Close)
-	return s, &agent.OpenAI{BaseURL: u, Model: "test-model"}
+	return s, &openai.Model{BaseURL: u, Model: "test-model"}
 }
 
 // countingProxy forwards to target on 127.0.0.1 and counts the tasks/get

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
@@ -71,7 +72,7 @@ func testGoSDKInputRequests(t *testing.T, opts *sdk.StreamableHTTPOptions, era m
 	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Bonjour"}}}
 	llmURL := llm.Start()
 	t.Cleanup(llm.Close)
-	sampler := &agent.Sampler{Model: &agent.OpenAI{BaseURL: llmURL, Model: "tiny"}, ModelName: "tiny",
+	sampler := &agent.Sampler{Model: &openai.Model{BaseURL: llmURL, Model: "tiny"}, ModelName: "tiny",
 		Servers: []config.Server{{Name: "gosdk"}}, Policy: permission.NewPolicy(permission.AllowAll{})}
 	elicitor := &agent.Elicitor{Ask: func(_ context.Context, e permission.Elicitation) (permission.ElicitAnswer, error) {
 		return permission.ElicitAnswer{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil

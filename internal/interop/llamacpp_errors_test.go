@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -29,7 +30,7 @@ func TestLlamaCppErrors(t *testing.T) {
 		float := agent.ToolDef{Name: "scale", Parameters: json.RawMessage(`{"type":"object","properties":{"by":{"type":"float"}}}`)}
 		for _, noStream := range []bool{false, true} {
 			_, err := tiny(base, noStream).Chat(llamaCtx(t), hello(float), nil)
-			var apiErr *agent.APIError
+			var apiErr *openai.APIError
 			require.ErrorAs(t, err, &apiErr, "noStream %v", noStream)
 			assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
 			assert.Equal(t, "invalid_request_error", apiErr.Type)
@@ -60,7 +61,7 @@ func TestLlamaCppErrors(t *testing.T) {
 		m.HTTPClient = &http.Client{Transport: countingTransport{&sent}}
 		m.Extra = map[string]any{"json_schema": map[string]any{"type": "object"}, "grammar": `root ::= "a"`}
 		res, err := (&agent.Agent{Model: m}).Run(llamaCtx(t), []agent.Message{agent.UserMessage("hi")})
-		var apiErr *agent.APIError
+		var apiErr *openai.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, http.StatusInternalServerError, apiErr.StatusCode)
 		assert.Equal(t, "server_error", apiErr.Type)
@@ -73,7 +74,7 @@ func TestLlamaCppErrors(t *testing.T) {
 		log := strings.Repeat("line of the log\n", 3000) // about 15,000 tokens; the context is 8,192
 		_, err := tiny(base, false).Chat(llamaCtx(t), &agent.ChatRequest{Messages: []agent.Message{agent.UserMessage(log)}}, nil)
 		require.ErrorIs(t, err, agent.ErrContextExceeded)
-		var apiErr *agent.APIError
+		var apiErr *openai.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, http.StatusBadRequest, apiErr.StatusCode)
 		assert.Equal(t, 8192, apiErr.ContextSize)

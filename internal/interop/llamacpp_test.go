@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 )
 
 // The agent's OpenAI client against the real llama-server (see
@@ -30,9 +31,9 @@ const lookupSchema = `{"type":"object","properties":{"q":{"type":"string","descr
 var lookupDef = agent.ToolDef{Name: "lookup", Description: "Looks a word up", Parameters: json.RawMessage(lookupSchema)}
 
 // tiny is a greedy client of the tiny model.
-func tiny(base string, noStream bool) *agent.OpenAI {
+func tiny(base string, noStream bool) *openai.Model {
 	zero, seed := 0.0, 1
-	return &agent.OpenAI{BaseURL: base, Model: "tiny", Temperature: &zero, Seed: &seed, MaxTokens: 48, NoStream: noStream}
+	return &openai.Model{BaseURL: base, Model: "tiny", Temperature: &zero, Seed: &seed, MaxTokens: 48, NoStream: noStream}
 }
 
 func hello(tools ...agent.ToolDef) *agent.ChatRequest {
@@ -58,7 +59,7 @@ var greetings = []string{"hi", "Hello", "Write a sentence.", "Hello there", "Wha
 func findGreeting(t *testing.T, base string) {
 	greeting.once.Do(func() {
 		zero, seed := 0.0, 1
-		m := &agent.OpenAI{BaseURL: base, Model: "tiny", Temperature: &zero, Seed: &seed, MaxTokens: 48, NoStream: true}
+		m := &openai.Model{BaseURL: base, Model: "tiny", Temperature: &zero, Seed: &seed, MaxTokens: 48, NoStream: true}
 		for _, p := range greetings {
 			r, err := m.Chat(context.Background(), &agent.ChatRequest{Messages: []agent.Message{agent.UserMessage(p)}}, nil)
 			if err == nil && r.Finish == agent.FinishStop && r.Usage.CompletionTokens >= 4 {
@@ -79,7 +80,7 @@ func llamaCtx(t *testing.T) context.Context {
 }
 
 // chat calls m and joins the text it streamed.
-func chat(t *testing.T, m *agent.OpenAI, req *agent.ChatRequest) (*agent.Reply, []string) {
+func chat(t *testing.T, m *openai.Model, req *agent.ChatRequest) (*agent.Reply, []string) {
 	t.Helper()
 	var pieces []string
 	reply, err := m.Chat(llamaCtx(t), req, func(d agent.Delta) { pieces = append(pieces, d.Text) })

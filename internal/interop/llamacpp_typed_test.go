@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -39,7 +40,7 @@ func TestLlamaCppRunTyped(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(res.Answer), &v), res.Answer)
 		assert.NoError(t, resolved.Validate(v), res.Answer)
 	}
-	model := func(noResponseFormat bool) *agent.OpenAI {
+	model := func(noResponseFormat bool) *openai.Model {
 		m := tiny(base, false)
 		m.MaxTokens, m.NoResponseFormat = 64, noResponseFormat
 		return m

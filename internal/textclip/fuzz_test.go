@@ -30,3 +30,17 @@ func FuzzClip(f *testing.F) {
 		}
 	})
 }
+
+// Printable turns every control character into a space and keeps the rest.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":            "plain",
+		"a\nb\tc\x1b[31md": "a b c [31md",
+		"é\u0085ü":         "é ü",
+		"":                 "",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ package textclip
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -18,4 +19,15 @@ func Clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// Printable replaces the control characters of s (a peer's message may
+// hold anything, escape sequences included) with spaces.
+func Printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

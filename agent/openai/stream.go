@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"git.rickub.com/bots-garden/mini-me/sse"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
 // errIncompleteStream ends a stream that stops before saying the turn is
@@ -19,7 +21,7 @@ var errIncompleteStream = errors.New("stream ended before the turn was finished"
 
 // readStream reads a streamed turn: chat.completion.chunk events up to
 // "[DONE]".
-func (m *OpenAI) readStream(ctx context.Context, body io.Reader, status, max int, onDelta func(Delta)) (*Reply, error) {
+func (m *Model) readStream(ctx context.Context, body io.Reader, status, max int, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	idle := m.IdleTimeout
 	switch {
 	case idle == 0:
@@ -65,7 +67,7 @@ func (m *OpenAI) readStream(ctx context.Context, body io.Reader, status, max int
 }
 
 // readWhole reads a chat.completion: a turn sent in one piece.
-func readWhole(body io.Reader, max int, onDelta func(Delta)) (*Reply, error) {
+func readWhole(body io.Reader, max int, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	raw, err := io.ReadAll(io.LimitReader(body, int64(max)+1))
 	if err != nil {
 		return nil, err
@@ -98,15 +100,15 @@ func readWhole(body io.Reader, max int, onDelta func(Delta)) (*Reply, error) {
 type assembler struct {
 	max     int
 	size    int
-	onDelta func(Delta)
+	onDelta func(agent.Delta)
 	text    strings.Builder
 	// reasoning is the reasoning, and field the member it came in.
 	reasoning strings.Builder
 	field     string
 	calls     []*partialCall
 	byIndex   map[int]*partialCall
-	finish    FinishReason
-	usage     Usage
+	finish    agent.FinishReason
+	usage     agent.Usage
 }
 
 type partialCall struct {
@@ -141,7 +143,7 @@ func (a *assembler) add(r *wireResponse, whole bool) error {
 			a.field = fieldReasoningContent
 		}
 		if (d.Content != "" || reasoning != "") && a.onDelta != nil {
-			a.onDelta(Delta{Text: d.Content, Reasoning: reasoning})
+			a.onDelta(agent.Delta{Text: d.Content, Reasoning: reasoning})
 		}
 		for j := range d.ToolCalls {
 			if err := a.addCall(&d.ToolCalls[j]); err != nil {
@@ -149,7 +151,7 @@ func (a *assembler) add(r *wireResponse, whole bool) error {
 			}
 		}
 		if c.FinishReason != nil && *c.FinishReason != "" {
-			a.finish = FinishReason(*c.FinishReason)
+			a.finish = agent.FinishReason(*c.FinishReason)
 		}
 	}
 	return nil
@@ -213,19 +215,19 @@ func (a *assembler) grow(n int) error {
 // reply returns the assembled turn. Calls without an id get one, unique in
 // the turn; a call without a name is an error, since nothing could answer
 // it.
-func (a *assembler) reply() (*Reply, error) {
-	r := &Reply{Message: Message{Role: RoleAssistant}, Finish: a.finish, Usage: a.usage}
+func (a *assembler) reply() (*agent.Reply, error) {
+	r := &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant}, Finish: a.finish, Usage: a.usage}
 	if n := len(a.calls) + min(a.reasoning.Len(), 1) + min(a.text.Len(), 1); n > 0 {
-		r.Message.Parts = make([]Part, 0, n)
+		r.Message.Parts = make([]agent.Part, 0, n)
 	}
 	if a.reasoning.Len() > 0 {
-		p := ReasoningPart(openAIProvider, a.reasoning.String(), "")
+		p := agent.ReasoningPart(openAIProvider, a.reasoning.String(), "")
 		meta, _ := json.Marshal(reasoningMeta{Field: a.field}) // plain data: cannot fail
 		p.Metadata = map[string]json.RawMessage{openAIProvider: meta}
 		r.Message.Parts = append(r.Message.Parts, p)
 	}
 	if a.text.Len() > 0 {
-		r.Message.Parts = append(r.Message.Parts, TextPart(a.text.String()))
+		r.Message.Parts = append(r.Message.Parts, agent.TextPart(a.text.String()))
 	}
 	seen := map[string]bool{}
 	for i, p := range a.calls {
@@ -240,7 +242,7 @@ func (a *assembler) reply() (*Reply, error) {
 			}
 		}
 		seen[id] = true
-		r.Message.Parts = append(r.Message.Parts, CallPart(ToolCall{ID: id, Name: p.name, Arguments: p.args.String()}))
+		r.Message.Parts = append(r.Message.Parts, agent.CallPart(agent.ToolCall{ID: id, Name: p.name, Arguments: p.args.String()}))
 	}
 	return r, nil
 }
@@ -250,7 +252,7 @@ func hasError(raw json.RawMessage) bool {
 	return len(raw) > 0 && string(raw) != "null"
 }
 
-// tooLarge is a response over OpenAI.MaxResponseSize.
+// tooLarge is a response over Model.MaxResponseSize.
 func tooLarge(max int) error {
-	return fmt.Errorf("response larger than %d bytes (OpenAI.MaxResponseSize)", max)
+	return fmt.Errorf("response larger than %d bytes (Model.MaxResponseSize)", max)
 }

@@ -1,4 +1,4 @@
-package agent_test
+package openai_test
 
 import (
 	"context"
@@ -15,13 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 )
 
-// Every failure of OpenAI.Chat is typed: an *APIError for an error answer,
-// a *ModelError (matching ErrModelUnreachable or ErrModelProtocol) with the
+// Every failure of Model.Chat is typed: an *APIError for an error answer,
+// an *EndpointError (matching agent.ErrUnreachable or ErrProtocol) with the
 // status, the endpoint and the start of the body for an answer that could
-// not be had or understood, ErrModelRequest for a request that cannot be
-// made; none shows the API key.
+// not be had or understood, ErrRequest for a request that cannot be made;
+// none shows the API key.
 func TestOpenAIErrorsTyped(t *testing.T) {
 	const key = "sk-test-typed-0123456789"
 	t.Setenv("LLMTEST_TYPED_KEY", key)
@@ -49,20 +50,20 @@ func TestOpenAIErrorsTyped(t *testing.T) {
 		status int
 		body   string // the start of ModelError.Body
 	}{
-		{"202 with an empty body", answer(http.StatusAccepted, "application/json", ""), 0, agent.ErrModelProtocol, 202, ""},
-		{"no choices", answer(http.StatusOK, "application/json", `{"id":"x","choices":[]}`), 0, agent.ErrModelProtocol, 200, `{"id":"x","choices":[]}`},
-		{"not JSON, echoing the key", answer(http.StatusOK, "application/json", "<html>bad key "+key+"</html>"), 0, agent.ErrModelProtocol, 200, "<html>bad key [redacted]</html>"},
-		{"stream cut", answer(http.StatusOK, "text/event-stream", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"), 0, agent.ErrModelProtocol, 200, "data: {"},
-		{"malformed chunk", answer(http.StatusOK, "text/event-stream", "data: {not json\n\n"), 0, agent.ErrModelProtocol, 200, "data: {not json"},
-		{"too large", answer(http.StatusOK, "application/json", `{"choices":[{"index":0,"message":{"content":"`+strings.Repeat("a", 100)+`"}}]}`), 64, agent.ErrModelProtocol, 200, `{"choices"`},
-		{"connection refused", closed(), 0, agent.ErrModelUnreachable, 0, ""},
+		{"202 with an empty body", answer(http.StatusAccepted, "application/json", ""), 0, openai.ErrProtocol, 202, ""},
+		{"no choices", answer(http.StatusOK, "application/json", `{"id":"x","choices":[]}`), 0, openai.ErrProtocol, 200, `{"id":"x","choices":[]}`},
+		{"not JSON, echoing the key", answer(http.StatusOK, "application/json", "<html>bad key "+key+"</html>"), 0, openai.ErrProtocol, 200, "<html>bad key [redacted]</html>"},
+		{"stream cut", answer(http.StatusOK, "text/event-stream", "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"), 0, openai.ErrProtocol, 200, "data: {"},
+		{"malformed chunk", answer(http.StatusOK, "text/event-stream", "data: {not json\n\n"), 0, openai.ErrProtocol, 200, "data: {not json"},
+		{"too large", answer(http.StatusOK, "application/json", `{"choices":[{"index":0,"message":{"content":"`+strings.Repeat("a", 100)+`"}}]}`), 64, openai.ErrProtocol, 200, `{"choices"`},
+		{"connection refused", closed(), 0, agent.ErrUnreachable, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &agent.OpenAI{BaseURL: tc.url, APIKeyEnv: "LLMTEST_TYPED_KEY", NoStream: strings.Contains(tc.name, "202"), MaxResponseSize: tc.max}
+			m := &openai.Model{BaseURL: tc.url, APIKeyEnv: "LLMTEST_TYPED_KEY", NoStream: strings.Contains(tc.name, "202"), MaxResponseSize: tc.max}
 			_, err := m.Chat(context.Background(), userHello, nil)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tc.kind)
-			var me *agent.ModelError
+			var me *openai.EndpointError
 			require.ErrorAs(t, err, &me)
 			assert.Equal(t, tc.url+"/chat/completions", me.Endpoint)
 			assert.Equal(t, tc.status, me.StatusCode)
@@ -78,22 +79,22 @@ func TestOpenAIErrorsTyped(t *testing.T) {
 	}
 	t.Run("error answer", func(t *testing.T) {
 		url := answer(http.StatusInternalServerError, "application/json", `{"error":{"message":"boom"}}`)
-		_, err := (&agent.OpenAI{BaseURL: url}).Chat(context.Background(), userHello, nil)
-		var api *agent.APIError
+		_, err := (&openai.Model{BaseURL: url}).Chat(context.Background(), userHello, nil)
+		var api *openai.APIError
 		require.ErrorAs(t, err, &api)
 		assert.Equal(t, url+"/chat/completions", api.Endpoint)
 		assert.Equal(t, "agent: model endpoint "+url+"/chat/completions: status 500: boom", err.Error())
 	})
 	t.Run("request that cannot be made", func(t *testing.T) {
-		_, err := (&agent.OpenAI{}).Chat(context.Background(), userHello, nil)
-		assert.ErrorIs(t, err, agent.ErrModelRequest)
-		_, err = (&agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1"}).Chat(context.Background(), nil, nil)
-		assert.ErrorIs(t, err, agent.ErrModelRequest)
+		_, err := (&openai.Model{}).Chat(context.Background(), userHello, nil)
+		assert.ErrorIs(t, err, openai.ErrRequest)
+		_, err = (&openai.Model{BaseURL: "http://127.0.0.1:1/v1"}).Chat(context.Background(), nil, nil)
+		assert.ErrorIs(t, err, openai.ErrRequest)
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := (&agent.OpenAI{BaseURL: closed()}).Chat(ctx, userHello, nil)
+		_, err := (&openai.Model{BaseURL: closed()}).Chat(ctx, userHello, nil)
 		assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 	})
 }

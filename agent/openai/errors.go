@@ -1,36 +1,36 @@
-package agent
+package openai
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
-// The classes of failure of [OpenAI.Chat] other than an error answer (an
-// [*APIError]) and the caller's context: every other error it returns
-// matches one of them with errors.Is.
+// The failures of [Model.Chat] that are not an error answer (an
+// [*APIError]) nor the caller's context: each error it returns for them
+// matches one of these or agent.ErrUnreachable with errors.Is.
 var (
-	// ErrModelRequest is a request that cannot be made: no or a bad
+	// ErrRequest is a request that cannot be made: no or a bad
 	// BaseURL, an API key variable that is unset or empty, both UnixSocket
 	// and HTTPClient, an Extra field the client owns or that does not
 	// encode, a nil ChatRequest or one that does not encode.
-	ErrModelRequest = errors.New("agent: model request")
-	// ErrModelUnreachable is a request that got no HTTP answer: the
-	// endpoint refused the connection, the name did not resolve, the
-	// connection broke before a status came. The error is a *ModelError.
-	ErrModelUnreachable = errors.New("agent: model endpoint unreachable")
-	// ErrModelProtocol is a 2xx answer that is not a chat completion: an
+	ErrRequest = errors.New("agent: model request")
+	// ErrProtocol is a 2xx answer that is not a chat completion: an
 	// empty or malformed body, no choices, a stream cut before the turn
 	// ended, a tool call without a name, an answer larger than
-	// OpenAI.MaxResponseSize. The error is a *ModelError.
-	ErrModelProtocol = errors.New("agent: model response not understood")
+	// Model.MaxResponseSize. The error is an *EndpointError, within an *agent.ModelError of
+	// kind agent.ErrServer.
+	ErrProtocol = errors.New("agent: model response not understood")
 )
 
-// ModelError is a failure to reach the model endpoint or to understand its
-// answer. It matches its Kind with errors.Is, and unwraps to the cause.
-type ModelError struct {
-	// Kind is ErrModelUnreachable or ErrModelProtocol.
+// EndpointError is a failure to reach the model endpoint (agent.ErrUnreachable)
+// or to understand its answer (ErrProtocol). It matches its Kind with
+// errors.Is, and unwraps to the cause.
+type EndpointError struct {
+	// Kind is agent.ErrUnreachable or ErrProtocol.
 	Kind error
 	// Endpoint is the URL posted to (scheme, host and path: never a key).
 	Endpoint string
@@ -44,13 +44,13 @@ type ModelError struct {
 	Err error
 }
 
-// maxBodyHead bounds ModelError.Body.
+// maxBodyHead bounds EndpointError.Body.
 const maxBodyHead = 200
 
 // Error returns the endpoint, the status, the cause and the body's start,
 // as in `agent: model endpoint http://127.0.0.1:8080/v1/chat/completions:
 // status 202: malformed body: unexpected end of JSON input (body "")`.
-func (e *ModelError) Error() string {
+func (e *EndpointError) Error() string {
 	s := "agent: model endpoint " + e.Endpoint
 	if e.StatusCode != 0 {
 		s += fmt.Sprintf(": status %d", e.StatusCode)
@@ -65,20 +65,20 @@ func (e *ModelError) Error() string {
 }
 
 // Unwrap returns Kind and Err.
-func (e *ModelError) Unwrap() []error { return []error{e.Kind, e.Err} }
+func (e *EndpointError) Unwrap() []error { return []error{e.Kind, e.Err} }
 
 // unreachable is a request that got no answer.
-func unreachable(endpoint string, err error) *ModelError {
+func unreachable(endpoint string, err error) *EndpointError {
 	var uerr *url.Error
 	if errors.As(err, &uerr) {
 		err = uerr.Err // its text repeats the endpoint
 	}
-	return &ModelError{Kind: ErrModelUnreachable, Endpoint: endpoint, Err: err}
+	return &EndpointError{Kind: agent.ErrUnreachable, Endpoint: endpoint, Err: err}
 }
 
 // requestError is a request that cannot be made.
 func requestError(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrModelRequest}, args...)...)
+	return fmt.Errorf("%w: "+format, append([]any{ErrRequest}, args...)...)
 }
 
 // bodyHead keeps the first bytes read through it: maxBodyHead, and the
@@ -100,7 +100,7 @@ func (b *bodyHead) Read(p []byte) (int, error) {
 
 func (b *bodyHead) Close() error { return b.r.Close() }
 
-// text is the head as ModelError.Body shows it.
+// text is the head as EndpointError.Body shows it.
 func (b *bodyHead) text() string {
 	s := redact(printable(string(b.head)), b.key)
 	if len(s) > maxBodyHead {

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
 // The chat completions wire format, as far as the client uses it.
@@ -49,7 +51,7 @@ type streamOptions struct {
 // An assistant message gives back its reasoning in the member the server
 // sent it in (see reasoningField).
 type wireMessage struct {
-	Role             Role           `json:"role"`
+	Role             agent.Role           `json:"role"`
 	Content          any            `json:"content"`
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
 	Reasoning        string         `json:"reasoning,omitempty"`
@@ -124,8 +126,8 @@ type wireUsage struct {
 	} `json:"completion_tokens_details"`
 }
 
-func (u *wireUsage) usage() Usage {
-	return Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
+func (u *wireUsage) usage() agent.Usage {
+	return agent.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens,
 		CacheReadTokens: max(u.PromptTokensDetails.CachedTokens, u.PromptCacheHit),
 		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens}
 }
@@ -164,18 +166,18 @@ func argumentsText(raw json.RawMessage) (string, error) {
 
 // wireToolChoice is c as OpenAI takes it, and the servers that follow it:
 // a string for a mode, an object for a named tool; nil for "".
-func wireToolChoice(c ToolChoice) any {
-	switch {
-	case c == "":
+func wireToolChoice(c agent.ToolChoice) any {
+	switch c {
+	case "":
 		return nil
-	case c.named():
-		return map[string]any{"type": "function", "function": map[string]string{"name": string(c)}}
+	case agent.ToolChoiceAuto, agent.ToolChoiceNone, agent.ToolChoiceRequired:
+		return string(c)
 	}
-	return string(c)
+	return map[string]any{"type": "function", "function": map[string]string{"name": string(c)}}
 }
 
 // requestBody encodes req for the endpoint.
-func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
+func (m *Model) requestBody(req *agent.ChatRequest) ([]byte, error) {
 	w := wireRequest{
 		Model:       m.Model,
 		Messages:    make([]wireMessage, len(req.Messages)),
@@ -222,11 +224,11 @@ func (m *OpenAI) requestBody(req *ChatRequest) ([]byte, error) {
 	}
 	for k, v := range m.Extra {
 		if _, taken := fields[k]; taken || k == "stream_options" || k == "tools" || k == "tool_choice" {
-			return nil, fmt.Errorf("OpenAI.Extra sets %q, which the client sets itself", k)
+			return nil, fmt.Errorf("Model.Extra sets %q, which the client sets itself", k)
 		}
 		raw, err := json.Marshal(v)
 		if err != nil {
-			return nil, fmt.Errorf("OpenAI.Extra[%q]: %w", k, err)
+			return nil, fmt.Errorf("Model.Extra[%q]: %w", k, err)
 		}
 		fields[k] = raw
 	}
@@ -264,7 +266,7 @@ const (
 // wireMessageOf maps msg to the wire: text, tool calls, the images and
 // files of a user message, and the reasoning this driver wrote (only that:
 // see Part.SentTo), given back in the member it came in.
-func wireMessageOf(msg *Message) (wireMessage, error) {
+func wireMessageOf(msg *agent.Message) (wireMessage, error) {
 	wm := wireMessage{Role: msg.Role, ToolCallID: msg.ToolCallID}
 	var text strings.Builder
 	var content []wireContent
@@ -274,12 +276,12 @@ func wireMessageOf(msg *Message) (wireMessage, error) {
 			continue
 		}
 		switch p.Kind {
-		case PartText, PartToolResult:
+		case agent.PartText, agent.PartToolResult:
 			text.WriteString(p.Text)
 			if content != nil {
 				content = append(content, wireContent{Type: "text", Text: p.Text})
 			}
-		case PartReasoning:
+		case agent.PartReasoning:
 			var meta reasoningMeta
 			_ = json.Unmarshal(p.MetadataFor(openAIProvider), &meta) // absent or foreign: the default member
 			if meta.Field == fieldReasoning {
@@ -287,14 +289,14 @@ func wireMessageOf(msg *Message) (wireMessage, error) {
 			} else {
 				wm.ReasoningContent += p.Text
 			}
-		case PartToolCall:
+		case agent.PartToolCall:
 			args, err := json.Marshal(p.Arguments)
 			if err != nil {
 				return wm, fmt.Errorf("encoding tool call %q: %w", p.ID, err)
 			}
 			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: p.ID, Type: "function",
 				Function: wireFunction{Name: p.Name, Arguments: args}})
-		case PartImage, PartFile:
+		case agent.PartImage, agent.PartFile:
 			if content == nil {
 				content = textContent(msg.Parts[:i])
 			}
@@ -309,10 +311,10 @@ func wireMessageOf(msg *Message) (wireMessage, error) {
 }
 
 // textContent returns the text parts of parts as content parts.
-func textContent(parts []Part) []wireContent {
+func textContent(parts []agent.Part) []wireContent {
 	content := make([]wireContent, 0, len(parts)+1)
 	for _, p := range parts {
-		if p.Kind == PartText {
+		if p.Kind == agent.PartText {
 			content = append(content, wireContent{Type: "text", Text: p.Text})
 		}
 	}
@@ -321,12 +323,12 @@ func textContent(parts []Part) []wireContent {
 
 // mediaContent returns the content part of an image or a file: its URL,
 // or its data as a data URL.
-func mediaContent(p *Part) wireContent {
+func mediaContent(p *agent.Part) wireContent {
 	url := p.URL
 	if url == "" {
 		url = "data:" + p.MediaType + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
 	}
-	if p.Kind == PartImage {
+	if p.Kind == agent.PartImage {
 		return wireContent{Type: "image_url", ImageURL: &wireURL{URL: url}}
 	}
 	return wireContent{Type: "file", File: &wireFile{Filename: p.Name, FileData: url}}

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"bytes"
@@ -19,9 +19,11 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"git.rickub.com/bots-garden/mini-me/agent"
 )
 
-// Defaults of an [OpenAI] model whose fields leave them zero.
+// Defaults of a [Model] whose fields leave them zero.
 const (
 	// DefaultMaxRetries is how many times a request that failed with a
 	// transient status (429 with Retry-After, 503) is sent again.
@@ -45,15 +47,15 @@ const (
 // maxErrorBody bounds what is read of an error response.
 const maxErrorBody = 64 << 10
 
-// OpenAI is a [Model] served by an OpenAI-compatible chat completions
+// Model is an [agent.Model] served by an OpenAI-compatible chat completions
 // endpoint: OpenAI itself and the many servers that copy its API, among
 // them Docker Model Runner, Ollama (/v1), llama.cpp's llama-server, vLLM and
 // LM Studio.
 //
 // The zero value is not usable: BaseURL must be set. Every other field is
-// optional. An OpenAI is safe for concurrent use once its fields are set;
+// optional. A Model is safe for concurrent use once its fields are set;
 // it must not be copied or modified after its first use.
-type OpenAI struct {
+type Model struct {
 	// BaseURL is the API's base, up to and including the version, such as
 	// "http://localhost:11434/v1" (Ollama), "http://localhost:8080/v1"
 	// (llama-server), "http://localhost:12434/engines/v1" (Docker Model
@@ -98,6 +100,11 @@ type OpenAI struct {
 	// Studio) and Ollama 0.5 or later can; llama-server and Ollama turn
 	// the schema into a grammar, which even a small model cannot leave.
 	NoResponseFormat bool
+
+	// ContextWindow is the model's context, in tokens, when the host knows
+	// it (the API does not say); 0 means unknown. It is only reported, in
+	// Capabilities.
+	ContextWindow int
 
 	// UnixSocket, if set, is the path of a unix socket to connect to
 	// instead of BaseURL's host (Docker Model Runner through the Docker
@@ -164,17 +171,12 @@ type APIError struct {
 	hasRetryAfter bool
 }
 
-// ErrContextExceeded matches, with errors.Is, an [*APIError] that says the
-// request is longer than the model's context: llama-server's
-// exceed_context_size_error (which gives APIError.PromptTokens and
-// APIError.ContextSize) and OpenAI's context_length_exceeded.
-var ErrContextExceeded = errors.New("agent: the request exceeds the model's context")
-
-// Is reports whether target is ErrContextExceeded and e says so.
-func (e *APIError) Is(target error) bool {
-	return target == ErrContextExceeded &&
-		(e.Type == "exceed_context_size_error" || e.Code == "context_length_exceeded")
-}
+// Is reports whether target is the kind of failure of the contract
+// (agent.ErrContextExceeded, agent.ErrRateLimited...) that e is: a request
+// longer than the model's context is llama-server's
+// exceed_context_size_error (which gives PromptTokens and ContextSize) or
+// OpenAI's context_length_exceeded.
+func (e *APIError) Is(target error) bool { return target == e.kind() }
 
 // Error returns the endpoint, the status and the server's message, as in
 // "agent: model endpoint https://api.example/v1/chat/completions: status
@@ -193,10 +195,10 @@ func (e *APIError) Error() string {
 
 // Local reports whether BaseURL names this machine (localhost, a name
 // ending in .localhost, or a loopback address) or UnixSocket is set. It
-// implements [LocalModel]. A custom HTTPClient that dials elsewhere, or a
+// is Capabilities.Local. A custom HTTPClient that dials elsewhere, or a
 // proxy, is not taken into account: hosts that use one must not rely on
 // Local.
-func (m *OpenAI) Local() bool {
+func (m *Model) Local() bool {
 	if m.UnixSocket != "" {
 		return true
 	}
@@ -207,11 +209,6 @@ func (m *OpenAI) Local() bool {
 	return isLoopbackHost(u.Hostname())
 }
 
-// SchemaOutput reports whether ChatRequest.Schema is sent, as a
-// response_format: unless NoResponseFormat is set. It implements
-// [SchemaModel].
-func (m *OpenAI) SchemaOutput() bool { return !m.NoResponseFormat }
-
 func isLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
@@ -221,9 +218,8 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Chat implements [Model]: it sends one chat completions request and
-// returns the turn, streamed unless NoStream is set.
-func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error) {
+// chat sends one chat completions request and returns the turn.
+func (m *Model) chat(ctx context.Context, req *agent.ChatRequest, onDelta func(agent.Delta)) (*agent.Reply, error) {
 	if req == nil {
 		return nil, requestError("nil ChatRequest")
 	}
@@ -241,7 +237,7 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 	}
 	body, err := m.requestBody(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrModelRequest, err)
+		return nil, fmt.Errorf("%w: %w", ErrRequest, err)
 	}
 	resp, err := m.send(ctx, client, endpoint, key, body)
 	if err != nil {
@@ -252,7 +248,7 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 	if max <= 0 {
 		max = DefaultMaxResponseSize
 	}
-	var reply *Reply
+	var reply *agent.Reply
 	head := &bodyHead{r: resp.Body, key: key}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "text/event-stream" {
 		reply, err = m.readStream(ctx, head, resp.StatusCode, max, onDelta)
@@ -269,34 +265,34 @@ func (m *OpenAI) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)
 			apiErr.Endpoint = endpoint
 			return nil, apiErr
 		}
-		return nil, &ModelError{Kind: ErrModelProtocol, Endpoint: endpoint, StatusCode: resp.StatusCode, Body: head.text(), Err: err}
+		return nil, &EndpointError{Kind: ErrProtocol, Endpoint: endpoint, StatusCode: resp.StatusCode, Body: head.text(), Err: err}
 	}
 	return reply, nil
 }
 
-func (m *OpenAI) endpoint() (string, error) {
+func (m *Model) endpoint() (string, error) {
 	if m.BaseURL == "" {
-		return "", requestError("OpenAI.BaseURL is empty")
+		return "", requestError("Model.BaseURL is empty")
 	}
 	u, err := url.Parse(m.BaseURL)
 	switch {
 	case err != nil:
-		return "", requestError("OpenAI.BaseURL: %w", err)
+		return "", requestError("Model.BaseURL: %w", err)
 	case u.Scheme != "http" && u.Scheme != "https":
-		return "", requestError("OpenAI.BaseURL %q: scheme is not http or https", m.BaseURL)
+		return "", requestError("Model.BaseURL %q: scheme is not http or https", m.BaseURL)
 	case u.Host == "":
-		return "", requestError("OpenAI.BaseURL %q has no host", m.BaseURL)
+		return "", requestError("Model.BaseURL %q has no host", m.BaseURL)
 	case u.User != nil:
-		return "", requestError("OpenAI.BaseURL holds credentials; put the API key in the variable named by APIKeyEnv")
+		return "", requestError("Model.BaseURL holds credentials; put the API key in the variable named by APIKeyEnv")
 	}
 	return strings.TrimSuffix(m.BaseURL, "/") + "/chat/completions", nil
 }
 
-func (m *OpenAI) httpClient() (*http.Client, error) {
+func (m *Model) httpClient() (*http.Client, error) {
 	m.once.Do(func() {
 		switch {
 		case m.UnixSocket != "" && m.HTTPClient != nil:
-			m.clientErr = requestError("OpenAI.UnixSocket and OpenAI.HTTPClient are both set")
+			m.clientErr = requestError("Model.UnixSocket and Model.HTTPClient are both set")
 		case m.UnixSocket != "":
 			path := m.UnixSocket
 			m.client = &http.Client{Transport: &http.Transport{
@@ -314,7 +310,7 @@ func (m *OpenAI) httpClient() (*http.Client, error) {
 	return m.client, m.clientErr
 }
 
-func (m *OpenAI) apiKey() (string, error) {
+func (m *Model) apiKey() (string, error) {
 	if m.APIKeyEnv == "" {
 		return "", nil
 	}
@@ -330,7 +326,7 @@ func (m *OpenAI) apiKey() (string, error) {
 
 // send posts body, retrying transient failures, and returns a 2xx
 // response.
-func (m *OpenAI) send(ctx context.Context, client *http.Client, endpoint, key string, body []byte) (*http.Response, error) {
+func (m *Model) send(ctx context.Context, client *http.Client, endpoint, key string, body []byte) (*http.Response, error) {
 	redialed := false
 	for attempt := 0; ; attempt++ {
 		var reused bool
@@ -401,7 +397,7 @@ func connectionLost(err error) bool {
 }
 
 // retryWait says whether a failed request is retried, and after how long.
-func (m *OpenAI) retryWait(e *APIError, attempt int) (time.Duration, bool) {
+func (m *Model) retryWait(e *APIError, attempt int) (time.Duration, bool) {
 	max := m.MaxRetries
 	if max == 0 {
 		max = DefaultMaxRetries

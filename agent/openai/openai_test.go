@@ -1,4 +1,4 @@
-package agent_test
+package openai_test
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/sse"
 )
@@ -122,7 +123,7 @@ func TestOpenAIFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			m := &agent.OpenAI{BaseURL: serveFile(t, tt.file, tt.contentType), Model: "m"}
+			m := &openai.Model{BaseURL: serveFile(t, tt.file, tt.contentType), Model: "m"}
 			reply, deltas, err := collect(t, m)
 			require.NoError(t, err)
 			assert.Equal(t, agent.RoleAssistant, reply.Message.Role)
@@ -137,9 +138,9 @@ func TestOpenAIFixtures(t *testing.T) {
 }
 
 func TestOpenAIStreamError(t *testing.T) {
-	m := &agent.OpenAI{BaseURL: serveFile(t, "llamacpp_error.sse", "text/event-stream")}
+	m := &openai.Model{BaseURL: serveFile(t, "llamacpp_error.sse", "text/event-stream")}
 	_, _, err := collect(t, m)
-	var apiErr *agent.APIError
+	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusOK, apiErr.StatusCode)
 	assert.Equal(t, "server_error", apiErr.Type)
@@ -209,7 +210,7 @@ func TestOpenAIStreamQuirks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &agent.OpenAI{BaseURL: streamBody(t, tt.body)}
+			m := &openai.Model{BaseURL: streamBody(t, tt.body)}
 			reply, _, err := collect(t, m)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
@@ -256,9 +257,9 @@ func TestOpenAIErrorBodies(t *testing.T) {
 				_, _ = io.WriteString(w, tt.body)
 			}))
 			defer srv.Close()
-			m := &agent.OpenAI{BaseURL: srv.URL, APIKeyEnv: "LLMTEST_KEY"}
+			m := &openai.Model{BaseURL: srv.URL, APIKeyEnv: "LLMTEST_KEY"}
 			_, _, err := collect(t, m)
-			var apiErr *agent.APIError
+			var apiErr *openai.APIError
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, tt.status, apiErr.StatusCode)
 			assert.Equal(t, tt.message, apiErr.Message)
@@ -295,7 +296,7 @@ func TestOpenAIRetries(t *testing.T) {
 			s := &llmtest.Server{Turns: tt.turns}
 			url := s.Start()
 			defer s.Close()
-			m := &agent.OpenAI{BaseURL: url, MaxRetries: tt.retries, RetryDelay: time.Millisecond}
+			m := &openai.Model{BaseURL: url, MaxRetries: tt.retries, RetryDelay: time.Millisecond}
 			reply, _, err := collect(t, m)
 			assert.Len(t, s.Requests(), tt.requests)
 			if tt.status == 0 {
@@ -303,7 +304,7 @@ func TestOpenAIRetries(t *testing.T) {
 				assert.Equal(t, "ok", reply.Message.Text())
 				return
 			}
-			var apiErr *agent.APIError
+			var apiErr *openai.APIError
 			require.ErrorAs(t, err, &apiErr)
 			assert.Equal(t, tt.status, apiErr.StatusCode)
 		})
@@ -314,8 +315,8 @@ func TestOpenAIRetryAfterReported(t *testing.T) {
 	s := &llmtest.Server{Turns: []llmtest.Turn{{Status: 429, Error: "slow down", RetryAfter: "120"}}}
 	url := s.Start()
 	defer s.Close()
-	_, _, err := collect(t, &agent.OpenAI{BaseURL: url})
-	var apiErr *agent.APIError
+	_, _, err := collect(t, &openai.Model{BaseURL: url})
+	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, 2*time.Minute, apiErr.RetryAfter)
 	assert.Equal(t, "rate_limit_error", apiErr.Type)
@@ -327,7 +328,7 @@ func TestOpenAIRequest(t *testing.T) {
 	url := s.Start()
 	defer s.Close()
 	temp, seed := 0.2, 7
-	m := &agent.OpenAI{
+	m := &openai.Model{
 		BaseURL: url + "/", Model: "qwen3:4b", APIKeyEnv: "LLMTEST_KEY",
 		Header:      http.Header{"X-Trace": {"t1"}},
 		Temperature: &temp, Seed: &seed, MaxTokens: 256, Stop: []string{"</s>"},
@@ -376,18 +377,18 @@ func TestOpenAIConfigErrors(t *testing.T) {
 	t.Setenv("LLMTEST_EMPTY", "")
 	tests := []struct {
 		name string
-		m    *agent.OpenAI
+		m    *openai.Model
 		err  string
 	}{
-		{"no base URL", &agent.OpenAI{}, "agent: model request: OpenAI.BaseURL is empty"},
-		{"bad scheme", &agent.OpenAI{BaseURL: "ftp://localhost/v1"}, "scheme is not http or https"},
-		{"no host", &agent.OpenAI{BaseURL: "http:///v1"}, "has no host"},
-		{"credentials in the URL", &agent.OpenAI{BaseURL: "http://user:pw@localhost/v1"}, "holds credentials"},
-		{"key variable empty", &agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: "LLMTEST_EMPTY"},
+		{"no base URL", &openai.Model{}, "agent: model request: Model.BaseURL is empty"},
+		{"bad scheme", &openai.Model{BaseURL: "ftp://localhost/v1"}, "scheme is not http or https"},
+		{"no host", &openai.Model{BaseURL: "http:///v1"}, "has no host"},
+		{"credentials in the URL", &openai.Model{BaseURL: "http://user:pw@localhost/v1"}, "holds credentials"},
+		{"key variable empty", &openai.Model{BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: "LLMTEST_EMPTY"},
 			"environment variable LLMTEST_EMPTY, which should hold the API key, is set but empty"},
-		{"socket and client", &agent.OpenAI{BaseURL: "http://localhost/v1", UnixSocket: "/x", HTTPClient: &http.Client{}}, "both set"},
-		{"extra replaces a field", &agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"messages": 1}}, `sets "messages"`},
-		{"extra cannot encode", &agent.OpenAI{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"f": func() {}}}, `Extra["f"]`},
+		{"socket and client", &openai.Model{BaseURL: "http://localhost/v1", UnixSocket: "/x", HTTPClient: &http.Client{}}, "both set"},
+		{"extra replaces a field", &openai.Model{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"messages": 1}}, `sets "messages"`},
+		{"extra cannot encode", &openai.Model{BaseURL: "http://127.0.0.1:1/v1", Extra: map[string]any{"f": func() {}}}, `Extra["f"]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -400,21 +401,21 @@ func TestOpenAIConfigErrors(t *testing.T) {
 
 func TestOpenAILocal(t *testing.T) {
 	tests := []struct {
-		m     *agent.OpenAI
+		m     *openai.Model
 		local bool
 	}{
-		{&agent.OpenAI{BaseURL: "http://localhost:11434/v1"}, true},
-		{&agent.OpenAI{BaseURL: "http://127.0.0.1:8080/v1"}, true},
-		{&agent.OpenAI{BaseURL: "http://127.8.9.10:8080/v1"}, true},
-		{&agent.OpenAI{BaseURL: "http://[::1]:8080/v1"}, true},
-		{&agent.OpenAI{BaseURL: "http://models.localhost/v1"}, true},
-		{&agent.OpenAI{BaseURL: "http://LOCALHOST./v1"}, true},
-		{&agent.OpenAI{BaseURL: "http://localhost.example.com/v1"}, false},
-		{&agent.OpenAI{BaseURL: "https://api.openai.com/v1"}, false},
-		{&agent.OpenAI{BaseURL: "http://192.168.1.20:11434/v1"}, false},
-		{&agent.OpenAI{BaseURL: "http://model-runner.docker.internal/engines/v1"}, false},
-		{&agent.OpenAI{BaseURL: "http://localhost/exp/vDD4.40/engines/v1", UnixSocket: "/var/run/docker.sock"}, true},
-		{&agent.OpenAI{BaseURL: "::bad"}, false},
+		{&openai.Model{BaseURL: "http://localhost:11434/v1"}, true},
+		{&openai.Model{BaseURL: "http://127.0.0.1:8080/v1"}, true},
+		{&openai.Model{BaseURL: "http://127.8.9.10:8080/v1"}, true},
+		{&openai.Model{BaseURL: "http://[::1]:8080/v1"}, true},
+		{&openai.Model{BaseURL: "http://models.localhost/v1"}, true},
+		{&openai.Model{BaseURL: "http://LOCALHOST./v1"}, true},
+		{&openai.Model{BaseURL: "http://localhost.example.com/v1"}, false},
+		{&openai.Model{BaseURL: "https://api.openai.com/v1"}, false},
+		{&openai.Model{BaseURL: "http://192.168.1.20:11434/v1"}, false},
+		{&openai.Model{BaseURL: "http://model-runner.docker.internal/engines/v1"}, false},
+		{&openai.Model{BaseURL: "http://localhost/exp/vDD4.40/engines/v1", UnixSocket: "/var/run/docker.sock"}, true},
+		{&openai.Model{BaseURL: "::bad"}, false},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.local, tt.m.Local(), tt.m.BaseURL)
@@ -434,7 +435,7 @@ func TestOpenAIUnixSocket(t *testing.T) {
 	go func() { defer close(done); _ = srv.Serve(l) }()
 	defer func() { _ = srv.Close(); <-done }()
 
-	m := &agent.OpenAI{BaseURL: "http://localhost/v1", UnixSocket: sock}
+	m := &openai.Model{BaseURL: "http://localhost/v1", UnixSocket: sock}
 	reply, _, err := collect(t, m)
 	require.NoError(t, err)
 	assert.Equal(t, "over the socket", reply.Message.Text())
@@ -446,10 +447,10 @@ func TestOpenAILimits(t *testing.T) {
 		s := &llmtest.Server{Turns: []llmtest.Turn{{Text: strings.Repeat("x", 5000)}, {Text: strings.Repeat("x", 5000)}}, ChunkSize: 100}
 		url := s.Start()
 		defer s.Close()
-		m := &agent.OpenAI{BaseURL: url, MaxResponseSize: 1000}
+		m := &openai.Model{BaseURL: url, MaxResponseSize: 1000}
 		_, _, err := collect(t, m)
 		require.ErrorContains(t, err, "larger than 1000 bytes")
-		m2 := &agent.OpenAI{BaseURL: url, MaxResponseSize: 1000, NoStream: true}
+		m2 := &openai.Model{BaseURL: url, MaxResponseSize: 1000, NoStream: true}
 		_, _, err = collect(t, m2)
 		require.ErrorContains(t, err, "larger than 1000 bytes")
 	})
@@ -457,7 +458,7 @@ func TestOpenAILimits(t *testing.T) {
 		s := &llmtest.Server{Turns: []llmtest.Turn{{Text: "thinking", Hang: true}}}
 		url := s.Start()
 		defer s.Close()
-		m := &agent.OpenAI{BaseURL: url, IdleTimeout: 50 * time.Millisecond}
+		m := &openai.Model{BaseURL: url, IdleTimeout: 50 * time.Millisecond}
 		start := time.Now()
 		var text string
 		_, err := m.Chat(context.Background(), userHello, func(d agent.Delta) { text += d.Text })
@@ -482,7 +483,7 @@ func TestOpenAICancel(t *testing.T) {
 				started.Store(true)
 				cancel()
 			}()
-			m := &agent.OpenAI{BaseURL: url, NoStream: noStream}
+			m := &openai.Model{BaseURL: url, NoStream: noStream}
 			_, err := m.Chat(ctx, userHello, nil)
 			require.ErrorIs(t, err, context.Canceled)
 			assert.True(t, started.Load())
@@ -508,10 +509,10 @@ func TestOpenAICancelWhileReadingAnErrorBody(t *testing.T) {
 	defer cancel()
 	// Cancelled once the status line came: the body is being read.
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: cancel})
-	m := &agent.OpenAI{BaseURL: srv.URL + "/v1", MaxRetries: -1}
+	m := &openai.Model{BaseURL: srv.URL + "/v1", MaxRetries: -1}
 	_, err := m.Chat(ctx, userHello, nil)
 	require.ErrorIs(t, err, context.Canceled)
-	var apiErr *agent.APIError
+	var apiErr *openai.APIError
 	assert.False(t, errors.As(err, &apiErr), "an *APIError from a body cut short: %v", err)
 }
 
@@ -526,7 +527,7 @@ func FuzzOpenAIResponse(f *testing.F) {
 		if whole {
 			ct = "application/json"
 		}
-		m := &agent.OpenAI{BaseURL: "http://model.test/v1", MaxResponseSize: 1 << 16,
+		m := &openai.Model{BaseURL: "http://model.test/v1", MaxResponseSize: 1 << 16,
 			HTTPClient: &http.Client{Transport: bodyTransport{ct, body}}}
 		var text string
 		reply, err := m.Chat(context.Background(), userHello, func(d agent.Delta) { text += d.Text })
@@ -595,7 +596,7 @@ func TestOpenAIResendsOnClosedConnection(t *testing.T) {
 	url, reqs := closingServer(t, true)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
-	m := &agent.OpenAI{BaseURL: url, NoStream: true, HTTPClient: client}
+	m := &openai.Model{BaseURL: url, NoStream: true, HTTPClient: client}
 	for i := range 3 {
 		reply, err := m.Chat(context.Background(), userHello, nil)
 		require.NoError(t, err, "request %d", i)
@@ -605,7 +606,7 @@ func TestOpenAIResendsOnClosedConnection(t *testing.T) {
 
 	// A new connection that closes is a failure, not sent again.
 	url, reqs = closingServer(t, false)
-	_, err := (&agent.OpenAI{BaseURL: url, NoStream: true, HTTPClient: client}).Chat(context.Background(), userHello, nil)
+	_, err := (&openai.Model{BaseURL: url, NoStream: true, HTTPClient: client}).Chat(context.Background(), userHello, nil)
 	require.ErrorIs(t, err, io.EOF)
 	assert.Equal(t, int32(1), reqs.Load())
 }
