@@ -51,7 +51,7 @@ type streamOptions struct {
 // An assistant message gives back its reasoning in the member the server
 // sent it in (see reasoningField).
 type wireMessage struct {
-	Role             agent.Role           `json:"role"`
+	Role             agent.Role     `json:"role"`
 	Content          any            `json:"content"`
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
 	Reasoning        string         `json:"reasoning,omitempty"`
