@@ -40,4 +40,11 @@ func TestCheckArguments(t *testing.T) {
 			assert.JSONEq(t, tc.want, string(got))
 		})
 	}
+	// A tool that lists no schema takes any object, and only an object.
+	bare := toolset.Tool{Name: "x_y", Tool: mcp.Tool{Name: "y"}}
+	got, err := agent.CheckArguments(bare, json.RawMessage(`{"a":1}`))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"a":1}`, string(got))
+	_, err = agent.CheckArguments(bare, json.RawMessage(`"a"`))
+	require.ErrorIs(t, err, agent.ErrInvalidArguments)
 }
