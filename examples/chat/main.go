@@ -4,6 +4,7 @@
 //	go install git.rickub.com/bots-garden/mini-me/examples/chat@latest
 //	chat                        # ./mini-me.yaml, else mini-me/mini-me.yaml in your configuration directory
 //	chat -config servers.yaml   # another file
+//	chat -log servers.log       # the servers' logs, to a file
 //
 // The configuration is the file -config names; without it, mini-me.yaml in
 // the current directory, else mini-me/mini-me.yaml under the user's
@@ -36,7 +37,14 @@
 //
 // The chat and the approval questions read the same terminal, taking turns
 // (permission.NewLines and permission.NewSharedTerminal), so a question
-// withdrawn by Ctrl-C never swallows the next line.
+// withdrawn by Ctrl-C never swallows the next line. Nothing else writes
+// there: the servers' logs (a stdio server's stderr, reconnections,
+// servers skipped) go to the file -log names, appended to, and without it
+// nowhere, so they never break into a question or an answer.
+//
+// /call checks its arguments against the tool's input schema
+// (agent.CheckArguments) before it asks you anything: arguments the tool
+// would refuse are told at once, every problem listed.
 //
 // Servers may ask the chat for things, and each goes through you: a
 // completion by the chat's model (sampling) is asked about like a tool
@@ -58,6 +66,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -88,7 +97,8 @@ const commands = `commands:
   /prompts             the servers' prompts; /<prompt> [args] runs one
   /resources           the servers' resources and templates
   /roots               the folders servers may see; /roots add <folder>, /roots remove <N>
-  /call NAME {json}    call tool NAME with the JSON object of arguments, through the approval
+  /call NAME {json}    call tool NAME with the JSON object of arguments (checked against
+                       its schema first), through the approval
   /status              the model, the servers and the tokens used
   /history             the questions asked; !N asks question N again
   /transcript          the conversation so far, the model's reasoning apart
@@ -98,29 +108,35 @@ const commands = `commands:
 
 func main() {
 	configPath := flag.String("config", "", "the configuration file listing the MCP servers (default: ./"+configName+", else mini-me/"+configName+" in your configuration directory)")
+	logPath := flag.String("log", "", "the file the servers' logs are appended to (a stdio server's stderr included); without it they are dropped, never shown in the terminal")
 	flag.Usage = func() {
 		w := flag.CommandLine.Output()
-		fmt.Fprintf(w, "usage: chat [-config FILE]\n\nAn agent in the terminal, on the MCP servers of a configuration. The model comes from\nMINIME_MODEL_URL and MINIME_MODEL, OPENAI_API_KEY, OLLAMA_HOST or Docker Model Runner;\nwithout one, every command but a question works.\n\nflags:\n")
+		fmt.Fprintf(w, "usage: chat [-config FILE] [-log FILE]\n\nAn agent in the terminal, on the MCP servers of a configuration. The model comes from\nMINIME_MODEL_URL and MINIME_MODEL, OPENAI_API_KEY, OLLAMA_HOST or Docker Model Runner;\nwithout one, every command but a question works.\n\nflags:\n")
 		flag.PrintDefaults()
 		fmt.Fprintf(w, "\n%s\n", commands)
 	}
 	flag.Parse()
-	if err := run(*configPath, os.Stdin, os.Stdout); err != nil {
+	if err := run(*configPath, *logPath, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "chat:", err)
 		os.Exit(1)
 	}
 }
 
-func run(configPath string, stdin io.Reader, out io.Writer) error {
+func run(configPath, logPath string, stdin io.Reader, out io.Writer) error {
 	cfg, err := findConfig(configPath)
 	if err != nil {
 		return err
 	}
+	logger, closeLog, err := serverLog(logPath)
+	if err != nil {
+		return err
+	}
+	defer closeLog()
 	lines := permission.NewLines(stdin)
 	defer lines.Close()
 	term := permission.NewSharedTerminal(lines, out)
 	h := newHost(term, cfg)
-	tools, err := discover(cfg, h)
+	tools, err := discover(cfg, h, logger)
 	if err != nil {
 		return err
 	}
@@ -176,11 +192,26 @@ func findConfig(path string) (*config.Config, error) {
 	return &config.Config{}, nil
 }
 
+// serverLog is the servers' logger: a text log appended to the file at
+// path, or nil (nothing logged) when path is empty. The terminal is never
+// the log: a line there would land in the middle of a question.
+func serverLog(path string) (*slog.Logger, func(), error) {
+	if path == "" {
+		return nil, func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(f, nil)), func() { _ = f.Close() }, nil
+}
+
 // discover discovers the servers' tools (toolset.Discover), their requests
-// answered by h, giving them a minute, or the time a person takes to sign
-// in when a server uses OAuth.
-func discover(cfg *config.Config, h *host) (*toolset.Toolset, error) {
+// answered by h and their logs sent to logger, giving them a minute, or
+// the time a person takes to sign in when a server uses OAuth.
+func discover(cfg *config.Config, h *host, logger *slog.Logger) (*toolset.Toolset, error) {
 	opts := &toolset.Options{Client: h.options(), Roots: h.serverRoots, Browser: oauth.Terminal{Out: os.Stderr}}
+	opts.Client.Logger = logger
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute
@@ -420,9 +451,9 @@ func (c *chat) interruptible(f func(ctx context.Context)) bool {
 }
 
 // call runs "/call NAME {json}": the tool NAME with the JSON object of
-// arguments, asked about first as the agent asks (the policy, and the
-// approval prompt when it asks), the steps of a task-backed tool and its
-// result printed. It needs no model.
+// arguments, checked against the tool's input schema, then asked about as
+// the agent asks (the policy, and the approval prompt when it asks), the
+// steps of a task-backed tool and its result printed. It needs no model.
 func (c *chat) call(arg string) {
 	name, args, _ := strings.Cut(arg, " ")
 	if name == "" {
@@ -440,8 +471,12 @@ func (c *chat) call(arg string) {
 		fmt.Fprintf(c.out, "(the arguments of /call %s are not a JSON object: %s)\n", st.Name, render.Clean(string(raw), 80))
 		return
 	}
+	raw, err := agent.CheckArguments(st, raw)
+	if err != nil { // refused before anyone is asked to approve it
+		fmt.Fprintf(c.out, "(%s)\n", render.Clean(err.Error(), 1000))
+		return
+	}
 	var res *toolset.ToolResult
-	var err error
 	var denied string
 	stopped := c.interruptible(func(ctx context.Context) {
 		d, cerr := c.policy.Check(ctx, agent.PermissionRequest(st, raw))
