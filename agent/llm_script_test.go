@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -84,6 +85,9 @@ func (m *turnModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta fu
 	}
 	reply := &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts(turn.Text, calls...)},
 		Finish: agent.FinishReason(turn.Finish), Model: "test-model"}
+	if turn.Reasoning != "" {
+		reply.Message.Parts = append([]agent.Part{agent.ReasoningPart(scriptProvider, turn.Reasoning, "")}, reply.Message.Parts...)
+	}
 	if reply.Finish == "" {
 		reply.Finish = agent.FinishStop
 		if len(turn.ToolCalls) > 0 {
@@ -99,12 +103,26 @@ func (m *turnModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta fu
 	return reply, nil
 }
 
+// scriptProvider is the provider name turnModel writes its reasoning
+// under, and the only one whose reasoning it is sent back.
+const scriptProvider = "scripted"
+
 // record is req as llmtest decodes a request: the tool choice as OpenAI
 // spells it, sent only with tools, and Body the whole as JSON.
 func record(req *agent.ChatRequest) llmtest.Request {
 	r := llmtest.Request{Model: "test-model", Stream: true, IncludeUsage: true}
 	for _, msg := range req.Messages {
 		lm := llmtest.Message{Role: string(msg.Role), Content: msg.Text(), ToolCallID: msg.ToolCallID}
+		for _, p := range msg.Parts {
+			switch {
+			case p.Kind == agent.PartReasoning && p.SentTo(scriptProvider):
+				lm.Reasoning += p.Text
+			case (p.Kind == agent.PartImage || p.Kind == agent.PartFile) && p.URL != "":
+				lm.Media = append(lm.Media, p.URL)
+			case p.Kind == agent.PartImage || p.Kind == agent.PartFile:
+				lm.Media = append(lm.Media, "data:"+p.MediaType+";base64,"+base64.StdEncoding.EncodeToString(p.Data))
+			}
+		}
 		for _, c := range msg.ToolCalls() {
 			lm.ToolCalls = append(lm.ToolCalls, llmtest.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
@@ -127,7 +145,7 @@ func record(req *agent.ChatRequest) llmtest.Request {
 	}
 	b := body{Tools: r.Tools, ToolChoice: r.ToolChoice, MaxTokens: req.MaxTokens, Schema: r.Schema}
 	for _, m := range r.Messages {
-		bm := bodyMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		bm := bodyMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
 			bm.ToolCalls = append(bm.ToolCalls, bodyCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
@@ -174,6 +192,7 @@ type requester interface{ Requests() []llmtest.Request }
 type bodyMessage struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
+	Reasoning  string     `json:"reasoning,omitempty"`
 	ToolCalls  []bodyCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
