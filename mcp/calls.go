@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -432,7 +433,9 @@ func listAll[P any, T any](ctx context.Context, c *Client, method string, items 
 // listPages is listAll with the params of each page made by params.
 func listPages[P any, T any](ctx context.Context, c *Client, method string, params func(cursor *string) paramsWithMeta, items func(*P) ([]T, *string)) ([]T, error) {
 	var all []T
-	seen := map[string]bool{}
+	// The cursors seen, by their digest: a cursor may be as large as a
+	// message, and a listing sees up to maxPages of them.
+	seen := map[[sha256.Size]byte]bool{}
 	var cursor *string
 	for range maxPages {
 		r := c.request(method, "", params(cursor))
@@ -454,10 +457,11 @@ func listPages[P any, T any](ctx context.Context, c *Client, method string, para
 		if next == nil {
 			return all, nil
 		}
-		if seen[*next] {
+		key := sha256.Sum256([]byte(*next))
+		if seen[key] {
 			return nil, fmt.Errorf("%w: %s: server repeated cursor %q", ErrProtocol, method, clip(*next, 40))
 		}
-		seen[*next] = true
+		seen[key] = true
 		cursor = next
 	}
 	return nil, fmt.Errorf("%w: %s: more than %d pages", ErrProtocol, method, maxPages)

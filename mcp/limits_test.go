@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -141,6 +142,55 @@ func TestListBound(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestListCursorsNotKept: a listing remembers the cursors it was given,
+// to end one that repeats, in a constant size each: a server that sends
+// no items and a new 256 KiB cursor on each page made the client hold
+// every cursor, up to maxPages of MaxMessageSize each (issue 35 #8,
+// review: the items were bounded, the cursors not).
+func TestListCursorsNotKept(t *testing.T) {
+	const pages, size = 48, 256 << 10
+	var first, last uint64 // live heap at the second page and the last
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	// A server of its own: mcptest's keeps every request's body.
+	var listed atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg jsonrpc.Message
+		if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		id := json.RawMessage(msg.ID)
+		if msg.Method == "server/discover" {
+			jsonReply(w, id, discoverOK)
+			return
+		}
+		n := listed.Add(1)
+		if n == 2 {
+			first = heap()
+		}
+		if n == pages {
+			last = heap()
+			jsonReply(w, id, `{"tools":[]}`)
+			return
+		}
+		jsonReply(w, id, fmt.Sprintf(`{"tools":[],"nextCursor":"%d-%s"}`, n, strings.Repeat("c", size)))
+	}))
+	defer srv.Close()
+	c := connect(t, srv.URL, nil)
+	tools, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, tools)
+	require.EqualValues(t, pages, listed.Load())
+	grown := int64(last) - int64(first)
+	t.Logf("live heap grown by %d bytes over %d pages", grown, pages)
+	assert.Less(t, grown, int64(pages/4*size), "live heap grown over %d pages of new cursors", pages)
 }
 
 // blockingElicit is an Elicit handler that holds every request until
