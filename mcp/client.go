@@ -266,7 +266,9 @@ type Client struct {
 	toolLists atomic.Int64
 	// refused counts the server requests refused as over
 	// Options.MaxServerRequests.
-	refused   atomic.Int64
+	refused atomic.Int64
+	// ignored counts the requests a modern server sent (ignoredRequest).
+	ignored   atomic.Int64
 	listStale atomic.Bool
 	forceOnce sync.Once
 	inForced  chan struct{}
@@ -961,12 +963,25 @@ func (c *Client) serverRequest(ctx context.Context, method string, params json.R
 // The first refusal of a Client is logged at Warn, later ones at Debug: a
 // flood must not flood the log too.
 func (c *Client) busy(method string) *jsonrpc.Error {
+	c.warnFirst(&c.refused, "mcp: too many server requests in flight; refused", "method", clip(method, 40), "limit", c.opts.MaxServerRequests)
+	return &jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("client busy: %d server requests in flight", c.opts.MaxServerRequests)}
+}
+
+// ignoredRequest logs a request that a 2026-07-28 server sent on a
+// stream, where that era has none: the first of a Client at Warn, later
+// ones at Debug, the method clipped, so that a flood does not flood the
+// log too.
+func (c *Client) ignoredRequest(method string) {
+	c.warnFirst(&c.ignored, "mcp: modern server sent a request; ignored", "method", clip(method, 40))
+}
+
+// warnFirst logs msg at Warn the first time n counts it, at Debug after.
+func (c *Client) warnFirst(n *atomic.Int64, msg string, args ...any) {
 	level := slog.LevelDebug
-	if c.refused.Add(1) == 1 {
+	if n.Add(1) == 1 {
 		level = slog.LevelWarn
 	}
-	c.log.Log(context.Background(), level, "mcp: too many server requests in flight; refused", "method", clip(method, 40), "limit", c.opts.MaxServerRequests)
-	return &jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("client busy: %d server requests in flight", c.opts.MaxServerRequests)}
+	c.log.Log(context.Background(), level, msg, args...)
 }
 
 // discardHandler is a slog handler that drops everything.

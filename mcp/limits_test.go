@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -191,6 +192,48 @@ func TestListCursorsNotKept(t *testing.T) {
 	grown := int64(last) - int64(first)
 	t.Logf("live heap grown by %d bytes over %d pages", grown, pages)
 	assert.Less(t, grown, int64(pages/4*size), "live heap grown over %d pages of new cursors", pages)
+}
+
+// TestModernServerRequestsLogOnce: a 2026-07-28 server has no requests to
+// send on a stream; those it sends anyway are ignored, and logged at Warn
+// once per Client (then at Debug), with the method clipped: a server
+// sending 200 of them, each with an 8 KiB method, wrote 200 warnings of
+// 8 KiB (issue 35 #4, review).
+func TestModernServerRequestsLogOnce(t *testing.T) {
+	const n = 200
+	method := strings.Repeat("m", 8<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			jsonReply(w, m.ID, discoverOK)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			bw := bufio.NewWriter(w)
+			for i := range n {
+				fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-%d\",\"method\":%q}\n\n", i, method)
+			}
+			fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", m.ID)
+			_ = bw.Flush()
+		}
+	}))
+	defer srv.Close()
+	logs := &logRecorder{}
+	c := connect(t, srv.URL, &mcp.Options{Logger: slog.New(logs)})
+	_, err := c.CallTool(context.Background(), "flood", nil)
+	require.NoError(t, err)
+	var bytes int
+	ours := func(r logRecord) bool { return strings.Contains(r.msg, "sent a request") }
+	logged := logs.count(func(r logRecord) bool {
+		if ours(r) {
+			bytes += len(r.attrs["method"])
+		}
+		return ours(r)
+	})
+	warned := logs.count(func(r logRecord) bool { return ours(r) && r.level >= slog.LevelWarn })
+	assert.Equal(t, n, logged, "each request is logged")
+	assert.Equal(t, 1, warned, "at Warn once")
+	assert.Less(t, bytes, n*100, "methods clipped in the log")
 }
 
 // blockingElicit is an Elicit handler that holds every request until

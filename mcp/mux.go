@@ -191,7 +191,7 @@ func (m *mux) dispatch(ctx context.Context, data []byte, buf *[]byte) (handed bo
 	case msg.IsNotification():
 		m.notify(msg.Method, msg.Params)
 	case m.modern():
-		m.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
+		m.c.ignoredRequest(msg.Method)
 	default:
 		m.serve(ctx, msg)
 	}

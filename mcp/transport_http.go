@@ -525,7 +525,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			}
 			h.notes.push(msg.Method, msg.Params)
 		case modern:
-			h.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
+			h.c.ignoredRequest(msg.Method)
 		default:
 			h.serve(ctx, msg.ID, msg.Method, msg.Params)
 		}
