@@ -27,6 +27,9 @@ const (
 	// tools, prompts or resources than a model can use, far fewer than
 	// would weigh on memory.
 	DefaultMaxListItems = 10000
+	// DefaultMaxListBytes is Options.MaxListBytes's default: a listing of
+	// DefaultMaxListItems tools of 6 KiB each.
+	DefaultMaxListBytes = 64 << 20
 	// DefaultMaxServerRequests is Options.MaxServerRequests's default:
 	// room for a few questions to the user at once, while a server that
 	// floods requests gets errors instead of a goroutine each.
@@ -40,7 +43,8 @@ const (
 	// with ErrTaskMisbehaved.
 	MaxInputRequests = 64
 	// maxPages bounds a paginated listing, against servers that loop
-	// (Options.MaxListItems bounds its items).
+	// (Options.MaxListItems bounds its items, Options.MaxListBytes its
+	// size).
 	maxPages = 1000
 )
 
@@ -191,9 +195,18 @@ type Options struct {
 	// to the first MaxListItems items, no further page asked for; the cut
 	// is logged at Warn and told to OnListCut.
 	MaxListItems int
-	// OnListCut, when set, is told of each listing cut at MaxListItems:
-	// the method ("tools/list") and the bound. It runs on the goroutine
-	// of the listing call, before the call returns.
+	// MaxListBytes bounds the size of one listing, in bytes of the
+	// responses its pages came in; zero means DefaultMaxListBytes. Each
+	// page is bounded by MaxMessageSize, the items by MaxListItems, but a
+	// few large items a page (a tool with a schema of megabytes) would
+	// still add up to maxPages (1,000) pages of MaxMessageSize. A listing
+	// whose pages pass MaxListBytes ends with the page that passed it, no
+	// further page asked for, and is cut like one over MaxListItems.
+	MaxListBytes int64
+	// OnListCut, when set, is told of each listing cut at MaxListItems or
+	// MaxListBytes: the method ("tools/list") and the items kept
+	// (MaxListItems, or fewer for a cut at MaxListBytes). It runs on the
+	// goroutine of the listing call, before the call returns.
 	OnListCut func(method string, limit int)
 	// MaxServerRequests bounds the requests of a legacy server (ping,
 	// elicitation, sampling, roots) that one connection answers at once;
@@ -334,6 +347,9 @@ type outgoing struct {
 	// cause to fall back here (negotiate initializes, once). A refusal
 	// that lists our version is retried like any request's.
 	probe bool
+	// size is the bytes of the response's message, set by the transport
+	// that decoded it into the call's result.
+	size int
 }
 
 type header struct{ name, value string }
@@ -393,6 +409,9 @@ func newClient(opts *Options) *Client {
 	}
 	if c.opts.MaxListItems <= 0 {
 		c.opts.MaxListItems = DefaultMaxListItems
+	}
+	if c.opts.MaxListBytes <= 0 {
+		c.opts.MaxListBytes = DefaultMaxListBytes
 	}
 	if c.opts.MaxServerRequests <= 0 {
 		c.opts.MaxServerRequests = DefaultMaxServerRequests

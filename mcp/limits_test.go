@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -192,6 +194,96 @@ func TestListCursorsNotKept(t *testing.T) {
 	grown := int64(last) - int64(first)
 	t.Logf("live heap grown by %d bytes over %d pages", grown, pages)
 	assert.Less(t, grown, int64(pages/4*size), "live heap grown over %d pages of new cursors", pages)
+}
+
+// TestListBytesBound: a listing whose pages add up to more than
+// MaxListBytes ends after the page that passed it, over each transport's
+// way of reading a response, whatever its item count: a few large tools
+// a page took up to 1,000 pages of MaxMessageSize (issue 35 #8, review:
+// the items were bounded, not their size).
+func TestListBytesBound(t *testing.T) {
+	const perPage, limit = 4, 8 << 10
+	desc := strings.Repeat("d", 1<<10)
+	// page answers tools/list request id with its page: perPage tools of
+	// over 1 KiB each, and a next page, always.
+	page := func(id json.RawMessage, cursor string) string {
+		n, _ := strconv.Atoi(cursor)
+		tools := make([]string, perPage)
+		for i := range tools {
+			tools[i] = fmt.Sprintf(`{"name":"t%d","description":%q,"inputSchema":{"type":"object"}}`, n*perPage+i, desc)
+		}
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s],"nextCursor":"%d"}}`, id, strings.Join(tools, ","), n+1)
+	}
+	type request struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct{ Cursor string }
+	}
+	var pages atomic.Int32
+	answer := func(in []byte) (string, bool) {
+		var req request
+		if json.Unmarshal(in, &req) != nil || req.ID == nil {
+			return "", false
+		}
+		if req.Method == "server/discover" {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, discoverOK), true
+		}
+		pages.Add(1)
+		return page(req.ID, req.Params.Cursor), true
+	}
+	httpServer := func(sse bool) mcp.Transport {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			out, _ := answer(body)
+			if sse {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "data: %s\n\n", out)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, out)
+		}))
+		t.Cleanup(srv.Close)
+		return &mcp.HTTPTransport{URL: srv.URL}
+	}
+	for name, tr := range map[string]func() mcp.Transport{
+		"http json": func() mcp.Transport { return httpServer(false) },
+		"http sse":  func() mcp.Transport { return httpServer(true) },
+		"stream": func() mcp.Transport {
+			return &mcp.StreamTransport{Dial: func(context.Context) (io.ReadWriteCloser, error) {
+				ours, theirs := net.Pipe()
+				go func() {
+					defer theirs.Close()
+					in := bufio.NewScanner(theirs)
+					for in.Scan() {
+						if out, ok := answer(in.Bytes()); ok {
+							if _, err := fmt.Fprintln(theirs, out); err != nil {
+								return
+							}
+						}
+					}
+				}()
+				return ours, nil
+			}}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pages.Store(0)
+			var cuts []string
+			c, err := mcp.Connect(context.Background(), tr(), &mcp.Options{MaxListBytes: limit, OnListCut: func(method string, kept int) {
+				cuts = append(cuts, fmt.Sprint(method, " ", kept))
+			}})
+			require.NoError(t, err)
+			defer c.Close()
+			tools, err := c.ListTools(context.Background())
+			require.NoError(t, err)
+			asked := int(pages.Load())
+			size := len(page(json.RawMessage("2"), "0")) // of each page, give or take a digit
+			assert.Equal(t, limit/size+1, asked, "pages asked for: until the one that passed the bound")
+			assert.Len(t, tools, asked*perPage, "the pages' tools are kept")
+			assert.Equal(t, []string{fmt.Sprint("tools/list ", len(tools))}, cuts)
+		})
+	}
 }
 
 // TestModernServerRequestsLogOnce: a 2026-07-28 server has no requests to

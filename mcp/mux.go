@@ -104,6 +104,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 		}
 		deliveries.Put(ch)
 		defer putLine(rp.buf)
+		r.size = len(rp.data)
 		return m.decode(r.method, rp, result)
 	case <-ctx.Done():
 		if m.forget(r.id) {
@@ -120,6 +121,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 		}
 		deliveries.Put(ch)
 		defer putLine(rp.buf)
+		r.size = len(rp.data)
 		return m.decode(r.method, rp, result)
 	}
 }
