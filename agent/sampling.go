@@ -78,9 +78,10 @@ type Sampler struct {
 	// not; DefaultSamplingPerMinute when zero.
 	PerMinute int
 	// MaxInputBytes bounds the input of one request, in bytes of text
-	// sent to the model: the system prompt, the messages (text, tool calls'
-	// arguments, tool results as text, media as base64) and the offered
-	// tools' names, descriptions and schemas. A larger request is refused
+	// sent to the model: the system prompt, the messages (text blocks
+	// joined by newlines, tool calls' ids, names and arguments, tool
+	// results as text with their call's id) and the offered tools' names,
+	// descriptions and schemas. A larger request is refused
 	// before anyone is asked; DefaultSamplingMaxInputBytes when zero.
 	MaxInputBytes int
 
@@ -96,14 +97,6 @@ func (s *Sampler) Sample(ctx context.Context, req *mcp.SampleRequest) (*mcp.Samp
 	if err := s.admit(req.Server); err != nil {
 		return nil, err
 	}
-	size := samplingInputSize(req)
-	maxInput := s.MaxInputBytes
-	if maxInput <= 0 {
-		maxInput = DefaultSamplingMaxInputBytes
-	}
-	if size > maxInput {
-		return nil, refused(fmt.Sprintf("the request of server %q sends %d bytes to the model, more than the host's limit of %d", req.Server, size, maxInput))
-	}
 	name := s.ModelName
 	if name == "" {
 		name = "model"
@@ -112,16 +105,27 @@ func (s *Sampler) Sample(ctx context.Context, req *mcp.SampleRequest) (*mcp.Samp
 	if limit <= 0 {
 		limit = DefaultSamplingMaxTokens
 	}
-	asked := &permission.Sampling{SystemPrompt: req.SystemPrompt, MaxTokens: min(req.MaxTokens, limit), Model: name,
-		InputBytes: size, InputTokens: estimateTokens(size)}
+	asked := &permission.Sampling{SystemPrompt: req.SystemPrompt, MaxTokens: min(req.MaxTokens, limit), Model: name}
+	creq, err := chatRequest(req, asked)
+	if err != nil {
+		return nil, err // nothing to ask about: the model could not take it
+	}
+	// The bound counts the request as the model would be sent it, not
+	// the server's blocks: ids and separators travel too.
+	size := chatInputSize(creq)
+	maxInput := s.MaxInputBytes
+	if maxInput <= 0 {
+		maxInput = DefaultSamplingMaxInputBytes
+	}
+	if size > maxInput {
+		return nil, refused(fmt.Sprintf("the request of server %q sends %d bytes to the model, more than the host's limit of %d", req.Server, size, maxInput))
+	}
+	asked.InputBytes, asked.InputTokens = size, estimateTokens(size)
 	for _, m := range req.Messages {
 		asked.Messages = append(asked.Messages, permission.SamplingMessage{Role: m.Role, Text: samplingText(m.Content)})
 	}
 	for _, t := range req.Tools {
 		asked.Tools = append(asked.Tools, t.Name)
-	}
-	if _, err := chatRequest(req, asked); err != nil {
-		return nil, err // nothing to ask about: the model could not take it
 	}
 	preq := permission.Request{Server: req.Server, Tool: permission.SamplingTool, Sampling: asked}
 	d, err := s.Policy.Check(ctx, preq)
@@ -134,8 +138,7 @@ func (s *Sampler) Sample(ctx context.Context, req *mcp.SampleRequest) (*mcp.Samp
 			asked.MaxTokens = e.MaxTokens
 		}
 	}
-	creq, err := chatRequest(req, asked)
-	if err != nil {
+	if creq, err = chatRequest(req, asked); err != nil {
 		return nil, err
 	}
 	reply, err := s.Model.Chat(ctx, creq, nil)
@@ -213,20 +216,20 @@ func refusedBy(d permission.Decision, err error) error {
 	return refused(reason)
 }
 
-// samplingInputSize is the bytes of text a request sends to the model,
-// as chatRequest passes it on.
-func samplingInputSize(req *mcp.SampleRequest) int {
-	n := len(req.SystemPrompt)
-	for _, m := range req.Messages {
-		for _, b := range m.Content {
-			n += len(b.Text) + len(b.Data) + len(b.Name) + len(b.Input)
-			if b.Type == "tool_result" {
-				n += len((&mcp.CallToolResult{Content: b.Content}).Text())
-			}
+// chatInputSize is the bytes of text c sends to the model: every
+// message's content (text blocks joined by newlines, tool results as
+// text), tool call ids, names and arguments, and the offered tools'
+// names, descriptions and schemas.
+func chatInputSize(c *ChatRequest) int {
+	n := 0
+	for _, m := range c.Messages {
+		n += len(m.Content) + len(m.ToolCallID)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)
 		}
 	}
-	for _, t := range req.Tools {
-		n += len(t.Name) + len(t.Description) + len(t.InputSchema)
+	for _, t := range c.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
 	return n
 }

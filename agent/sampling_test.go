@@ -238,6 +238,45 @@ func TestSamplerBoundsInput(t *testing.T) {
 	assert.Len(t, llm.Requests(), 1)
 }
 
+// Issue 35 #6, review: what the bound counts is what the model is sent.
+// Tool call ids go to the model twice (the call and its result) and the
+// text blocks of a message are joined with newlines: neither passed the
+// bound uncounted.
+func TestSamplerBoundCountsWhatIsSent(t *testing.T) {
+	id := strings.Repeat("i", agent.DefaultSamplingMaxInputBytes/2+1)
+	blocks := make(mcp.SamplingContents, agent.DefaultSamplingMaxInputBytes+2)
+	for i := range blocks {
+		blocks[i] = mcp.SamplingContent{Type: "text"}
+	}
+	for _, tc := range []struct {
+		name     string
+		messages []mcp.SamplingMessage
+	}{
+		{"tool call ids", []mcp.SamplingMessage{
+			{Role: "user", Content: mcp.SamplingContents{{Type: "text", Text: "Weather?"}}},
+			{Role: "assistant", Content: mcp.SamplingContents{{Type: "tool_use", ID: id, Name: "weather", Input: json.RawMessage(`{}`)}}},
+			{Role: "user", Content: mcp.SamplingContents{{Type: "tool_result", ToolUseID: id, Content: []mcp.Content{{Type: "text", Text: "sunny"}}}}},
+		}},
+		{"newlines between text blocks", []mcp.SamplingMessage{{Role: "user", Content: blocks}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			llm, model := startLLM(t)
+			var asked atomic.Int32
+			s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs"}},
+				Policy: permission.NewPolicy(countingApprover(&asked, func(permission.Request) permission.Decision {
+					return permission.Decision{Verdict: permission.AllowOnce}
+				}))}
+			req := sampleRequest("docs")
+			req.Messages = tc.messages
+			_, err := s.Sample(context.Background(), req)
+			require.ErrorIs(t, err, mcp.ErrRefused)
+			assert.Contains(t, err.Error(), fmt.Sprintf("more than the host's limit of %d", agent.DefaultSamplingMaxInputBytes))
+			assert.Zero(t, asked.Load(), "refused before asking")
+			assert.Empty(t, llm.Requests(), "the model saw nothing")
+		})
+	}
+}
+
 // Issue 35 #6: a configuration whose server runs its tools without asking
 // still has its sampling asked, unless its sampling key says auto.
 func TestSamplerAskedDespiteAutoTools(t *testing.T) {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -424,7 +425,8 @@ type cursorParams struct {
 // listAll follows every page of a listing. Cursors are opaque; an empty
 // string is a cursor too. A cursor seen twice ends with an error. A
 // listing that passes Options.MaxListItems is cut there (cut), and no
-// further page is asked for.
+// further page is asked for; so is one whose pages pass
+// Options.MaxListBytes, after the page that passed it.
 func listAll[P any, T any](ctx context.Context, c *Client, method string, items func(*P) ([]T, *string)) ([]T, error) {
 	return listPages(ctx, c, method, func(cursor *string) paramsWithMeta { return &cursorParams{Cursor: cursor} }, items)
 }
@@ -432,7 +434,10 @@ func listAll[P any, T any](ctx context.Context, c *Client, method string, items 
 // listPages is listAll with the params of each page made by params.
 func listPages[P any, T any](ctx context.Context, c *Client, method string, params func(cursor *string) paramsWithMeta, items func(*P) ([]T, *string)) ([]T, error) {
 	var all []T
-	seen := map[string]bool{}
+	var size int64 // the bytes of the pages' responses
+	// The cursors seen, by their digest: a cursor may be as large as a
+	// message, and a listing sees up to maxPages of them.
+	seen := map[[sha256.Size]byte]bool{}
 	var cursor *string
 	for range maxPages {
 		r := c.request(method, "", params(cursor))
@@ -447,27 +452,32 @@ func listPages[P any, T any](ctx context.Context, c *Client, method string, para
 		list, next := items(&page)
 		if limit := c.opts.MaxListItems; len(all)+len(list) > limit {
 			all = append(all, list[:limit-len(all)]...)
-			c.cut(method, limit)
+			c.cut(method, limit, "the server lists more items than the bound", limit)
 			return all, nil
 		}
 		all = append(all, list...)
 		if next == nil {
 			return all, nil
 		}
-		if seen[*next] {
+		if size += int64(r.size); size > c.opts.MaxListBytes {
+			c.cut(method, len(all), "the server's pages are larger than the bound", c.opts.MaxListBytes)
+			return all, nil
+		}
+		key := sha256.Sum256([]byte(*next))
+		if seen[key] {
 			return nil, fmt.Errorf("%w: %s: server repeated cursor %q", ErrProtocol, method, clip(*next, 40))
 		}
-		seen[*next] = true
+		seen[key] = true
 		cursor = next
 	}
 	return nil, fmt.Errorf("%w: %s: more than %d pages", ErrProtocol, method, maxPages)
 }
 
-// cut reports a listing cut at limit items.
-func (c *Client) cut(method string, limit int) {
-	c.log.Warn("mcp: listing cut: the server lists more items than the bound", "method", method, "limit", limit)
+// cut reports a listing cut at kept items, for why, over limit.
+func (c *Client) cut(method string, kept int, why string, limit any) {
+	c.log.Warn("mcp: listing cut: "+why, "method", method, "limit", limit, "kept", kept)
 	if c.opts.OnListCut != nil {
-		c.opts.OnListCut(method, limit)
+		c.opts.OnListCut(method, kept)
 	}
 }
 

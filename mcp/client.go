@@ -27,6 +27,9 @@ const (
 	// tools, prompts or resources than a model can use, far fewer than
 	// would weigh on memory.
 	DefaultMaxListItems = 10000
+	// DefaultMaxListBytes is Options.MaxListBytes's default: a listing of
+	// DefaultMaxListItems tools of 6 KiB each.
+	DefaultMaxListBytes = 64 << 20
 	// DefaultMaxServerRequests is Options.MaxServerRequests's default:
 	// room for a few questions to the user at once, while a server that
 	// floods requests gets errors instead of a goroutine each.
@@ -40,7 +43,8 @@ const (
 	// with ErrTaskMisbehaved.
 	MaxInputRequests = 64
 	// maxPages bounds a paginated listing, against servers that loop
-	// (Options.MaxListItems bounds its items).
+	// (Options.MaxListItems bounds its items, Options.MaxListBytes its
+	// size).
 	maxPages = 1000
 )
 
@@ -191,9 +195,18 @@ type Options struct {
 	// to the first MaxListItems items, no further page asked for; the cut
 	// is logged at Warn and told to OnListCut.
 	MaxListItems int
-	// OnListCut, when set, is told of each listing cut at MaxListItems:
-	// the method ("tools/list") and the bound. It runs on the goroutine
-	// of the listing call, before the call returns.
+	// MaxListBytes bounds the size of one listing, in bytes of the
+	// responses its pages came in; zero means DefaultMaxListBytes. Each
+	// page is bounded by MaxMessageSize, the items by MaxListItems, but a
+	// few large items a page (a tool with a schema of megabytes) would
+	// still add up to maxPages (1,000) pages of MaxMessageSize. A listing
+	// whose pages pass MaxListBytes ends with the page that passed it, no
+	// further page asked for, and is cut like one over MaxListItems.
+	MaxListBytes int64
+	// OnListCut, when set, is told of each listing cut at MaxListItems or
+	// MaxListBytes: the method ("tools/list") and the items kept
+	// (MaxListItems, or fewer for a cut at MaxListBytes). It runs on the
+	// goroutine of the listing call, before the call returns.
 	OnListCut func(method string, limit int)
 	// MaxServerRequests bounds the requests of a legacy server (ping,
 	// elicitation, sampling, roots) that one connection answers at once;
@@ -266,7 +279,9 @@ type Client struct {
 	toolLists atomic.Int64
 	// refused counts the server requests refused as over
 	// Options.MaxServerRequests.
-	refused   atomic.Int64
+	refused atomic.Int64
+	// ignored counts the requests a modern server sent (ignoredRequest).
+	ignored   atomic.Int64
 	listStale atomic.Bool
 	forceOnce sync.Once
 	inForced  chan struct{}
@@ -332,6 +347,9 @@ type outgoing struct {
 	// cause to fall back here (negotiate initializes, once). A refusal
 	// that lists our version is retried like any request's.
 	probe bool
+	// size is the bytes of the response's message, set by the transport
+	// that decoded it into the call's result.
+	size int
 }
 
 type header struct{ name, value string }
@@ -391,6 +409,9 @@ func newClient(opts *Options) *Client {
 	}
 	if c.opts.MaxListItems <= 0 {
 		c.opts.MaxListItems = DefaultMaxListItems
+	}
+	if c.opts.MaxListBytes <= 0 {
+		c.opts.MaxListBytes = DefaultMaxListBytes
 	}
 	if c.opts.MaxServerRequests <= 0 {
 		c.opts.MaxServerRequests = DefaultMaxServerRequests
@@ -961,12 +982,25 @@ func (c *Client) serverRequest(ctx context.Context, method string, params json.R
 // The first refusal of a Client is logged at Warn, later ones at Debug: a
 // flood must not flood the log too.
 func (c *Client) busy(method string) *jsonrpc.Error {
+	c.warnFirst(&c.refused, "mcp: too many server requests in flight; refused", "method", clip(method, 40), "limit", c.opts.MaxServerRequests)
+	return &jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("client busy: %d server requests in flight", c.opts.MaxServerRequests)}
+}
+
+// ignoredRequest logs a request that a 2026-07-28 server sent on a
+// stream, where that era has none: the first of a Client at Warn, later
+// ones at Debug, the method clipped, so that a flood does not flood the
+// log too.
+func (c *Client) ignoredRequest(method string) {
+	c.warnFirst(&c.ignored, "mcp: modern server sent a request; ignored", "method", clip(method, 40))
+}
+
+// warnFirst logs msg at Warn the first time n counts it, at Debug after.
+func (c *Client) warnFirst(n *atomic.Int64, msg string, args ...any) {
 	level := slog.LevelDebug
-	if c.refused.Add(1) == 1 {
+	if n.Add(1) == 1 {
 		level = slog.LevelWarn
 	}
-	c.log.Log(context.Background(), level, "mcp: too many server requests in flight; refused", "method", clip(method, 40), "limit", c.opts.MaxServerRequests)
-	return &jsonrpc.Error{Code: CodeInternalError, Message: fmt.Sprintf("client busy: %d server requests in flight", c.opts.MaxServerRequests)}
+	c.log.Log(context.Background(), level, msg, args...)
 }
 
 // discardHandler is a slog handler that drops everything.

@@ -125,8 +125,9 @@
 // input_required round carries at most [MaxInputRequests] (64) input
 // requests, the call failing before any handler runs when it carries more.
 // A listing keeps at most [Options.MaxListItems] ([DefaultMaxListItems],
-// 10,000) items over at most 1000 pages, cut with a warning
-// ([Options.OnListCut]) when the server lists more.
+// 10,000) items, and the pages' responses past [Options.MaxListBytes]
+// ([DefaultMaxListBytes], 64 MiB), over at most 1000 pages, cut with a
+// warning ([Options.OnListCut]) when the server lists more.
 //
 // A task-backed call is bounded, and each bound is an error that works
 // with errors.Is:

@@ -5,7 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -141,6 +145,187 @@ func TestListBound(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestListCursorsNotKept: a listing remembers the cursors it was given,
+// to end one that repeats, in a constant size each: a server that sends
+// no items and a new 256 KiB cursor on each page made the client hold
+// every cursor, up to maxPages of MaxMessageSize each (issue 35 #8,
+// review: the items were bounded, the cursors not).
+func TestListCursorsNotKept(t *testing.T) {
+	const pages, size = 48, 256 << 10
+	var first, last uint64 // live heap at the second page and the last
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	// A server of its own: mcptest's keeps every request's body.
+	var listed atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg jsonrpc.Message
+		if err := json.NewDecoder(r.Body).Decode(&msg); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		id := json.RawMessage(msg.ID)
+		if msg.Method == "server/discover" {
+			jsonReply(w, id, discoverOK)
+			return
+		}
+		n := listed.Add(1)
+		if n == 2 {
+			first = heap()
+		}
+		if n == pages {
+			last = heap()
+			jsonReply(w, id, `{"tools":[]}`)
+			return
+		}
+		jsonReply(w, id, fmt.Sprintf(`{"tools":[],"nextCursor":"%d-%s"}`, n, strings.Repeat("c", size)))
+	}))
+	defer srv.Close()
+	c := connect(t, srv.URL, nil)
+	tools, err := c.ListTools(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, tools)
+	require.EqualValues(t, pages, listed.Load())
+	grown := int64(last) - int64(first)
+	t.Logf("live heap grown by %d bytes over %d pages", grown, pages)
+	assert.Less(t, grown, int64(pages/4*size), "live heap grown over %d pages of new cursors", pages)
+}
+
+// TestListBytesBound: a listing whose pages add up to more than
+// MaxListBytes ends after the page that passed it, over each transport's
+// way of reading a response, whatever its item count: a few large tools
+// a page took up to 1,000 pages of MaxMessageSize (issue 35 #8, review:
+// the items were bounded, not their size).
+func TestListBytesBound(t *testing.T) {
+	const perPage, limit = 4, 8 << 10
+	desc := strings.Repeat("d", 1<<10)
+	// page answers tools/list request id with its page: perPage tools of
+	// over 1 KiB each, and a next page, always.
+	page := func(id json.RawMessage, cursor string) string {
+		n, _ := strconv.Atoi(cursor)
+		tools := make([]string, perPage)
+		for i := range tools {
+			tools[i] = fmt.Sprintf(`{"name":"t%d","description":%q,"inputSchema":{"type":"object"}}`, n*perPage+i, desc)
+		}
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s],"nextCursor":"%d"}}`, id, strings.Join(tools, ","), n+1)
+	}
+	type request struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct{ Cursor string }
+	}
+	var pages atomic.Int32
+	answer := func(in []byte) (string, bool) {
+		var req request
+		if json.Unmarshal(in, &req) != nil || req.ID == nil {
+			return "", false
+		}
+		if req.Method == "server/discover" {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, discoverOK), true
+		}
+		pages.Add(1)
+		return page(req.ID, req.Params.Cursor), true
+	}
+	httpServer := func(sse bool) mcp.Transport {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			out, _ := answer(body)
+			if sse {
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "data: %s\n\n", out)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, out)
+		}))
+		t.Cleanup(srv.Close)
+		return &mcp.HTTPTransport{URL: srv.URL}
+	}
+	for name, tr := range map[string]func() mcp.Transport{
+		"http json": func() mcp.Transport { return httpServer(false) },
+		"http sse":  func() mcp.Transport { return httpServer(true) },
+		"stream": func() mcp.Transport {
+			return &mcp.StreamTransport{Dial: func(context.Context) (io.ReadWriteCloser, error) {
+				ours, theirs := net.Pipe()
+				go func() {
+					defer theirs.Close()
+					in := bufio.NewScanner(theirs)
+					for in.Scan() {
+						if out, ok := answer(in.Bytes()); ok {
+							if _, err := fmt.Fprintln(theirs, out); err != nil {
+								return
+							}
+						}
+					}
+				}()
+				return ours, nil
+			}}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pages.Store(0)
+			var cuts []string
+			c, err := mcp.Connect(context.Background(), tr(), &mcp.Options{MaxListBytes: limit, OnListCut: func(method string, kept int) {
+				cuts = append(cuts, fmt.Sprint(method, " ", kept))
+			}})
+			require.NoError(t, err)
+			defer c.Close()
+			tools, err := c.ListTools(context.Background())
+			require.NoError(t, err)
+			asked := int(pages.Load())
+			size := len(page(json.RawMessage("2"), "0")) // of each page, give or take a digit
+			assert.Equal(t, limit/size+1, asked, "pages asked for: until the one that passed the bound")
+			assert.Len(t, tools, asked*perPage, "the pages' tools are kept")
+			assert.Equal(t, []string{fmt.Sprint("tools/list ", len(tools))}, cuts)
+		})
+	}
+}
+
+// TestModernServerRequestsLogOnce: a 2026-07-28 server has no requests to
+// send on a stream; those it sends anyway are ignored, and logged at Warn
+// once per Client (then at Debug), with the method clipped: a server
+// sending 200 of them, each with an 8 KiB method, wrote 200 warnings of
+// 8 KiB (issue 35 #4, review).
+func TestModernServerRequestsLogOnce(t *testing.T) {
+	const n = 200
+	method := strings.Repeat("m", 8<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m := readMsg(r)
+		switch m.Method {
+		case "server/discover":
+			jsonReply(w, m.ID, discoverOK)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			bw := bufio.NewWriter(w)
+			for i := range n {
+				fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-%d\",\"method\":%q}\n\n", i, method)
+			}
+			fmt.Fprintf(bw, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[]}}\n\n", m.ID)
+			_ = bw.Flush()
+		}
+	}))
+	defer srv.Close()
+	logs := &logRecorder{}
+	c := connect(t, srv.URL, &mcp.Options{Logger: slog.New(logs)})
+	_, err := c.CallTool(context.Background(), "flood", nil)
+	require.NoError(t, err)
+	var bytes int
+	ours := func(r logRecord) bool { return strings.Contains(r.msg, "sent a request") }
+	logged := logs.count(func(r logRecord) bool {
+		if ours(r) {
+			bytes += len(r.attrs["method"])
+		}
+		return ours(r)
+	})
+	warned := logs.count(func(r logRecord) bool { return ours(r) && r.level >= slog.LevelWarn })
+	assert.Equal(t, n, logged, "each request is logged")
+	assert.Equal(t, 1, warned, "at Warn once")
+	assert.Less(t, bytes, n*100, "methods clipped in the log")
 }
 
 // blockingElicit is an Elicit handler that holds every request until

@@ -104,6 +104,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 		}
 		deliveries.Put(ch)
 		defer putLine(rp.buf)
+		r.size = len(rp.data)
 		return m.decode(r.method, rp, result)
 	case <-ctx.Done():
 		if m.forget(r.id) {
@@ -120,6 +121,7 @@ func (m *mux) await(ctx context.Context, r *outgoing, ch chan delivery, result a
 		}
 		deliveries.Put(ch)
 		defer putLine(rp.buf)
+		r.size = len(rp.data)
 		return m.decode(r.method, rp, result)
 	}
 }
@@ -191,7 +193,7 @@ func (m *mux) dispatch(ctx context.Context, data []byte, buf *[]byte) (handed bo
 	case msg.IsNotification():
 		m.notify(msg.Method, msg.Params)
 	case m.modern():
-		m.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
+		m.c.ignoredRequest(msg.Method)
 	default:
 		m.serve(ctx, msg)
 	}

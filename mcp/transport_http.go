@@ -337,6 +337,7 @@ func (h *httpConn) readJSON(resp *http.Response, r *outgoing, result any) error 
 		}
 		return fmt.Errorf("%w: %s: reading response: %w", ErrStreamBroken, r.method, h.redactErr(err))
 	}
+	r.size = buf.Len()
 	msg := jsonrpc.Message{Result: result}
 	if err := decodeMessage(buf.Bytes(), &msg); err != nil || msg.Check() != nil {
 		if resp.StatusCode >= 400 {
@@ -461,6 +462,7 @@ type elsewhere struct {
 
 // decodeResponse decodes a response that arrived on another stream.
 func (h *httpConn) decodeResponse(data []byte, r *outgoing, result any) error {
+	r.size = len(data)
 	msg := jsonrpc.Message{Result: result}
 	if err := decodeMessage(data, &msg); err != nil {
 		return fmt.Errorf("%w: %s: malformed response: %w", ErrProtocol, r.method, err)
@@ -516,6 +518,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 		}
 		switch {
 		case mine:
+			r.size = len(ev.Data)
 			return true, h.reply(r.method, &msg)
 		case msg.IsResponse():
 			h.c.log.Debug("mcp: response to another request ignored", "id", msg.ID.String())
@@ -525,7 +528,7 @@ func (h *httpConn) events(ctx context.Context, dec *sse.Decoder, r *outgoing, wa
 			}
 			h.notes.push(msg.Method, msg.Params)
 		case modern:
-			h.c.log.Warn("mcp: modern server sent a request; ignored", "method", msg.Method)
+			h.c.ignoredRequest(msg.Method)
 		default:
 			h.serve(ctx, msg.ID, msg.Method, msg.Params)
 		}

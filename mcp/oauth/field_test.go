@@ -69,6 +69,27 @@ func oneRenewed(t *testing.T, first string) func([]string, []error) {
 	}
 }
 
+// TestHugeLifetimeNotExpired: a token whose expires_in is too large for a
+// time.Duration (9,999,999,999 s, 317 years) is a long-lived token, not
+// one that expired when it was issued: the overflowed lifetime made every
+// Token call refresh it (issue 35 #17, review: a hostile authorization
+// server kept the client renewing on each request).
+func TestHugeLifetimeNotExpired(t *testing.T) {
+	as := &oauthtest.Server{Refresh: true, ExpiresIn: 9_999_999_999}
+	resource, _ := setup(t, as)
+	a, clock, first := signedIn(t, resource, oauth.Config{})
+	ctx := context.Background()
+	for range 10 {
+		clock.advance(24 * time.Hour)
+		if tok, err := a.Token(ctx); tok != first || err != nil {
+			t.Fatalf("a token of 317 years, a day later: %q, %v; want the same token", tok, err)
+		}
+	}
+	if n := as.RefreshGrants.Load(); n != 0 {
+		t.Fatalf("%d refreshes of a token of 317 years within 10 days", n)
+	}
+}
+
 // TestRenewalMarginProportional: a 30 s token is renewed 3 s before its
 // expiry (a tenth of its lifetime), not 30 s before (every request), and
 // 50 concurrent calls at its renewal point make one refresh.

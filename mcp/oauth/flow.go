@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -307,8 +308,14 @@ func cloneValues(v url.Values) url.Values {
 }
 
 // seconds is a lifetime in seconds, sent as a JSON number or, by some
-// servers, as a string.
+// servers, as a string; at most maxLifetime.
 type seconds int64
+
+// maxLifetime is the longest token lifetime taken as given, about 292
+// years, the longest a time.Duration holds: a longer expires_in is cut
+// to it, since multiplied out it would overflow into a lifetime that
+// ended before the token was issued.
+const maxLifetime = seconds(math.MaxInt64 / int64(time.Second))
 
 func (s *seconds) UnmarshalJSON(b []byte) error {
 	b = bytes.Trim(b, `"`)
@@ -322,9 +329,9 @@ func (s *seconds) UnmarshalJSON(b []byte) error {
 		if ferr != nil {
 			return fmt.Errorf("expires_in %q is not a number", clip(string(b), 20))
 		}
-		v = int64(f)
+		v = int64(max(min(f, float64(maxLifetime)), 0)) // out-of-range conversions are undefined
 	}
-	*s = seconds(v)
+	*s = min(seconds(v), maxLifetime)
 	return nil
 }
 

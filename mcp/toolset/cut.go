@@ -7,13 +7,14 @@ import (
 
 // WarnListCut: the server lists more tools, prompts, resources, resource
 // templates or skills than mcp.Options.MaxListItems (mcp.DefaultMaxListItems
-// unless Options.Client sets it); the Toolset holds the first ones only.
+// unless Options.Client sets it), or in pages larger than
+// mcp.Options.MaxListBytes; the Toolset holds the first ones only.
 const WarnListCut WarningKind = "list-cut"
 
 // listCuts remembers the listings of a server that its client cut at
-// mcp.Options.MaxListItems (told by mcp.Options.OnListCut), until the
-// listing that caused them takes them as warnings. The zero value is
-// ready to use.
+// mcp.Options.MaxListItems or MaxListBytes (told by
+// mcp.Options.OnListCut), until the listing that caused them takes them
+// as warnings. The zero value is ready to use.
 type listCuts struct {
 	mu     sync.Mutex
 	limits map[string]int // method -> the bound it was cut at
