@@ -216,16 +216,17 @@ func refusedBy(d permission.Decision, err error) error {
 	return refused(reason)
 }
 
-// chatInputSize is the bytes of text c sends to the model: every
-// message's content (text blocks joined by newlines, tool results as
-// text), tool call ids, names and arguments, and the offered tools'
-// names, descriptions and schemas.
+// chatInputSize is the bytes c sends to the model: every message's
+// parts (text blocks joined by newlines, tool results as text, tool call
+// ids, names and arguments, images as the base64 a driver sends), the
+// ids tool messages answer, and the offered tools' names, descriptions
+// and schemas.
 func chatInputSize(c *ChatRequest) int {
 	n := 0
 	for _, m := range c.Messages {
-		n += len(m.Content) + len(m.ToolCallID)
-		for _, tc := range m.ToolCalls {
-			n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+		n += len(m.ToolCallID)
+		for _, p := range m.Parts {
+			n += len(p.Text) + len(p.ID) + len(p.Name) + len(p.Arguments) + len(p.URL) + base64.StdEncoding.EncodedLen(len(p.Data))
 		}
 	}
 	for _, t := range c.Tools {
