@@ -8,8 +8,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -29,8 +29,8 @@ func Example_pipeline() {
 	}}}
 	mcpURL := srv.Start()
 	defer srv.Close()
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "calendar_today", Arguments: `{}`}}},
+	llm := &openaitest.Server{Turns: []openaitest.Turn{
+		{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "calendar_today", Arguments: `{}`}}},
 		{Text: "You have a stand-up at 10:00."},
 	}}
 	modelURL := llm.Start()
