@@ -125,6 +125,13 @@ func TestModelContextEnds(t *testing.T) {
 			t.Errorf("Chat: %v", err)
 		}
 	})
+	t.Run("delay passes", func(t *testing.T) {
+		m := &agenttest.Model{Turns: []agenttest.Turn{{Text: "late", Delay: time.Millisecond}}}
+		reply, err := m.Chat(context.Background(), request("hi"), nil)
+		if err != nil || reply.Message.Text() != "late" {
+			t.Errorf("Chat: %v, %v", reply, err)
+		}
+	})
 	t.Run("hang", func(t *testing.T) {
 		m := &agenttest.Model{Turns: []agenttest.Turn{{Text: "stalls", Hang: true}}}
 		ctx, cancel := context.WithCancel(context.Background())

@@ -17,7 +17,8 @@ type Turn struct {
 	Reasoning, Text string
 	// ToolCalls are the calls of the reply, in order. A call with an
 	// empty ID is given one, "call_<turn>_<index>" (from 1), so that the
-	// reply keeps the Model contract.
+	// reply keeps the Model contract; IDs given are kept as they are, even
+	// repeated, so that a test can script a model that breaks it.
 	ToolCalls []agent.ToolCall
 	// Finish is the reply's finish reason; "" means agent.FinishToolCalls
 	// when there are calls, else agent.FinishStop.
@@ -56,17 +57,13 @@ func CallTool(name, arguments string) Turn {
 // Fail returns a Turn that fails with err.
 func Fail(err error) Turn { return Turn{Err: err} }
 
-// wait waits d, or until ctx ends, whichever comes first.
+// wait waits d, or until ctx ends, whichever comes first, and returns
+// ctx's error.
 func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
+	if d > 0 {
+		timed, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		<-timed.Done()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return ctx.Err()
 }
