@@ -83,7 +83,7 @@ func (w wire) start(t testing.TB, turns ...openaitest.Turn) (*openaitest.Server,
 
 // forWires runs f in a subtest for each dialect, streamed and whole.
 func forWires(t *testing.T, f func(t *testing.T, w wire)) {
-	for _, d := range openaitest.Dialects {
+	for _, d := range openaitest.Dialects() {
 		for _, whole := range []bool{false, true} {
 			w := wire{dialect: d, whole: whole}
 			name := string(d) + "/stream"

@@ -43,7 +43,7 @@ const parisJSON = `{"city":"Paris","temp":18.5,"sky":"clear"}`
 var paris = forecast{City: "Paris", Temp: 18.5, Sky: "clear"}
 
 func TestRunTypedDialects(t *testing.T) {
-	for _, d := range openaitest.Dialects {
+	for _, d := range openaitest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s, m := typedLLM(t, d, openaitest.Turn{Text: parisJSON})
 			var ev recorder
@@ -103,7 +103,7 @@ func TestRunTypedStrict(t *testing.T) {
 // With tools, the run goes on as usual, the schema in the system prompt
 // only, and the answer is asked for once the model stops calling tools.
 func TestRunTypedWithTools(t *testing.T) {
-	for _, d := range openaitest.Dialects {
+	for _, d := range openaitest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s, m := typedLLM(t, d,
 				openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}},

@@ -161,8 +161,9 @@ const (
 	DialectOllama Dialect = "ollama"
 )
 
-// Dialects lists every Dialect, for tests run in each.
-var Dialects = []Dialect{DialectOpenAI, DialectLlamaCpp, DialectOllama}
+// Dialects returns every Dialect, for tests run in each; the slice is the
+// caller's.
+func Dialects() []Dialect { return []Dialect{DialectOpenAI, DialectLlamaCpp, DialectOllama} }
 
 // Message is a message of a request.
 type Message struct {

@@ -132,7 +132,7 @@ func TestStream(t *testing.T) {
 		})
 	}
 	t.Run("usage only when asked", func(t *testing.T) {
-		for _, d := range openaitest.Dialects {
+		for _, d := range openaitest.Dialects() {
 			s := &openaitest.Server{Dialect: d, Turns: []openaitest.Turn{{Text: "hi", Usage: &openaitest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}}}}
 			url := s.Start()
 			_, body := post(t, url, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
