@@ -8,9 +8,9 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
-	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
+	"git.rickub.com/bots-garden/mini-me/mcp/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -21,16 +21,15 @@ import (
 // server and the model here are test doubles on 127.0.0.1; real ones are
 // configured the same way.
 func Example_pipeline() {
-	srv := &mcptest.Server{Versions: []string{mcptest.Modern}, Tools: []mcptest.Tool{{
-		Def: json.RawMessage(`{"name":"today","description":"Today's events","inputSchema":{"type":"object"}}`),
-		Call: func(context.Context, json.RawMessage, func(string, any)) (any, error) {
-			return map[string]any{"content": []any{map[string]any{"type": "text", "text": "10:00 stand-up"}}}, nil
-		},
-	}}}
-	mcpURL := srv.Start()
+	srv, err := mcptest.NewServer(mcptest.Tool{Name: "today", Description: "Today's events",
+		Handler: func(context.Context, json.RawMessage) (string, error) { return "10:00 stand-up", nil }})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer srv.Close()
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "calendar_today", Arguments: `{}`}}},
+	mcpURL := srv.URL
+	llm := &openaitest.Server{Turns: []openaitest.Turn{
+		{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "calendar_today", Arguments: `{}`}}},
 		{Text: "You have a stand-up at 10:00."},
 	}}
 	modelURL := llm.Start()

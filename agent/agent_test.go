@@ -15,8 +15,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -46,12 +46,12 @@ func TestRunToolsOnTwoServers(t *testing.T) {
 		fs, files := startMCP(t, "files", mcpTool(readDef, echoTool(readDef)))
 		ts := discover(t, github, files)
 		llm, model := w.start(t,
-			llmtest.Turn{Text: "Let me look.", Reasoning: "Two places to look.", ToolCalls: []llmtest.ToolCall{
+			openaitest.Turn{Text: "Let me look.", Reasoning: "Two places to look.", ToolCalls: []openaitest.ToolCall{
 				{ID: "c1", Name: "github_search_issues", Arguments: `{"query":"crash","limit":null}`},
 				{ID: "c2", Name: "files_read", Arguments: `{"path":"notes.txt"}`},
 			}},
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "github_get_issue", Arguments: `{"number":7}`}}},
-			llmtest.Turn{Text: "Issue 7 is the crash; notes agree."},
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c3", Name: "github_get_issue", Arguments: `{"number":7}`}}},
+			openaitest.Turn{Text: "Issue 7 is the crash; notes agree."},
 		)
 		var rec recorder
 		a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll()}
@@ -128,8 +128,8 @@ func TestRunPermissionRequest(t *testing.T) {
 	_, github := startMCP(t, "github", mcpTool(searchDef, echoTool(searchDef)))
 	ts := discover(t, github)
 	_, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "github_search_issues", Arguments: `{"query":"x"}`}}},
-		llmtest.Turn{Text: "done"},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "github_search_issues", Arguments: `{"query":"x"}`}}},
+		openaitest.Turn{Text: "done"},
 	)
 	var got permission.Request
 	policy := permission.NewPolicy(permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
@@ -151,8 +151,8 @@ func TestRunDenied(t *testing.T) {
 	gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
 	ts := discover(t, github)
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "github_get_issue", Arguments: `{"number":1}`}}},
-		llmtest.Turn{Text: "I was not allowed to read the issue."},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "github_get_issue", Arguments: `{"number":1}`}}},
+		openaitest.Turn{Text: "I was not allowed to read the issue."},
 	)
 	tests := []struct {
 		name   string
@@ -177,8 +177,8 @@ func TestRunDenied(t *testing.T) {
 	}
 	// Without a policy, every call is denied.
 	_, model2 := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "github_get_issue", Arguments: `{"number":1}`}}},
-		llmtest.Turn{Text: "ok"},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "github_get_issue", Arguments: `{"number":1}`}}},
+		openaitest.Turn{Text: "ok"},
 	)
 	res, err := (&agent.Agent{Model: model2, Tools: ts}).Run(context.Background(), user("issue 1?"))
 	require.NoError(t, err)
@@ -197,9 +197,9 @@ func TestRunToolErrorCorrected(t *testing.T) {
 		}))
 		ts := discover(t, server)
 		_, model := w.start(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "calc_divide", Arguments: `{"a":1,"b":0}`}}},
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "calc_divide", Arguments: `{"a":1,"b":4}`}}},
-			llmtest.Turn{Text: "0.25"},
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "calc_divide", Arguments: `{"a":1,"b":0}`}}},
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "calc_divide", Arguments: `{"a":1,"b":4}`}}},
+			openaitest.Turn{Text: "0.25"},
 		)
 		var rec recorder
 		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("1/0, or else 1/4"), rec.on)
@@ -233,9 +233,9 @@ func TestRunInvalidArguments(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				llm, model := w.start(t,
-					llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "github_get_issue", Arguments: tt.args}}},
-					llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "github_get_issue", Arguments: `{"number":7}`}}},
-					llmtest.Turn{Text: "fixed"},
+					openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "github_get_issue", Arguments: tt.args}}},
+					openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "github_get_issue", Arguments: `{"number":7}`}}},
+					openaitest.Turn{Text: "fixed"},
 				)
 				before := len(toolCalls(gh))
 				var rec recorder
@@ -259,8 +259,8 @@ func TestRunUnknownTool(t *testing.T) {
 	_, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
 	ts := discover(t, github)
 	_, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "get_issue", Arguments: `{"number":7}`}}},
-		llmtest.Turn{Text: "sorry"},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "get_issue", Arguments: `{"number":7}`}}},
+		openaitest.Turn{Text: "sorry"},
 	)
 	var rec recorder
 	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
@@ -275,10 +275,10 @@ func TestRunRepeatedCall(t *testing.T) {
 			t.Run(fmt.Sprintf("FinalAnswer=%v", final), func(t *testing.T) {
 				gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
 				ts := discover(t, github)
-				same := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
-				turns := []llmtest.Turn{same, same, same}
+				same := openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
+				turns := []openaitest.Turn{same, same, same}
 				if final {
-					turns = append(turns, llmtest.Turn{Text: "Issue 7 is open."})
+					turns = append(turns, openaitest.Turn{Text: "Issue 7 is open."})
 				}
 				llm, model := w.start(t, turns...)
 				var rec recorder
@@ -313,12 +313,12 @@ func TestRunDuplicateCallsInOneTurn(t *testing.T) {
 		gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
 		ts := discover(t, github)
 		_, model := w.start(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{
 				{ID: "a", Name: "github_get_issue", Arguments: `{"number":7}`},
 				{ID: "b", Name: "github_get_issue", Arguments: `{ "number": 7 }`},
 				{ID: "c", Name: "github_get_issue", Arguments: `{"number":8}`},
 			}},
-			llmtest.Turn{Text: "ok"},
+			openaitest.Turn{Text: "ok"},
 		)
 		var rec recorder
 		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
@@ -335,11 +335,11 @@ func TestRunMaxTurns(t *testing.T) {
 		t.Run(fmt.Sprintf("FinalAnswer=%v", final), func(t *testing.T) {
 			gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
 			ts := discover(t, github)
-			var turns []llmtest.Turn
+			var turns []openaitest.Turn
 			for i := range 3 {
-				turns = append(turns, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprint("c", i), Name: "github_get_issue", Arguments: fmt.Sprintf(`{"number":%d}`, i)}}})
+				turns = append(turns, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: fmt.Sprint("c", i), Name: "github_get_issue", Arguments: fmt.Sprintf(`{"number":%d}`, i)}}})
 			}
-			turns = append(turns, llmtest.Turn{Text: "partial answer"})
+			turns = append(turns, openaitest.Turn{Text: "partial answer"})
 			llm, model := startLLM(t, turns...)
 			a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 3, FinalAnswer: final}
 			res, err := a.Run(context.Background(), user("all issues"))
@@ -366,9 +366,9 @@ func TestRunMaxTurns(t *testing.T) {
 			return in.N, nil
 		})
 		require.NoError(t, err)
-		var turns []llmtest.Turn
+		var turns []openaitest.Turn
 		for i := range agent.DefaultMaxTurns + 1 {
-			turns = append(turns, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "tick", Arguments: fmt.Sprintf(`{"n":%d}`, i)}}})
+			turns = append(turns, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "tick", Arguments: fmt.Sprintf(`{"n":%d}`, i)}}})
 		}
 		llm, model := startLLM(t, turns...)
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{f}, Policy: allowAll()}).Run(context.Background(), user("tick"))
@@ -388,10 +388,10 @@ func TestRunHugeOutput(t *testing.T) {
 	def := `{"name":"dump","inputSchema":{"type":"object","properties":{"n":{"type":"integer"}}}}`
 	_, server := startMCP(t, "logs", mcpTool(def, func(context.Context, map[string]any) (string, bool) { return huge, false }))
 	ts := discover(t, server)
-	call := func(id string, n int) llmtest.Turn {
-		return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: id, Name: "logs_dump", Arguments: fmt.Sprintf(`{"n":%d}`, n)}}}
+	call := func(id string, n int) openaitest.Turn {
+		return openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: id, Name: "logs_dump", Arguments: fmt.Sprintf(`{"n":%d}`, n)}}}
 	}
-	llm, model := startLLM(t, call("c1", 1), call("c2", 2), llmtest.Turn{Text: "too much log"})
+	llm, model := startLLM(t, call("c1", 1), call("c2", 2), openaitest.Turn{Text: "too much log"})
 	var rec recorder
 	a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll(), ContextBudget: 8000}
 	res, err := a.RunStream(context.Background(), user("dump"), rec.on)
@@ -437,7 +437,7 @@ func TestRunDelimitersInOutput(t *testing.T) {
 	def := `{"name":"fetch","inputSchema":{"type":"object"}}`
 	_, server := startMCP(t, "web", mcpTool(def, func(context.Context, map[string]any) (string, bool) { return evil, false }))
 	ts := discover(t, server)
-	_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "web_fetch"}}}, llmtest.Turn{Text: "ok"})
+	_, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "web_fetch"}}}, openaitest.Turn{Text: "ok"})
 	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).Run(context.Background(), user("x"))
 	require.NoError(t, err)
 	content := res.Messages[2].Text()
@@ -449,7 +449,7 @@ func TestRunDelimitersInOutput(t *testing.T) {
 
 func TestRunCancel(t *testing.T) {
 	t.Run("during the model stream", func(t *testing.T) {
-		_, model := startLLM(t, llmtest.Turn{Text: "Let me think", Hang: true})
+		_, model := startLLM(t, openaitest.Turn{Text: "Let me think", Hang: true})
 		ctx, cancel := context.WithCancel(context.Background())
 		var rec recorder
 		done := make(chan struct{})
@@ -484,7 +484,7 @@ func TestRunCancel(t *testing.T) {
 		ts := discover(t, server)
 		f, err := agent.NewFunc("quick", "", func(context.Context, struct{}) (string, error) { return "quick result", nil })
 		require.NoError(t, err)
-		_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+		_, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{
 			{ID: "q", Name: "quick", Arguments: `{}`},
 			{ID: "s1", Name: "s_slow", Arguments: `{"n":1}`},
 			{ID: "s2", Name: "s_slow", Arguments: `{"n":2}`},
@@ -523,7 +523,7 @@ func TestRunCancel(t *testing.T) {
 		requireResumable(t, res.Messages)
 	})
 	t.Run("during approval", func(t *testing.T) {
-		_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "q", Name: "quick", Arguments: `{}`}}})
+		_, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "q", Name: "quick", Arguments: `{}`}}})
 		f, err := agent.NewFunc("quick", "", func(context.Context, struct{}) (string, error) { return "ran", nil })
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -552,7 +552,7 @@ func TestRunCancelAsACallFinishes(t *testing.T) {
 		return "paid 10 EUR", nil
 	})
 	require.NoError(t, err)
-	_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "p", Name: "pay", Arguments: `{}`}}})
+	_, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "p", Name: "pay", Arguments: `{}`}}})
 	var rec recorder
 	res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{f}, Policy: allowAll()}).RunStream(ctx, user("x"), rec.on)
 	require.ErrorIs(t, err, context.Canceled)
@@ -573,7 +573,7 @@ func TestRunToolTimeoutAndFailure(t *testing.T) {
 		return "late", false
 	}))
 	ts := discover(t, server)
-	_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "a", Name: "s_slow"}}}, llmtest.Turn{Text: "gave up"})
+	_, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "a", Name: "s_slow"}}}, openaitest.Turn{Text: "gave up"})
 	var rec recorder
 	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), ToolTimeout: 50 * time.Millisecond}).RunStream(context.Background(), user("x"), rec.on)
 	require.NoError(t, err)
@@ -583,7 +583,7 @@ func TestRunToolTimeoutAndFailure(t *testing.T) {
 
 	// A server that is gone: the model is told, the run goes on.
 	s.Close()
-	_, model2 := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "a", Name: "s_slow"}}}, llmtest.Turn{Text: "server down"})
+	_, model2 := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "a", Name: "s_slow"}}}, openaitest.Turn{Text: "server down"})
 	var rec2 recorder
 	res, err = (&agent.Agent{Model: model2, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec2.on)
 	require.NoError(t, err)
@@ -604,7 +604,7 @@ func TestRunEgressLocal(t *testing.T) {
 	ts := discover(t, private, public)
 
 	t.Run("local model sees everything", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "hi"})
 		require.True(t, agent.CapabilitiesOf(model).Local)
 		res, err := (&agent.Agent{Model: model, Tools: ts}).Run(context.Background(), user("x"))
 		require.NoError(t, err)
@@ -612,7 +612,7 @@ func TestRunEgressLocal(t *testing.T) {
 		assert.Len(t, llm.Requests()[0].Tools, 2)
 	})
 	t.Run("remote model does not see local-only tools", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"a"}`}}}, llmtest.Turn{Text: "hi"})
+		llm, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"a"}`}}}, openaitest.Turn{Text: "hi"})
 		var rec recorder
 		res, err := (&agent.Agent{Model: remote{model}, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 		require.NoError(t, err)
@@ -623,12 +623,12 @@ func TestRunEgressLocal(t *testing.T) {
 		assert.Equal(t, agent.StatusUnknown, rec.results()["1.0"].Status, "a withheld tool cannot be called")
 	})
 	t.Run("local-only output is withheld from a remote model", func(t *testing.T) {
-		_, local := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"diary"}`}}}, llmtest.Turn{Text: "read it"})
+		_, local := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"diary"}`}}}, openaitest.Turn{Text: "read it"})
 		res, err := (&agent.Agent{Model: local, Tools: ts, Policy: allowAll()}).Run(context.Background(), user("x"))
 		require.NoError(t, err)
 		require.Contains(t, res.Messages[2].Text(), "diary")
 
-		llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 		next, err := (&agent.Agent{Model: remote{model}, Tools: ts}).Run(context.Background(), append(res.Messages, user("and now?")...))
 		require.NoError(t, err)
 		sent := llm.Requests()[0].Messages
@@ -651,8 +651,8 @@ func TestEgressLabelTravelsWithMessages(t *testing.T) {
 	_, private := startMCP(t, "notes", mcpTool(readDef, echoTool(readDef)))
 	private.Egress = config.EgressLocal
 	_, public := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
-	_, local := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"secret.diary"}`}}},
-		llmtest.Turn{Text: "Your note secret.diary says to call Bob."})
+	_, local := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"secret.diary"}`}}},
+		openaitest.Turn{Text: "Your note secret.diary says to call Bob."})
 	res, err := (&agent.Agent{Model: local, Tools: discover(t, private, public), Policy: allowAll()}).Run(context.Background(), user("what does my note say?"))
 	require.NoError(t, err)
 	require.Len(t, res.Messages, 4)
@@ -661,7 +661,7 @@ func TestEgressLabelTravelsWithMessages(t *testing.T) {
 	assert.Equal(t, config.EgressLocal, res.Messages[3].Egress, "the local model's reply after reading it is labelled too")
 	assert.Empty(t, res.Messages[1].Egress, "a reply before any local-only content is not")
 
-	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 	next, err := (&agent.Agent{Model: remote{model}, Tools: discover(t, public)}).Run(context.Background(), append(res.Messages, user("and now?")...))
 	require.NoError(t, err)
 	body := string(llm.Requests()[0].Body)
@@ -674,14 +674,14 @@ func TestEgressLabelTravelsWithMessages(t *testing.T) {
 }
 
 func TestRunSystemPrompt(t *testing.T) {
-	llm, model := startLLM(t, llmtest.Turn{Text: "a"}, llmtest.Turn{Text: "b"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "a"}, openaitest.Turn{Text: "b"})
 	msgs := []agent.Message{agent.SystemMessage("Answer in French."), agent.UserMessage("hi")}
 	_, err := (&agent.Agent{Model: model}).Run(context.Background(), msgs)
 	require.NoError(t, err)
 	_, err = (&agent.Agent{Model: model, SystemPrompt: "Be terse."}).Run(context.Background(), msgs)
 	require.NoError(t, err)
 	reqs := llm.Requests()
-	assert.Equal(t, []llmtest.Message{{Role: "system", Content: agent.DefaultSystemPrompt + "\n\nAnswer in French."}, {Role: "user", Content: "hi"}}, reqs[0].Messages)
+	assert.Equal(t, []openaitest.Message{{Role: "system", Content: agent.DefaultSystemPrompt + "\n\nAnswer in French."}, {Role: "user", Content: "hi"}}, reqs[0].Messages)
 	assert.Equal(t, "Be terse.\n\nAnswer in French.", reqs[1].Messages[0].Content)
 }
 
@@ -699,13 +699,13 @@ func TestRunFuncs(t *testing.T) {
 	boom, err := agent.NewFunc("boom", "", func(context.Context, struct{}) (string, error) { panic("bug") })
 	require.NoError(t, err)
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{
 			{ID: "1", Name: "add", Arguments: `{"a":2,"b":3}`},
 			{ID: "2", Name: "add", Arguments: `{"a":2,"c":3}`},
 			{ID: "3", Name: "fail", Arguments: `{}`},
 			{ID: "4", Name: "boom", Arguments: `{}`},
 		}},
-		llmtest.Turn{Text: "5"},
+		openaitest.Turn{Text: "5"},
 	)
 	var rec recorder
 	policy := permission.NewPolicy(nil, permission.WithServerMode(agent.FuncServer, permission.ModeAuto))
@@ -773,7 +773,7 @@ func TestRunBadInput(t *testing.T) {
 }
 
 func TestRunModelError(t *testing.T) {
-	_, model := wire{}.start(t, llmtest.Turn{Status: 400, Error: "the request exceeds the available context size"})
+	_, model := wire{}.start(t, openaitest.Turn{Status: 400, Error: "the request exceeds the available context size"})
 	res, err := (&agent.Agent{Model: model}).Run(context.Background(), user("x"))
 	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -783,7 +783,7 @@ func TestRunModelError(t *testing.T) {
 }
 
 func TestRunWarnings(t *testing.T) {
-	_, model := startLLM(t, llmtest.Turn{Text: "cut sh", Finish: "length"}, llmtest.Turn{})
+	_, model := startLLM(t, openaitest.Turn{Text: "cut sh", Finish: "length"}, openaitest.Turn{})
 	var rec recorder
 	res, err := (&agent.Agent{Model: model}).RunStream(context.Background(), user("x"), rec.on)
 	require.NoError(t, err)
@@ -814,11 +814,11 @@ func TestRunChangedTool(t *testing.T) {
 		Name: "docs_search", Server: "docs", Changed: true,
 		Tool: mcp.Tool{Name: "search", Description: "Now also deletes things", InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
 	}}}
-	var turns []llmtest.Turn
+	var turns []openaitest.Turn
 	for i := range 3 {
-		turns = append(turns, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "docs_search", Arguments: fmt.Sprintf(`{"q":"%d"}`, i)}}})
+		turns = append(turns, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "docs_search", Arguments: fmt.Sprintf(`{"q":"%d"}`, i)}}})
 	}
-	_, model := startLLM(t, append(turns, llmtest.Turn{Text: "done"})...)
+	_, model := startLLM(t, append(turns, openaitest.Turn{Text: "done"})...)
 	var asked []bool
 	approver := permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
 		asked = append(asked, req.Changed)
@@ -872,7 +872,7 @@ func withOldOutput(size int) []agent.Message {
 
 func TestRunContextExceeded(t *testing.T) {
 	t.Run("shortened and sent again", func(t *testing.T) {
-		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError}, llmtest.Turn{Text: "the disk"})
+		llm, model := wire{}.start(t, openaitest.Turn{Status: 400, ErrorBody: llamaContextError}, openaitest.Turn{Text: "the disk"})
 		var rec recorder
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).RunStream(context.Background(), withOldOutput(30_000), rec.on)
 		require.NoError(t, err)
@@ -893,7 +893,7 @@ func TestRunContextExceeded(t *testing.T) {
 		requireResumable(t, res.Messages)
 	})
 	t.Run("still too long", func(t *testing.T) {
-		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError}, llmtest.Turn{Status: 400, ErrorBody: llamaContextError})
+		llm, model := wire{}.start(t, openaitest.Turn{Status: 400, ErrorBody: llamaContextError}, openaitest.Turn{Status: 400, ErrorBody: llamaContextError})
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).Run(context.Background(), withOldOutput(30_000))
 		require.ErrorIs(t, err, agent.ErrContextExceeded)
 		assert.ErrorContains(t, err, "even with tool outputs shortened")
@@ -906,7 +906,7 @@ func TestRunContextExceeded(t *testing.T) {
 		requireResumable(t, res.Messages)
 	})
 	t.Run("nothing to shorten", func(t *testing.T) {
-		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError})
+		llm, model := wire{}.start(t, openaitest.Turn{Status: 400, ErrorBody: llamaContextError})
 		res, err := (&agent.Agent{Model: model}).Run(context.Background(), user(strings.Repeat("long question ", 3000)))
 		require.ErrorIs(t, err, agent.ErrContextExceeded)
 		assert.ErrorContains(t, err, "no tool output left to shorten")
@@ -915,16 +915,16 @@ func TestRunContextExceeded(t *testing.T) {
 	})
 	t.Run("without the server's figures", func(t *testing.T) {
 		openaiErr := `{"error":{"message":"This model's maximum context length is 8192 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`
-		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: openaiErr}, llmtest.Turn{Text: "ok"})
+		llm, model := wire{}.start(t, openaitest.Turn{Status: 400, ErrorBody: openaiErr}, openaitest.Turn{Text: "ok"})
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).Run(context.Background(), withOldOutput(30_000))
 		require.NoError(t, err)
 		assert.Equal(t, "ok", res.Answer)
 		assert.Less(t, len(llm.Requests()[1].Messages[3].Content), 1500)
 	})
 	t.Run("the lower budget holds for the rest of the run", func(t *testing.T) {
-		llm, model := wire{}.start(t, llmtest.Turn{Status: 400, ErrorBody: llamaContextError},
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":"` + strings.Repeat("x", 5000) + `"}`}}},
-			llmtest.Turn{Text: "done"})
+		llm, model := wire{}.start(t, openaitest.Turn{Status: 400, ErrorBody: llamaContextError},
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":"` + strings.Repeat("x", 5000) + `"}`}}},
+			openaitest.Turn{Text: "done"})
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, Policy: allowAll()}).Run(context.Background(), withOldOutput(30_000))
 		require.NoError(t, err)
 		assert.Equal(t, "done", res.Answer)
@@ -936,8 +936,8 @@ func TestRunContextExceeded(t *testing.T) {
 func TestRunServerError(t *testing.T) {
 	// llama-server answers 500 to a request it cannot parse: not retried,
 	// the run stops with the server's message.
-	llm, model := wire{}.start(t, llmtest.Turn{Status: 500, ErrorBody: `{"error":{"code":500,"message":"[json.exception.type_error.302] type must be number, but is string","type":"server_error"}}`},
-		llmtest.Turn{Text: "never"})
+	llm, model := wire{}.start(t, openaitest.Turn{Status: 500, ErrorBody: `{"error":{"code":500,"message":"[json.exception.type_error.302] type must be number, but is string","type":"server_error"}}`},
+		openaitest.Turn{Text: "never"})
 	res, err := (&agent.Agent{Model: model}).Run(context.Background(), user("x"))
 	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -950,7 +950,7 @@ func TestRunServerError(t *testing.T) {
 }
 
 func TestRunToolChoice(t *testing.T) {
-	call := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`}}}
+	call := openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`}}}
 	for _, tt := range []struct {
 		choice agent.ToolChoice
 		wire   string
@@ -961,7 +961,7 @@ func TestRunToolChoice(t *testing.T) {
 		{"echo", `{"type":"function","function":{"name":"echo"}}`},
 	} {
 		t.Run(string(tt.choice), func(t *testing.T) {
-			llm, model := startLLM(t, call, llmtest.Turn{Text: "done"})
+			llm, model := startLLM(t, call, openaitest.Turn{Text: "done"})
 			_, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, Policy: allowAll(), ToolChoice: tt.choice}).Run(context.Background(), user("x"))
 			require.NoError(t, err)
 			reqs := llm.Requests()
@@ -971,14 +971,14 @@ func TestRunToolChoice(t *testing.T) {
 		})
 	}
 	t.Run("not sent without tools", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Text: "done"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "done"})
 		_, err := (&agent.Agent{Model: model, ToolChoice: agent.ToolChoiceNone}).Run(context.Background(), user("x"))
 		require.NoError(t, err)
 		assert.Nil(t, llm.Requests()[0].ToolChoice)
 		assert.NotContains(t, string(llm.Requests()[0].Body), "tool_choice")
 	})
 	t.Run("a tool not offered", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Text: "done"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "done"})
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, ToolChoice: "search"}).Run(context.Background(), user("x"))
 		require.ErrorContains(t, err, `Agent.ToolChoice names tool "search", which is not offered`)
 		assert.Equal(t, agent.StopError, res.Stop)
@@ -990,11 +990,11 @@ func TestRunCallCutAtOutputLimit(t *testing.T) {
 	for _, noStream := range []bool{false, true} {
 		t.Run(map[bool]string{false: "streamed", true: "whole"}[noStream], func(t *testing.T) {
 			llm, model := wire{whole: noStream}.start(t,
-				llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+				openaitest.Turn{ToolCalls: []openaitest.ToolCall{
 					{ID: "c1", Name: "echo", Arguments: `{"text":"a"}`},
 					{ID: "c2", Name: "echo", Arguments: `{"text":"a long text that was cu`},
 				}, Finish: "length"},
-				llmtest.Turn{Text: "done"})
+				openaitest.Turn{Text: "done"})
 			var rec recorder
 			res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 			require.NoError(t, err)
@@ -1013,7 +1013,7 @@ func TestRunCallCutAtOutputLimit(t *testing.T) {
 		})
 	}
 	t.Run("invalid arguments without the limit are the model's", func(t *testing.T) {
-		_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":`}}}, llmtest.Turn{Text: "done"})
+		_, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":`}}}, openaitest.Turn{Text: "done"})
 		var rec recorder
 		_, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 		require.NoError(t, err)
@@ -1027,9 +1027,9 @@ func TestRunRawCallCutAtOutputLimit(t *testing.T) {
 	// leaves its start in the text.
 	raw := "<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"text\": \"a long te"
 	llm, model := startLLM(t,
-		llmtest.Turn{Text: raw, Finish: "length"},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":"short"}`}}},
-		llmtest.Turn{Text: "done"})
+		openaitest.Turn{Text: raw, Finish: "length"},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text":"short"}`}}},
+		openaitest.Turn{Text: "done"})
 	var rec recorder
 	res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 	require.NoError(t, err)
@@ -1042,7 +1042,7 @@ func TestRunRawCallCutAtOutputLimit(t *testing.T) {
 	assert.Contains(t, res.Warnings[0].Message, "in the middle of a tool call")
 
 	t.Run("streamed: the call's start is withheld", func(t *testing.T) {
-		_, model := startLLM(t, llmtest.Turn{Finish: "length"}, llmtest.Turn{Text: "done"})
+		_, model := startLLM(t, openaitest.Turn{Finish: "length"}, openaitest.Turn{Text: "done"})
 		res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}}).Run(context.Background(), user("x"))
 		require.NoError(t, err)
 		assert.Equal(t, "done", res.Answer)
@@ -1050,7 +1050,7 @@ func TestRunRawCallCutAtOutputLimit(t *testing.T) {
 		assert.Contains(t, res.Warnings[0].Message, "in the middle of a tool call")
 	})
 	t.Run("without tools it is an answer", func(t *testing.T) {
-		_, model := startLLM(t, llmtest.Turn{Text: raw, Finish: "length"})
+		_, model := startLLM(t, openaitest.Turn{Text: raw, Finish: "length"})
 		res, err := (&agent.Agent{Model: model}).Run(context.Background(), user("x"))
 		require.NoError(t, err)
 		assert.Equal(t, raw, res.Answer)
@@ -1064,8 +1064,8 @@ func TestRunRawArgumentsAndIDs(t *testing.T) {
 	// call ids of random letters and digits.
 	args := "{\n  \"text\" :\t\"hi\"\n}\n"
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "mS1CvPwKQ3zsN0x9aYqUe7LtVbHdRf2J", Name: "echo", Arguments: args}}},
-		llmtest.Turn{Text: "done"})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "mS1CvPwKQ3zsN0x9aYqUe7LtVbHdRf2J", Name: "echo", Arguments: args}}},
+		openaitest.Turn{Text: "done"})
 	var rec recorder
 	res, err := (&agent.Agent{Model: model, Funcs: []*agent.Func{echoFunc(t)}, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 	require.NoError(t, err)
@@ -1085,9 +1085,9 @@ func TestRunSchemaTypeAliases(t *testing.T) {
 		func(_ context.Context, args map[string]any) (string, bool) { return "scaled", false }))
 	ts := discover(t, srv)
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "calc_scale", Arguments: `{"by":"two"}`}}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "calc_scale", Arguments: `{"by":2.5,"n":3}`}}},
-		llmtest.Turn{Text: "done"})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "calc_scale", Arguments: `{"by":"two"}`}}},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "calc_scale", Arguments: `{"by":2.5,"n":3}`}}},
+		openaitest.Turn{Text: "done"})
 	var rec recorder
 	_, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 	require.NoError(t, err)
@@ -1108,8 +1108,8 @@ func TestRunSchemaRootNotObject(t *testing.T) {
 		func(_ context.Context, args map[string]any) (string, bool) { return "added", false }))
 	ts := discover(t, srv)
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "notes_add", Arguments: `{}`}}},
-		llmtest.Turn{Text: "done"})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "notes_add", Arguments: `{}`}}},
+		openaitest.Turn{Text: "done"})
 	var rec recorder
 	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 	require.NoError(t, err)
@@ -1136,8 +1136,8 @@ func TestRunRetriedFailureIsNotARepeat(t *testing.T) {
 		}}
 		_, github := startMCP(t, "github", failOnce)
 		ts := discover(t, github)
-		same := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
-		_, model := w.start(t, same, same, same, llmtest.Turn{Text: "Issue 7 is open."})
+		same := openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "github_get_issue", Arguments: `{"number":7}`}}}
+		_, model := w.start(t, same, same, same, openaitest.Turn{Text: "Issue 7 is open."})
 		var rec recorder
 		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("issue 7"), rec.on)
 		require.NoError(t, err)
@@ -1153,13 +1153,13 @@ func TestRunRetriedFailureIsNotARepeat(t *testing.T) {
 
 func TestRunAlternatingRepeats(t *testing.T) {
 	forWires(t, func(t *testing.T, w wire) {
-		turn := func(n int) llmtest.Turn {
-			return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: fmt.Sprint("c", n), Name: "github_get_issue", Arguments: fmt.Sprintf(`{"number":%d}`, n)}}}
+		turn := func(n int) openaitest.Turn {
+			return openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: fmt.Sprint("c", n), Name: "github_get_issue", Arguments: fmt.Sprintf(`{"number":%d}`, n)}}}
 		}
 		t.Run("told", func(t *testing.T) {
 			gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
 			ts := discover(t, github)
-			_, model := w.start(t, turn(1), turn(2), turn(1), turn(2), llmtest.Turn{Text: "both are open"})
+			_, model := w.start(t, turn(1), turn(2), turn(1), turn(2), openaitest.Turn{Text: "both are open"})
 			var rec recorder
 			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 			require.NoError(t, err)
@@ -1189,9 +1189,9 @@ func TestRunReportsEveryValidationProblem(t *testing.T) {
 		gh, srv := startMCP(t, "db", mcpTool(def, echoTool(def)))
 		ts := discover(t, srv)
 		_, model := w.start(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "db_find", Arguments: `{"n":11,"sort":"up","extra":1}`}}},
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "db_find", Arguments: `{"q":"go","n":10,"sort":"asc"}`}}},
-			llmtest.Turn{Text: "found"})
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "db_find", Arguments: `{"n":11,"sort":"up","extra":1}`}}},
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "db_find", Arguments: `{"q":"go","n":10,"sort":"asc"}`}}},
+			openaitest.Turn{Text: "found"})
 		var rec recorder
 		_, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 		require.NoError(t, err)
@@ -1208,14 +1208,14 @@ func TestRunReportsEveryValidationProblem(t *testing.T) {
 
 func TestRunFinalAnswerWithToolCalls(t *testing.T) {
 	forWires(t, func(t *testing.T, w wire) {
-		call := func(id string) llmtest.Turn {
-			return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: id, Name: "github_get_issue", Arguments: `{"number":7}`}}}
+		call := func(id string) openaitest.Turn {
+			return openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: id, Name: "github_get_issue", Arguments: `{"number":7}`}}}
 		}
-		withText := func(text string) llmtest.Turn { tt := call("late"); tt.Text = text; return tt }
+		withText := func(text string) openaitest.Turn { tt := call("late"); tt.Text = text; return tt }
 		t.Run("retried", func(t *testing.T) {
 			gh, github := startMCP(t, "github", mcpTool(issueDef, echoTool(issueDef)))
 			ts := discover(t, github)
-			llm, model := w.start(t, call("c1"), withText(""), llmtest.Turn{Text: "Issue 7 is open."})
+			llm, model := w.start(t, call("c1"), withText(""), openaitest.Turn{Text: "Issue 7 is open."})
 			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("issue 7"))
 			require.ErrorIs(t, err, agent.ErrMaxTurns)
 			assert.Equal(t, "Issue 7 is open.", res.Answer)
@@ -1257,11 +1257,11 @@ func TestRunRepairsArguments(t *testing.T) {
 			`{'q': 5}`,
 			`{"q":"f"}`,
 		}
-		var calls []llmtest.ToolCall
+		var calls []openaitest.ToolCall
 		for i, args := range sent {
-			calls = append(calls, llmtest.ToolCall{ID: fmt.Sprint("c", i), Name: "db_find", Arguments: args})
+			calls = append(calls, openaitest.ToolCall{ID: fmt.Sprint("c", i), Name: "db_find", Arguments: args})
 		}
-		_, model := w.start(t, llmtest.Turn{ToolCalls: calls}, llmtest.Turn{Text: "found"})
+		_, model := w.start(t, openaitest.Turn{ToolCalls: calls}, openaitest.Turn{Text: "found"})
 		var rec recorder
 		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("x"), rec.on)
 		require.NoError(t, err)
@@ -1298,7 +1298,7 @@ func catalogueTools(n int) []mcptest.Tool {
 	return tools
 }
 
-func toolNames(r llmtest.Request) []string {
+func toolNames(r openaitest.Request) []string {
 	var out []string
 	for _, t := range r.Tools {
 		out = append(out, t.Name)
@@ -1311,10 +1311,10 @@ func TestRunToolSearch(t *testing.T) {
 		gh, srv := startMCP(t, "tracker", catalogueTools(60)...)
 		ts := discover(t, srv)
 		llm, model := w.start(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"t"}`}}},
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":2}`}}},
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}},
-			llmtest.Turn{Text: "created"})
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"t"}`}}},
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":2}`}}},
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c3", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}},
+			openaitest.Turn{Text: "created"})
 		var rec recorder
 		res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), PinnedTools: []string{"tracker_op_007"}}).RunStream(context.Background(), user("file a bug"), rec.on)
 		require.NoError(t, err)
@@ -1360,7 +1360,7 @@ func TestRunToolSearchModes(t *testing.T) {
 		t.Run(fmt.Sprint(tt.tools, tt.mode), func(t *testing.T) {
 			_, srv := startMCP(t, "tracker", catalogueTools(tt.tools)...)
 			ts := discover(t, srv)
-			llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			llm, model := startLLM(t, openaitest.Turn{Text: "hi"})
 			_, err := (&agent.Agent{Model: model, Tools: ts, ToolSearch: tt.mode}).Run(context.Background(), user("hello"))
 			require.NoError(t, err)
 			assert.Len(t, llm.Requests()[0].Tools, tt.offered)
@@ -1384,7 +1384,7 @@ func TestToolSearchDefinitionTokens(t *testing.T) {
 		for _, mode := range []agent.ToolSearchMode{agent.ToolSearchOff, agent.ToolSearchOn} {
 			_, srv := startMCP(t, "tracker", catalogueTools(n)...)
 			ts := discover(t, srv)
-			llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			llm, model := startLLM(t, openaitest.Turn{Text: "hi"})
 			_, err := (&agent.Agent{Model: model, Tools: ts, ToolSearch: mode}).Run(context.Background(), user("hello"))
 			require.NoError(t, err)
 			var body struct {

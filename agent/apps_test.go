@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -56,9 +56,9 @@ func (u *unfiltered) Call(ctx context.Context, name string, args any) (*toolset.
 func TestAppOnlyToolNeverOffered(t *testing.T) {
 	s, ts := appServer(t)
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "mon_poll-stats", Arguments: `{}`}}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "mon_get-info", Arguments: `{"detail":1}`}, {ID: "c3", Name: "mon_bad-view", Arguments: `{}`}}},
-		llmtest.Turn{Text: "done"})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "mon_poll-stats", Arguments: `{}`}}},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "mon_get-info", Arguments: `{"detail":1}`}, {ID: "c3", Name: "mon_bad-view", Arguments: `{}`}}},
+		openaitest.Turn{Text: "done"})
 	var rec recorder
 	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).RunStream(context.Background(), user("how is the system?"), rec.on)
 	require.NoError(t, err)
@@ -99,8 +99,8 @@ func TestAppOnlyToolNeverOffered(t *testing.T) {
 func TestAppOnlyToolNotSearchable(t *testing.T) {
 	_, ts := appServer(t)
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "s1", Name: agent.ToolSearchTool, Arguments: `{"query":"poll system stats"}`}}},
-		llmtest.Turn{Text: "done"})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "s1", Name: agent.ToolSearchTool, Arguments: `{"query":"poll system stats"}`}}},
+		openaitest.Turn{Text: "done"})
 	_, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), ToolSearch: agent.ToolSearchOn}).Run(context.Background(), user("poll"))
 	require.NoError(t, err)
 	reqs := llm.Requests()
@@ -130,8 +130,8 @@ func TestInbox(t *testing.T) {
 	_, srv := startMCP(t, "mon", tool)
 	ts := discover(t, srv)
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "mon_get-info", Arguments: `{}`}}},
-		llmtest.Turn{Text: "CPU is fine"})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "mon_get-info", Arguments: `{}`}}},
+		openaitest.Turn{Text: "CPU is fine"})
 	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).Run(agent.WithInbox(context.Background(), in), user("status?"))
 	require.NoError(t, err)
 	reqs := llm.Requests()
@@ -161,7 +161,7 @@ func TestInbox(t *testing.T) {
 func TestInboxLocalOnlyLabelsLaterReplies(t *testing.T) {
 	in := &agent.Inbox{}
 	in.Post(agent.Message{Role: agent.RoleUser, Parts: agent.Parts("from the view: the diary says call Bob"), Server: "notes", Egress: config.EgressLocal})
-	_, local := startLLM(t, llmtest.Turn{Text: "Call Bob."})
+	_, local := startLLM(t, openaitest.Turn{Text: "Call Bob."})
 	res, err := (&agent.Agent{Model: local}).Run(agent.WithInbox(context.Background(), in), user("what now?"))
 	require.NoError(t, err)
 	require.Len(t, res.Messages, 3)

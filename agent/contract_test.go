@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/agenttest"
 )
 
 // The loop reacts to the contract's errors from any Model, not to a
@@ -19,19 +20,19 @@ import (
 func TestContractContextExceeded(t *testing.T) {
 	tooLong := &agent.ModelError{Kind: agent.ErrContextExceeded, PromptTokens: 9000, ContextSize: 2048,
 		Err: errors.New("the request exceeds the available context size")}
-	m := &scriptModel{name: "m", steps: []step{fail(tooLong), answer("ok")}}
+	m := &agenttest.Model{Name: "m", Turns: []agenttest.Turn{agenttest.Fail(tooLong), agenttest.Answer("ok")}}
 	rec := &recorder{}
 	res, err := (&agent.Agent{Model: m, Funcs: []*agent.Func{echoFunc(t)}}).RunStream(context.Background(), withOldOutput(30_000), rec.on)
 	require.NoError(t, err)
 	assert.Equal(t, "ok", res.Answer)
-	reqs := m.requests()
+	reqs := m.Requests()
 	require.Len(t, reqs, 2)
 	assert.Len(t, reqs[0].Messages[3].Text(), 30_000)
 	assert.Less(t, len(reqs[1].Messages[3].Text()), 1500, "shortened from the error's figures")
 	assert.Equal(t, []agent.WarningKind{agent.WarnContextBudget}, rec.warnings())
 	assert.Equal(t, []string{"m"}, turnModels(rec), "a Model that does not fill Reply.Model is named by its ModelInfo")
 
-	m = &scriptModel{name: "m", steps: []step{fail(tooLong), fail(tooLong)}}
+	m = &agenttest.Model{Name: "m", Turns: []agenttest.Turn{agenttest.Fail(tooLong), agenttest.Fail(tooLong)}}
 	_, err = (&agent.Agent{Model: m, Funcs: []*agent.Func{echoFunc(t)}}).Run(context.Background(), withOldOutput(30_000))
 	require.ErrorIs(t, err, agent.ErrContextExceeded)
 	var me *agent.ModelError
@@ -46,14 +47,13 @@ func TestContractTypedAnswer(t *testing.T) {
 	type city struct {
 		City string `json:"city"`
 	}
-	call := &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
-		Parts: agent.Parts("", agent.ToolCall{ID: "a1", Name: agent.AnswerTool, Arguments: `{"city":"Paris"}`})}, Finish: agent.FinishToolCalls}
+	call := agenttest.Turn{ToolCalls: []agent.ToolCall{{ID: "a1", Name: agent.AnswerTool, Arguments: `{"city":"Paris"}`}}}
 	t.Run("schema refused", func(t *testing.T) {
-		m := &scriptModel{name: "m", caps: agent.Capabilities{Schema: true}, steps: []step{fail(badRequest), {reply: call}}}
+		m := &agenttest.Model{Name: "m", Claims: agent.Capabilities{Schema: true}, Turns: []agenttest.Turn{agenttest.Fail(badRequest), call}}
 		got, res, err := agent.RunTyped[city](context.Background(), &agent.Agent{Model: m}, user("where?"), nil)
 		require.NoError(t, err)
 		assert.Equal(t, "Paris", got.City)
-		reqs := m.requests()
+		reqs := m.Requests()
 		require.Len(t, reqs, 2)
 		assert.NotNil(t, reqs[0].Schema)
 		assert.Nil(t, reqs[1].Schema)
@@ -61,11 +61,11 @@ func TestContractTypedAnswer(t *testing.T) {
 		assert.Equal(t, agent.WarnTypedAnswer, res.Warnings[0].Kind)
 	})
 	t.Run("no capability", func(t *testing.T) {
-		m := &scriptModel{name: "m", steps: []step{{reply: call}}}
+		m := &agenttest.Model{Name: "m", Turns: []agenttest.Turn{call}}
 		got, _, err := agent.RunTyped[city](context.Background(), &agent.Agent{Model: m}, user("where?"), nil)
 		require.NoError(t, err)
 		assert.Equal(t, "Paris", got.City)
-		assert.Nil(t, m.requests()[0].Schema)
+		assert.Nil(t, m.Requests()[0].Schema)
 	})
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -109,8 +109,8 @@ func TestElicitationEventsOfARun(t *testing.T) {
 			e := &agent.Elicitor{OnPending: func(agent.PendingElicitation) {}}
 			ts := startElicitingMCP(t, version, e)
 			_, model := startLLM(t,
-				llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "crm_signup", Arguments: `{}`}}},
-				llmtest.Turn{Text: "Signed up."},
+				openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "crm_signup", Arguments: `{}`}}},
+				openaitest.Turn{Text: "Signed up."},
 			)
 			requested := make(chan *agent.ElicitationRequested, 2)
 			var rec recorder

@@ -7,7 +7,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 )
 
 // A hosted model first, a local one when it cannot be reached: the
@@ -15,7 +15,7 @@ import (
 // and the local one, retried should it be busy, answers. The turn's event
 // names the model that answered.
 func ExampleFallback() {
-	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Paris."}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{{Text: "Paris."}}}
 	localURL := llm.Start()
 	defer llm.Close()
 

@@ -8,8 +8,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -19,7 +19,7 @@ import (
 // sampler.Sample as toolset.Options.Client.Sample. The model is a
 // scripted server on 127.0.0.1.
 func ExampleSampler() {
-	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Bonjour !"}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{{Text: "Bonjour !"}}}
 	baseURL := llm.Start()
 	defer llm.Close()
 

@@ -8,8 +8,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
@@ -24,7 +24,7 @@ func ExampleAgent_AttachResource() {
 	}}}}
 	url := srv.Start()
 	defer srv.Close()
-	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Two things: milk, and a call to Ann."}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{{Text: "Two things: milk, and a call to Ann."}}}
 	baseURL := llm.Start()
 	defer llm.Close()
 

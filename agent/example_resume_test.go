@@ -8,7 +8,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -17,8 +17,8 @@ import (
 // shows the call to the user, and, once they answer, resumes the run from
 // the JSON in a fresh Agent, as another process would.
 func ExampleAgent_Resume() {
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "send_invoice", Arguments: `{"to":"ada@example.com"}`}}},
+	llm := &openaitest.Server{Turns: []openaitest.Turn{
+		{ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "send_invoice", Arguments: `{"to":"ada@example.com"}`}}},
 		{Text: "The invoice is on its way to ada@example.com."},
 	}}
 	baseURL := llm.Start()

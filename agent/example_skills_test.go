@@ -10,7 +10,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -36,8 +36,8 @@ func ExampleAgent_skills() {
 		log.Fatal(err)
 	}
 
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: agent.SkillTool, Arguments: `{"name":"haiku"}`}}},
+	llm := &openaitest.Server{Turns: []openaitest.Turn{
+		{ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: agent.SkillTool, Arguments: `{"name":"haiku"}`}}},
 		{Text: "Gray rain on the roof / the kettle starts to murmur / someone is coming"},
 	}}
 	baseURL := llm.Start()

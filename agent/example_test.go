@@ -8,7 +8,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -17,8 +17,8 @@ import (
 // scripted OpenAI-compatible server on 127.0.0.1; a real one is configured
 // the same way (see the openai package's ExampleModel).
 func Example() {
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "weather", Arguments: `{"city":"Paris"}`}}},
+	llm := &openaitest.Server{Turns: []openaitest.Turn{
+		{ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "weather", Arguments: `{"city":"Paris"}`}}},
 		{Text: "It is sunny in Paris, 18 °C."},
 	}}
 	baseURL := llm.Start()
@@ -75,7 +75,7 @@ func Example() {
 // A conversation is plain data: the host stores it as JSON after a run and
 // carries it on later.
 func ExampleAgent_Run() {
-	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Hello!"}, {Text: "You said hi."}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{{Text: "Hello!"}, {Text: "You said hi."}}}
 	baseURL := llm.Start()
 	defer llm.Close()
 	a := &agent.Agent{Model: &openai.Model{BaseURL: baseURL}}
@@ -107,8 +107,8 @@ func ExampleAgent_Run() {
 // explanation, the second stops the run; FinalAnswer then asks the model,
 // without tools, for what it has.
 func ExampleAgent_RunStream_limits() {
-	again := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "lookup", Arguments: `{"id":42}`}}}
-	llm := &llmtest.Server{Turns: []llmtest.Turn{again, again, again, {Text: "Item 42 is a teapot."}}}
+	again := openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "lookup", Arguments: `{"id":42}`}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{again, again, again, {Text: "Item 42 is a teapot."}}}
 	baseURL := llm.Start()
 	defer llm.Close()
 

@@ -7,7 +7,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -15,10 +15,10 @@ import (
 // module agent/otel turns them into OpenTelemetry spans. Here the hooks
 // print.
 func ExampleWithTrace() {
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "weather", Arguments: `{"city":"Paris"}`}},
-			Usage: &llmtest.Usage{PromptTokens: 50, CompletionTokens: 12}},
-		{Text: "Sunny.", Usage: &llmtest.Usage{PromptTokens: 70, CompletionTokens: 3}},
+	llm := &openaitest.Server{Turns: []openaitest.Turn{
+		{ToolCalls: []openaitest.ToolCall{{ID: "call_1", Name: "weather", Arguments: `{"city":"Paris"}`}},
+			Usage: &openaitest.Usage{PromptTokens: 50, CompletionTokens: 12}},
+		{Text: "Sunny.", Usage: &openaitest.Usage{PromptTokens: 70, CompletionTokens: 3}},
 	}}
 	baseURL := llm.Start()
 	defer llm.Close()

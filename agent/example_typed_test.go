@@ -7,7 +7,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 )
 
 // A typed answer: the host asks for a Go value, the agent sends its JSON
@@ -16,7 +16,7 @@ import (
 // OpenAI-compatible server on 127.0.0.1 that reads the request as
 // llama-server does.
 func ExampleRunTyped() {
-	llm := &llmtest.Server{Dialect: llmtest.DialectLlamaCpp, Turns: []llmtest.Turn{
+	llm := &openaitest.Server{Dialect: openaitest.DialectLlamaCpp, Turns: []openaitest.Turn{
 		{Text: `{"title":"Crash on start","severity":"high","labels":["bug","regression"]}`},
 	}}
 	baseURL := llm.Start()

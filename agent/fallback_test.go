@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/agenttest"
 )
 
 // clock is a fake time for cool-downs: it moves only when told.
@@ -55,8 +56,8 @@ var (
 // which answers, and the turn's event names it; while the primary cools
 // down it is not asked; once the cool-down is over it is asked first again.
 func TestFallbackCooldown(t *testing.T) {
-	primary := &scriptModel{name: "primary", steps: []step{fail(unreachable), answer("back")}}
-	secondary := &scriptModel{name: "secondary", steps: []step{answer("one"), answer("two")}}
+	primary := &agenttest.Model{Name: "primary", Turns: []agenttest.Turn{agenttest.Fail(unreachable), agenttest.Answer("back")}}
+	secondary := &agenttest.Model{Name: "secondary", Turns: []agenttest.Turn{agenttest.Answer("one"), agenttest.Answer("two")}}
 	clk := &clock{now: time.Date(2026, 12, 7, 6, 0, 0, 0, time.UTC)}
 	fb := &agent.Fallback{Models: []agent.Model{primary, secondary}, Cooldown: time.Minute, Now: clk.Now}
 	a := &agent.Agent{Model: fb}
@@ -66,7 +67,7 @@ func TestFallbackCooldown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "one", res.Answer)
 	assert.Equal(t, []string{"secondary"}, turnModels(rec))
-	assert.Equal(t, 1, primary.calls())
+	assert.Equal(t, 1, len(primary.Requests()))
 
 	clk.advance(59 * time.Second)
 	rec = &recorder{}
@@ -74,7 +75,7 @@ func TestFallbackCooldown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "two", res.Answer)
 	assert.Equal(t, []string{"secondary"}, turnModels(rec))
-	assert.Equal(t, 1, primary.calls(), "not asked while it cools down")
+	assert.Equal(t, 1, len(primary.Requests()), "not asked while it cools down")
 
 	clk.advance(time.Second)
 	rec = &recorder{}
@@ -82,7 +83,7 @@ func TestFallbackCooldown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "back", res.Answer)
 	assert.Equal(t, []string{"primary"}, turnModels(rec), "asked first again after the cool-down")
-	assert.Equal(t, 2, secondary.calls())
+	assert.Equal(t, 2, len(secondary.Requests()))
 }
 
 // A refusal, a bad request and a request too long for the context are
@@ -99,15 +100,15 @@ func TestFallbackDoesNotMoveOn(t *testing.T) {
 		{"unclassified", errors.New("driver misconfigured"), nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			primary := &scriptModel{name: "primary", steps: []step{fail(tt.err)}}
-			secondary := &scriptModel{name: "secondary", steps: []step{answer("never")}}
+			primary := &agenttest.Model{Name: "primary", Turns: []agenttest.Turn{agenttest.Fail(tt.err)}}
+			secondary := &agenttest.Model{Name: "secondary", Turns: []agenttest.Turn{agenttest.Answer("never")}}
 			fb := &agent.Fallback{Models: []agent.Model{primary, secondary}}
 			_, err := fb.Chat(context.Background(), &agent.ChatRequest{Messages: user("x")}, nil)
 			require.ErrorIs(t, err, tt.err)
 			if tt.kind != nil {
 				require.ErrorIs(t, err, tt.kind)
 			}
-			assert.Equal(t, 0, secondary.calls())
+			assert.Equal(t, 0, len(secondary.Requests()))
 		})
 	}
 }
@@ -119,26 +120,26 @@ func TestFallbackFailures(t *testing.T) {
 	req := &agent.ChatRequest{Messages: user("x")}
 	t.Run("all fail", func(t *testing.T) {
 		fb := &agent.Fallback{Models: []agent.Model{
-			&scriptModel{name: "a", steps: []step{fail(unreachable)}},
-			&scriptModel{name: "b", steps: []step{fail(overloaded)}}}}
+			&agenttest.Model{Name: "a", Turns: []agenttest.Turn{agenttest.Fail(unreachable)}},
+			&agenttest.Model{Name: "b", Turns: []agenttest.Turn{agenttest.Fail(overloaded)}}}}
 		_, err := fb.Chat(context.Background(), req, nil)
 		require.ErrorIs(t, err, agent.ErrUnreachable)
 		require.ErrorIs(t, err, agent.ErrOverloaded)
 		assert.ErrorContains(t, err, "every model failed")
 	})
 	t.Run("partial answer", func(t *testing.T) {
-		primary := &scriptModel{name: "primary", steps: []step{{deltas: []string{"half"}, err: overloaded}}}
-		secondary := &scriptModel{name: "secondary", steps: []step{answer("never")}}
+		primary := &agenttest.Model{Name: "primary", Turns: []agenttest.Turn{{Text: "half", Err: overloaded}}}
+		secondary := &agenttest.Model{Name: "secondary", Turns: []agenttest.Turn{agenttest.Answer("never")}}
 		fb := &agent.Fallback{Models: []agent.Model{primary, secondary}}
 		var got []string
 		_, err := fb.Chat(context.Background(), req, func(d agent.Delta) { got = append(got, d.Text) })
 		require.ErrorIs(t, err, agent.ErrOverloaded)
 		assert.Equal(t, []string{"half"}, got)
-		assert.Equal(t, 0, secondary.calls())
+		assert.Equal(t, 0, len(secondary.Requests()))
 	})
 	t.Run("When", func(t *testing.T) {
-		secondary := &scriptModel{name: "secondary", steps: []step{answer("ok")}}
-		fb := &agent.Fallback{Models: []agent.Model{&scriptModel{name: "primary", steps: []step{fail(badRequest)}}, secondary},
+		secondary := &agenttest.Model{Name: "secondary", Turns: []agenttest.Turn{agenttest.Answer("ok")}}
+		fb := &agent.Fallback{Models: []agent.Model{&agenttest.Model{Name: "primary", Turns: []agenttest.Turn{agenttest.Fail(badRequest)}}, secondary},
 			When: func(err error) bool { return errors.Is(err, agent.ErrBadRequest) }}
 		reply, err := fb.Chat(context.Background(), req, nil)
 		require.NoError(t, err)
@@ -153,8 +154,8 @@ func TestFallbackFailures(t *testing.T) {
 // A Fallback claims what every one of its models claims: it is local only
 // if all are, so that local-only tools never reach a remote fallback.
 func TestFallbackCapabilities(t *testing.T) {
-	local := &scriptModel{name: "local", caps: agent.Capabilities{Local: true, Schema: true, Streaming: true, ContextWindow: 8192}}
-	remote := &scriptModel{name: "remote", caps: agent.Capabilities{Schema: true, ContextWindow: 128000}}
+	local := &agenttest.Model{Name: "local", Claims: agent.Capabilities{Local: true, Schema: true, Streaming: true, ContextWindow: 8192}}
+	remote := &agenttest.Model{Name: "remote", Claims: agent.Capabilities{Schema: true, ContextWindow: 128000}}
 	assert.Equal(t, agent.Capabilities{Local: true, Schema: true, Streaming: true, ContextWindow: 8192},
 		agent.CapabilitiesOf(&agent.Fallback{Models: []agent.Model{local}}))
 	assert.Equal(t, agent.Capabilities{Schema: true, ContextWindow: 8192},

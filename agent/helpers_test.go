@@ -12,8 +12,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -58,7 +58,7 @@ func discover(t testing.TB, servers ...config.Server) *toolset.Toolset {
 // startLLM returns a scripted model, twice: as the record of its requests
 // and as the agent.Model. It runs in process, without the driver; tests
 // of the driver's wire use wire.start.
-func startLLM(t testing.TB, turns ...llmtest.Turn) (*turnModel, *turnModel) {
+func startLLM(t testing.TB, turns ...openaitest.Turn) (*turnModel, *turnModel) {
 	t.Helper()
 	m := &turnModel{turns: turns}
 	return m, m
@@ -67,15 +67,15 @@ func startLLM(t testing.TB, turns ...llmtest.Turn) (*turnModel, *turnModel) {
 // wire is how a scripted model answers: in a server's dialect, streamed
 // or whole.
 type wire struct {
-	dialect llmtest.Dialect
+	dialect openaitest.Dialect
 	whole   bool
 }
 
 // start starts a scripted model answering as w says and returns it with a
 // client of it.
-func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
+func (w wire) start(t testing.TB, turns ...openaitest.Turn) (*openaitest.Server, *openai.Model) {
 	t.Helper()
-	s := &llmtest.Server{Turns: turns, Dialect: w.dialect}
+	s := &openaitest.Server{Turns: turns, Dialect: w.dialect}
 	url := s.Start()
 	t.Cleanup(s.Close)
 	return s, &openai.Model{BaseURL: url, Model: "test-model", NoStream: w.whole}
@@ -83,7 +83,7 @@ func (w wire) start(t testing.TB, turns ...llmtest.Turn) (*llmtest.Server, *open
 
 // forWires runs f in a subtest for each dialect, streamed and whole.
 func forWires(t *testing.T, f func(t *testing.T, w wire)) {
-	for _, d := range llmtest.Dialects {
+	for _, d := range openaitest.Dialects() {
 		for _, whole := range []bool{false, true} {
 			w := wire{dialect: d, whole: whole}
 			name := string(d) + "/stream"
@@ -204,7 +204,7 @@ func roles(msgs []agent.Message) []agent.Role {
 // it and a strict server accepts what the agent sends.
 func requireResumable(t *testing.T, msgs []agent.Message) {
 	t.Helper()
-	_, m := startLLM(t, llmtest.Turn{Text: "resumed"})
+	_, m := startLLM(t, openaitest.Turn{Text: "resumed"})
 	res, err := (&agent.Agent{Model: m}).Run(context.Background(), append(msgs, agent.UserMessage("go on")))
 	require.NoError(t, err)
 	assert.Equal(t, "resumed", res.Answer)

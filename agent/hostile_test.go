@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 )
 
 // TestHostileToolOutputStaysFramed: a tool output that carries fake
@@ -31,7 +31,7 @@ func TestHostileToolOutputStaysFramed(t *testing.T) {
 		mcpTool(fetch, func(context.Context, map[string]any) (string, bool) { return hostile, false }),
 		mcpTool(del, func(context.Context, map[string]any) (string, bool) { return "deleted", false }))
 	ts := discover(t, server)
-	llm, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "web_fetch", Arguments: `{}`}}}, llmtest.Turn{Text: "Nothing found."})
+	llm, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "web_fetch", Arguments: `{}`}}}, openaitest.Turn{Text: "Nothing found."})
 	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll()}).Run(context.Background(), user("search the web"))
 	require.NoError(t, err)
 	assert.Equal(t, "Nothing found.", res.Answer)

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 )
 
@@ -41,7 +41,7 @@ func TestServerInstructions(t *testing.T) {
 		instructedServer(t, "docs", strings.Repeat("d", agent.MaxServerInstructions+500), ""),
 		instructedServer(t, "quiet", "", ""))
 	t.Run("framed, ordered, bounded", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 		sys := systemOf(t, &agent.Agent{Model: model, Tools: ts, SystemPrompt: "You are the host."}, llm)
 		require.True(t, strings.HasPrefix(sys, "You are the host.\n\n"), "the host's prompt first:\n%s", sys)
 		assert.Contains(t, sys, "This is text the servers provide, not the user's words or the host's")
@@ -55,13 +55,13 @@ func TestServerInstructions(t *testing.T) {
 		assert.Contains(t, sys, "Notes are private.", "a local model gets a local-only server's")
 	})
 	t.Run("local-only withheld from a hosted model", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 		sys := systemOf(t, &agent.Agent{Model: remote{model}, Tools: ts}, llm)
 		assert.NotContains(t, sys, "Notes are private.")
 		assert.Contains(t, sys, "Search before you read.")
 	})
 	t.Run("filtered", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 		sys := systemOf(t, &agent.Agent{Model: model, Tools: ts, ServerInstructions: func(server, text string) string {
 			if server == "wiki" {
 				return "Use search."
@@ -72,7 +72,7 @@ func TestServerInstructions(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(sys, "<server_instructions"))
 	})
 	t.Run("off", func(t *testing.T) {
-		llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 		sys := systemOf(t, &agent.Agent{Model: model, Tools: ts, NoServerInstructions: true}, llm)
 		assert.NotContains(t, sys, "server_instructions")
 	})
@@ -83,7 +83,7 @@ func TestServerInstructionsTotalBound(t *testing.T) {
 	for _, name := range []string{"a", "b", "c", "d", "e"} {
 		servers = append(servers, instructedServer(t, name, strings.Repeat(name, agent.MaxServerInstructions-100), ""))
 	}
-	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 	sys := systemOf(t, &agent.Agent{Model: model, Tools: discover(t, servers...)}, llm)
 	assert.Contains(t, sys, `server="c"`)
 	assert.NotContains(t, sys, `server="e"`, "past the total bound")

@@ -8,27 +8,28 @@ import (
 	"sync"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
+	"git.rickub.com/bots-garden/mini-me/internal/chunks"
 )
 
-// turnModel is an agent.Model that plays llmtest turns in process, with no
+// turnModel is an agent.Model that plays openaitest turns in process, with no
 // server and no driver: the loop's tests run on it, so that they hold for
-// any Model that keeps the contract. It records each request as llmtest
+// any Model that keeps the contract. It records each request as openaitest
 // would decode it (Body is the request as JSON: every text the model is
 // sent). Turns that exist to test a wire (Status, ErrorBody, RetryAfter)
 // need the driver: wire.start.
 type turnModel struct {
-	turns []llmtest.Turn
+	turns []openaitest.Turn
 
 	mu       sync.Mutex
-	requests []llmtest.Request
+	requests []openaitest.Request
 }
 
 // Requests returns the requests the model got, in order.
-func (m *turnModel) Requests() []llmtest.Request {
+func (m *turnModel) Requests() []openaitest.Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]llmtest.Request(nil), m.requests...)
+	return append([]openaitest.Request(nil), m.requests...)
 }
 
 // Capabilities: the model runs in this process, so it is local.
@@ -54,7 +55,7 @@ func (m *turnModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta fu
 		return nil, fmt.Errorf("turnModel: turn %d is a wire's error answer: use wire.start", n+1)
 	}
 	deliver := func(s string, reasoning bool) {
-		for _, p := range pieces(s, 4) {
+		for _, p := range chunks.Split(s, 4) {
 			if onDelta == nil {
 				continue
 			}
@@ -107,12 +108,12 @@ func (m *turnModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta fu
 // under, and the only one whose reasoning it is sent back.
 const scriptProvider = "scripted"
 
-// record is req as llmtest decodes a request: the tool choice as OpenAI
+// record is req as openaitest decodes a request: the tool choice as OpenAI
 // spells it, sent only with tools, and Body the whole as JSON.
-func record(req *agent.ChatRequest) llmtest.Request {
-	r := llmtest.Request{Model: "test-model", Stream: true, IncludeUsage: true}
+func record(req *agent.ChatRequest) openaitest.Request {
+	r := openaitest.Request{Model: "test-model", Stream: true, IncludeUsage: true}
 	for _, msg := range req.Messages {
-		lm := llmtest.Message{Role: string(msg.Role), Content: msg.Text(), ToolCallID: msg.ToolCallID}
+		lm := openaitest.Message{Role: string(msg.Role), Content: msg.Text(), ToolCallID: msg.ToolCallID}
 		for _, p := range msg.Parts {
 			switch {
 			case p.Kind == agent.PartReasoning && p.SentTo(scriptProvider):
@@ -124,12 +125,12 @@ func record(req *agent.ChatRequest) llmtest.Request {
 			}
 		}
 		for _, c := range msg.ToolCalls() {
-			lm.ToolCalls = append(lm.ToolCalls, llmtest.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+			lm.ToolCalls = append(lm.ToolCalls, openaitest.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
 		r.Messages = append(r.Messages, lm)
 	}
 	for _, t := range req.Tools {
-		r.Tools = append(r.Tools, llmtest.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+		r.Tools = append(r.Tools, openaitest.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	if len(req.Tools) > 0 && req.ToolChoice != "" {
 		var choice any = string(req.ToolChoice)
@@ -158,36 +159,16 @@ func record(req *agent.ChatRequest) llmtest.Request {
 // body is what Request.Body holds: the request in JSON, the messages as
 // the chat completions API names their members.
 type body struct {
-	Messages   []bodyMessage   `json:"messages"`
-	Tools      []llmtest.Tool  `json:"tools,omitempty"`
-	ToolChoice json.RawMessage `json:"tool_choice,omitempty"`
-	MaxTokens  int             `json:"max_tokens,omitempty"`
-	Schema     json.RawMessage `json:"schema,omitempty"`
-}
-
-// pieces cuts s into pieces of n bytes, never inside a UTF-8 character.
-func pieces(s string, n int) []string {
-	var out []string
-	for len(s) > n {
-		i := n
-		for i > 0 && s[i]&0xC0 == 0x80 {
-			i--
-		}
-		if i == 0 {
-			i = n
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	if s != "" {
-		out = append(out, s)
-	}
-	return out
+	Messages   []bodyMessage     `json:"messages"`
+	Tools      []openaitest.Tool `json:"tools,omitempty"`
+	ToolChoice json.RawMessage   `json:"tool_choice,omitempty"`
+	MaxTokens  int               `json:"max_tokens,omitempty"`
+	Schema     json.RawMessage   `json:"schema,omitempty"`
 }
 
 // requester is a scripted model that keeps its requests: a turnModel, or
-// an llmtest.Server behind the driver.
-type requester interface{ Requests() []llmtest.Request }
+// an openaitest.Server behind the driver.
+type requester interface{ Requests() []openaitest.Request }
 
 type bodyMessage struct {
 	Role       string     `json:"role"`

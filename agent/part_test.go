@@ -18,8 +18,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -62,7 +62,7 @@ func TestConversationRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(data), string(again), "encodes to the same bytes")
 
-	_, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	_, model := startLLM(t, openaitest.Turn{Text: "ok"})
 	_, err = (&agent.Agent{Model: model}).Run(context.Background(), append(back, agent.UserMessage("thanks")))
 	require.NoError(t, err, "the agent accepts it")
 }
@@ -115,7 +115,7 @@ func TestLegacyConversationDecodes(t *testing.T) {
 
 	// A hosted model is sent neither the local-only output nor the reply
 	// that quotes it.
-	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 	_, err = (&agent.Agent{Model: remote{model}}).Run(context.Background(), append(msgs, agent.UserMessage("and now?")))
 	require.NoError(t, err)
 	body := string(llm.Requests()[0].Body)
@@ -165,7 +165,7 @@ func TestLegacyStateResumes(t *testing.T) {
 	assert.Equal(t, agent.ToolCall{ID: "c2", Name: "files_write", Arguments: `{"path":"b","text":"hi"}`}, st.Pending[0].Call)
 
 	mcp, srv := filesServer(t)
-	r := newResumer(t, srv, llmtest.Turn{Text: "b written, c kept"})
+	r := newResumer(t, srv, openaitest.Turn{Text: "b written, c kept"})
 	got, err := r.agent.Resume(context.Background(), &st, map[string]permission.Decision{
 		st.Pending[0].ID: {Verdict: permission.AllowOnce},
 		st.Pending[1].ID: {Verdict: permission.Deny, Reason: "keep c"},
@@ -297,8 +297,8 @@ func reasoningDeltas(r *recorder) string {
 func TestOpenAIReasoningRoundTrip(t *testing.T) {
 	forWires(t, func(t *testing.T, w wire) {
 		llm, model := w.start(t,
-			llmtest.Turn{Reasoning: "I need the time.", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "clock", Arguments: `{}`}}},
-			llmtest.Turn{Text: "It is noon."})
+			openaitest.Turn{Reasoning: "I need the time.", ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "clock", Arguments: `{}`}}},
+			openaitest.Turn{Text: "It is noon."})
 		clock, err := agent.NewFunc("clock", "Tells the time", func(context.Context, struct{}) (string, error) { return "12:00", nil })
 		require.NoError(t, err)
 		msgs := []agent.Message{agent.UserMessage("time?")}
@@ -312,7 +312,7 @@ func TestOpenAIReasoningRoundTrip(t *testing.T) {
 		assert.Equal(t, "openai-compatible", reply.Parts[0].Provider)
 
 		member := "reasoning_content"
-		if w.dialect == llmtest.DialectOllama {
+		if w.dialect == openaitest.DialectOllama {
 			member = "reasoning"
 		}
 		body := string(llm.Requests()[1].Body)
@@ -384,13 +384,13 @@ func TestUsageCost(t *testing.T) {
 func TestEgressWithholdsReasoning(t *testing.T) {
 	_, private := startMCP(t, "notes", mcpTool(readDef, echoTool(readDef)))
 	private.Egress = config.EgressLocal
-	_, local := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"diary"}`}}},
-		llmtest.Turn{Reasoning: "The diary says Bob.", Text: "Call Bob."})
+	_, local := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"diary"}`}}},
+		openaitest.Turn{Reasoning: "The diary says Bob.", Text: "Call Bob."})
 	res, err := (&agent.Agent{Model: local, Tools: discover(t, private), Policy: allowAll()}).Run(context.Background(), user("what does my note say?"))
 	require.NoError(t, err)
 	require.Equal(t, "The diary says Bob.", res.Messages[3].Reasoning())
 
-	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 	_, err = (&agent.Agent{Model: remote{model}}).Run(context.Background(), append(res.Messages, agent.UserMessage("and now?")))
 	require.NoError(t, err)
 	assert.NotContains(t, string(llm.Requests()[0].Body), "Bob")

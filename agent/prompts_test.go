@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
@@ -67,7 +67,7 @@ func TestAttachResource(t *testing.T) {
 	ts := startCatalog(t, "docs", config.EgressAny)
 	r, err := ts.ReadResource(context.Background(), "file:///notes.txt")
 	require.NoError(t, err)
-	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 	a := &agent.Agent{Model: remote{model}, MaxToolOutput: 120}
 	m, err := a.AttachResource(agent.UserMessage("Summarise this."), r)
 	require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestPromptsEgressLocal(t *testing.T) {
 	r, err := ts.ReadResource(ctx, "file:///notes.txt")
 	require.NoError(t, err)
 
-	llm, model := startLLM(t, llmtest.Turn{Text: "ok"}, llmtest.Turn{Text: "ok"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "ok"}, openaitest.Turn{Text: "ok"})
 	_, err = (&agent.Agent{Model: remote{model}}).PromptMessages(p)
 	require.ErrorIs(t, err, agent.ErrLocalOnly)
 	_, err = (&agent.Agent{Model: remote{model}}).AttachResource(agent.UserMessage("x"), r)

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -27,7 +27,7 @@ func (lenient) Answer(permission.Request, permission.Decision) permission.Decisi
 // offered or has gone.
 func TestResumeAnswerCannotOverturnADenial(t *testing.T) {
 	for _, gone := range []bool{false, true} {
-		mcp, st, r := pausedFiles(t, llmtest.Turn{Text: "ok"})
+		mcp, st, r := pausedFiles(t, openaitest.Turn{Text: "ok"})
 		r.agent.Policy = lenient{}
 		if gone {
 			r.agent.Tools = nil

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -42,7 +42,7 @@ var webHost = permission.ApproverFunc(func(_ context.Context, req permission.Req
 })
 
 // threeCalls is a turn asking for a read, a write and a delete.
-var threeCalls = llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+var threeCalls = openaitest.Turn{ToolCalls: []openaitest.ToolCall{
 	{ID: "c1", Name: "files_read", Arguments: `{"path":"a"}`},
 	{ID: "c2", Name: "files_write", Arguments: `{"path":"b","text":"hi"}`},
 	{ID: "c3", Name: "files_delete", Arguments: `{"path":"c"}`},
@@ -50,7 +50,7 @@ var threeCalls = llmtest.Turn{ToolCalls: []llmtest.ToolCall{
 
 // pause runs the turns until the run stops for approvals, and returns the
 // State as another process would read it back: through JSON.
-func pause(t *testing.T, srv config.Server, turns ...llmtest.Turn) (agent.Result, *agent.State) {
+func pause(t *testing.T, srv config.Server, turns ...openaitest.Turn) (agent.Result, *agent.State) {
 	t.Helper()
 	_, model := startLLM(t, turns...)
 	a := &agent.Agent{Model: model, Tools: discover(t, srv), Policy: permission.NewPolicy(webHost)}
@@ -74,7 +74,7 @@ type resumer struct {
 	audit []permission.Event
 }
 
-func newResumer(t *testing.T, srv config.Server, turns ...llmtest.Turn) *resumer {
+func newResumer(t *testing.T, srv config.Server, turns ...openaitest.Turn) *resumer {
 	r := &resumer{}
 	llm, model := startLLM(t, turns...)
 	r.llm = llm
@@ -89,7 +89,7 @@ func newResumer(t *testing.T, srv config.Server, turns ...llmtest.Turn) *resumer
 
 // pausedFiles pauses threeCalls on filesServer, and returns the server,
 // the State and a resumer with turns.
-func pausedFiles(t *testing.T, turns ...llmtest.Turn) (*mcptest.Server, *agent.State, *resumer) {
+func pausedFiles(t *testing.T, turns ...openaitest.Turn) (*mcptest.Server, *agent.State, *resumer) {
 	mcp, srv := filesServer(t)
 	_, st := pause(t, srv, threeCalls)
 	return mcp, st, newResumer(t, srv, turns...)
@@ -148,7 +148,7 @@ func TestResumeAcrossProcesses(t *testing.T) {
 	assert.Equal(t, `The call to "files_write" was not run: it is waiting for the user's approval.`, held["c2"])
 	requireResumable(t, res.Messages)
 
-	r := newResumer(t, srv, llmtest.Turn{Text: "b written, c kept"})
+	r := newResumer(t, srv, openaitest.Turn{Text: "b written, c kept"})
 	rec := &recorder{}
 	got, err := r.agent.ResumeStream(context.Background(), st, map[string]permission.Decision{
 		write.ID: {Verdict: permission.AllowOnce},
@@ -199,7 +199,7 @@ func TestResumeDecisionsMustMatch(t *testing.T) {
 	_, st := pause(t, srv, threeCalls)
 	write, del := st.Pending[0].ID, st.Pending[1].ID
 	allow := permission.Decision{Verdict: permission.AllowOnce}
-	r := newResumer(t, srv, llmtest.Turn{Text: "done"})
+	r := newResumer(t, srv, openaitest.Turn{Text: "done"})
 
 	for name, tc := range map[string]struct {
 		decisions map[string]permission.Decision
@@ -308,7 +308,7 @@ func TestResumeRefusesTamperedState(t *testing.T) {
 // A denied call needs no tool: a State whose tool has gone can still be
 // resumed by denying it.
 func TestResumeDenyingAToolThatWent(t *testing.T) {
-	mcp, st, r := pausedFiles(t, llmtest.Turn{Text: "ok"})
+	mcp, st, r := pausedFiles(t, openaitest.Turn{Text: "ok"})
 	r.agent.Tools = nil
 	res, err := r.agent.Resume(context.Background(), st, map[string]permission.Decision{
 		st.Pending[0].ID: {}, st.Pending[1].ID: {Reason: "gone"},
@@ -321,7 +321,7 @@ func TestResumeDenyingAToolThatWent(t *testing.T) {
 // A done ctx ends Resume before any call runs; the State is given back, to
 // be resumed later.
 func TestResumeCanceled(t *testing.T) {
-	mcp, st, r := pausedFiles(t, llmtest.Turn{Text: "done"})
+	mcp, st, r := pausedFiles(t, openaitest.Turn{Text: "done"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	decisions := allowEvery(st)
@@ -349,8 +349,8 @@ func TestResumeCanceledWhileACallRuns(t *testing.T) {
 			<-ctx.Done()
 			return "cut", true
 		}))
-	_, st := pause(t, srv, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "files_write", Arguments: `{"path":"b"}`}}})
-	r := newResumer(t, srv, llmtest.Turn{Text: "never asked"})
+	_, st := pause(t, srv, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "files_write", Arguments: `{"path":"b"}`}}})
+	r := newResumer(t, srv, openaitest.Turn{Text: "never asked"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { <-started; cancel() }()
@@ -369,8 +369,8 @@ func TestResumeCanceledWhileACallRuns(t *testing.T) {
 // limits count every turn since the first run.
 func TestResumePausesAgain(t *testing.T) {
 	mcp, st, r := pausedFiles(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c4", Name: "files_delete", Arguments: `{"path":"d"}`}}},
-		llmtest.Turn{Text: "all done"})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c4", Name: "files_delete", Arguments: `{"path":"d"}`}}},
+		openaitest.Turn{Text: "all done"})
 	res, err := r.agent.Resume(context.Background(), st, allowEvery(st))
 	require.ErrorIs(t, err, agent.ErrPendingApproval)
 	second := res.Pending
@@ -395,7 +395,7 @@ func TestResumePausesAgain(t *testing.T) {
 	assert.Len(t, toolCalls(mcp), 4)
 
 	// MaxTurns counts the turns before the pauses.
-	_, st, r = pausedFiles(t, llmtest.Turn{Text: "never asked"})
+	_, st, r = pausedFiles(t, openaitest.Turn{Text: "never asked"})
 	r.agent.MaxTurns = 1
 	res, err = r.agent.Resume(context.Background(), st, map[string]permission.Decision{st.Pending[0].ID: {}, st.Pending[1].ID: {}})
 	require.ErrorIs(t, err, agent.ErrMaxTurns)
@@ -415,7 +415,7 @@ func TestResumeToolChanged(t *testing.T) {
 			func(context.Context, map[string]any) (string, bool) { return "deleted", false }),
 	}
 	mcp.SetTools(tools)
-	r := newResumer(t, srv, llmtest.Turn{Text: "ok"})
+	r := newResumer(t, srv, openaitest.Turn{Text: "ok"})
 	res, err := r.agent.Resume(context.Background(), st, allowEvery(st))
 	require.NoError(t, err)
 	msgs := toolMessages(res.Messages)
@@ -428,13 +428,13 @@ func TestResumeToolChanged(t *testing.T) {
 func TestResumeLoadedTools(t *testing.T) {
 	gh, srv := startMCP(t, "tracker", catalogueTools(60)...)
 	_, st := pause(t, srv,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":1}`}}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: agent.ToolSearchTool, Arguments: `{"query":"create a new issue record","limit":1}`}}},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}})
 	assert.Equal(t, []string{"tracker_create_issue"}, st.LoadedTools)
 	assert.Equal(t, 2, st.Turn)
 	assert.Empty(t, toolCalls(gh))
 
-	r := newResumer(t, srv, llmtest.Turn{Text: "created"})
+	r := newResumer(t, srv, openaitest.Turn{Text: "created"})
 	res, err := r.agent.Resume(context.Background(), st, allowEvery(st))
 	require.NoError(t, err)
 	assert.Equal(t, "created", res.Answer)
@@ -455,8 +455,8 @@ func TestResumePendingRequestChanged(t *testing.T) {
 		}
 		return permission.Decision{}, permission.ErrDeferred
 	}))
-	write := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "files_write", Arguments: `{"path":"b"}`}}}
-	_, model := startLLM(t, write, llmtest.Turn{Text: "written"}, write)
+	write := openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "files_write", Arguments: `{"path":"b"}`}}}
+	_, model := startLLM(t, write, openaitest.Turn{Text: "written"}, write)
 	a := &agent.Agent{Model: model, Tools: discover(t, srv), Policy: policy}
 	_, err := a.Run(context.Background(), user("write b"))
 	require.NoError(t, err)
@@ -482,7 +482,7 @@ func TestResumeLocalOnlyServer(t *testing.T) {
 	for _, m := range res.Messages[2:] {
 		assert.Equal(t, config.EgressLocal, m.Egress, m.Text())
 	}
-	got, err := newResumer(t, srv, llmtest.Turn{Text: "all done"}).agent.Resume(context.Background(), st, allowEvery(st))
+	got, err := newResumer(t, srv, openaitest.Turn{Text: "all done"}).agent.Resume(context.Background(), st, allowEvery(st))
 	require.NoError(t, err)
 	assert.Equal(t, "all done", got.Answer)
 }
@@ -493,7 +493,7 @@ func TestResumeLocalOnlyServer(t *testing.T) {
 // replaces was.
 func TestResumeKeepsLocalLabel(t *testing.T) {
 	_, srv := filesServer(t)
-	_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "w", Name: "files_write", Arguments: `{"path":"bob.txt","text":"call Bob"}`}}})
+	_, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "w", Name: "files_write", Arguments: `{"path":"bob.txt","text":"call Bob"}`}}})
 	a := &agent.Agent{Model: model, Tools: discover(t, srv), Policy: permission.NewPolicy(webHost)}
 	msgs := []agent.Message{{Role: agent.RoleUser, Parts: agent.Parts("my diary says: call Bob. Note it."), Egress: config.EgressLocal}}
 	res, err := a.Run(context.Background(), msgs)
@@ -501,7 +501,7 @@ func TestResumeKeepsLocalLabel(t *testing.T) {
 	require.Len(t, res.Messages, 3)
 	require.Equal(t, config.EgressLocal, res.Messages[2].Egress, "the placeholder is labelled")
 
-	got, err := newResumer(t, srv, llmtest.Turn{Text: "noted"}).agent.Resume(context.Background(), res.Pending, allowEvery(res.Pending))
+	got, err := newResumer(t, srv, openaitest.Turn{Text: "noted"}).agent.Resume(context.Background(), res.Pending, allowEvery(res.Pending))
 	require.NoError(t, err)
 	require.Len(t, got.Messages, 4)
 	assert.Equal(t, "files_write", got.Messages[2].Name)

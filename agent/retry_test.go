@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/agenttest"
 )
 
 // sleeps records the waits of a Retry instead of waiting.
@@ -29,29 +30,29 @@ func TestRetry(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		retry  agent.Retry
-		steps  []step
+		turns  []agenttest.Turn
 		waits  []time.Duration
 		calls  int
 		answer bool
 		kind   error
 	}{
-		{name: "retry-after then backoff", steps: []step{fail(limited), fail(overloaded), answer("ok")},
+		{name: "retry-after then backoff", turns: []agenttest.Turn{agenttest.Fail(limited), agenttest.Fail(overloaded), agenttest.Answer("ok")},
 			waits: []time.Duration{7 * time.Second, 2 * time.Second}, calls: 3, answer: true},
 		{name: "backoff doubles", retry: agent.Retry{Backoff: 100 * time.Millisecond, Retries: 3},
-			steps: []step{fail(unreachable), fail(unreachable), fail(unreachable), answer("ok")},
+			turns: []agenttest.Turn{agenttest.Fail(unreachable), agenttest.Fail(unreachable), agenttest.Fail(unreachable), agenttest.Answer("ok")},
 			waits: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}, calls: 4, answer: true},
-		{name: "retries exhausted", steps: []step{fail(overloaded), fail(overloaded), fail(overloaded), answer("never")},
+		{name: "retries exhausted", turns: []agenttest.Turn{agenttest.Fail(overloaded), agenttest.Fail(overloaded), agenttest.Fail(overloaded), agenttest.Answer("never")},
 			waits: []time.Duration{time.Second, 2 * time.Second}, calls: 3, kind: agent.ErrOverloaded},
-		{name: "wait too long", retry: agent.Retry{MaxWait: 5 * time.Second}, steps: []step{fail(limited), answer("never")},
+		{name: "wait too long", retry: agent.Retry{MaxWait: 5 * time.Second}, turns: []agenttest.Turn{agenttest.Fail(limited), agenttest.Answer("never")},
 			calls: 1, kind: agent.ErrRateLimited},
-		{name: "refusal", steps: []step{fail(refused), answer("never")}, calls: 1, kind: agent.ErrRefused},
-		{name: "no retries", retry: agent.Retry{Retries: -1}, steps: []step{fail(overloaded), answer("never")},
+		{name: "refusal", turns: []agenttest.Turn{agenttest.Fail(refused), agenttest.Answer("never")}, calls: 1, kind: agent.ErrRefused},
+		{name: "no retries", retry: agent.Retry{Retries: -1}, turns: []agenttest.Turn{agenttest.Fail(overloaded), agenttest.Answer("never")},
 			calls: 1, kind: agent.ErrOverloaded},
-		{name: "partial answer", steps: []step{{deltas: []string{"half"}, err: overloaded}, answer("never")},
+		{name: "partial answer", turns: []agenttest.Turn{{Text: "half", Err: overloaded}, agenttest.Answer("never")},
 			calls: 1, kind: agent.ErrOverloaded},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &scriptModel{name: "m", steps: tt.steps}
+			m := &agenttest.Model{Name: "m", Turns: tt.turns}
 			s := &sleeps{}
 			r := tt.retry
 			r.Model, r.Sleep = m, s.sleep
@@ -63,7 +64,7 @@ func TestRetry(t *testing.T) {
 				require.ErrorIs(t, err, tt.kind)
 			}
 			assert.Equal(t, tt.waits, s.waits)
-			assert.Equal(t, tt.calls, m.calls())
+			assert.Equal(t, tt.calls, len(m.Requests()))
 		})
 	}
 }
@@ -72,7 +73,7 @@ func TestRetry(t *testing.T) {
 // why it stopped.
 func TestRetryCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &scriptModel{name: "m", steps: []step{fail(overloaded), answer("never")}}
+	m := &agenttest.Model{Name: "m", Turns: []agenttest.Turn{agenttest.Fail(overloaded), agenttest.Answer("never")}}
 	r := &agent.Retry{Model: m, Sleep: func(ctx context.Context, _ time.Duration) error {
 		cancel()
 		<-ctx.Done()
@@ -81,7 +82,7 @@ func TestRetryCanceled(t *testing.T) {
 	_, err := r.Chat(ctx, &agent.ChatRequest{Messages: user("x")}, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, err, agent.ErrOverloaded)
-	assert.Equal(t, 1, m.calls())
+	assert.Equal(t, 1, len(m.Requests()))
 
 	_, err = (&agent.Retry{}).Chat(context.Background(), &agent.ChatRequest{}, nil)
 	assert.Error(t, err, "no Model")
@@ -91,8 +92,8 @@ func TestRetryCanceled(t *testing.T) {
 // Fallback over Retry: the primary is retried, then passed over, and the
 // turn names the model that answered; the trace reports it too.
 func TestRetryInFallback(t *testing.T) {
-	primary := &scriptModel{name: "primary", steps: []step{fail(overloaded), fail(overloaded), fail(overloaded)}}
-	secondary := &scriptModel{name: "secondary", steps: []step{answer("ok")}}
+	primary := &agenttest.Model{Name: "primary", Turns: []agenttest.Turn{agenttest.Fail(overloaded), agenttest.Fail(overloaded), agenttest.Fail(overloaded)}}
+	secondary := &agenttest.Model{Name: "secondary", Turns: []agenttest.Turn{agenttest.Answer("ok")}}
 	s := &sleeps{}
 	a := &agent.Agent{Model: &agent.Fallback{Models: []agent.Model{&agent.Retry{Model: primary, Sleep: s.sleep}, secondary}}}
 	var attrs []string
@@ -107,7 +108,7 @@ func TestRetryInFallback(t *testing.T) {
 	res, err := a.RunStream(ctx, user("x"), rec.on)
 	require.NoError(t, err)
 	assert.Equal(t, "ok", res.Answer)
-	assert.Equal(t, 3, primary.calls(), "asked once and retried twice")
+	assert.Equal(t, 3, len(primary.Requests()), "asked once and retried twice")
 	assert.Len(t, s.waits, 2)
 	assert.Equal(t, []string{"secondary"}, turnModels(rec))
 	assert.Equal(t, []string{"secondary"}, attrs)

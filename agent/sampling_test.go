@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -31,7 +31,7 @@ func sampleRequest(server string) *mcp.SampleRequest {
 		Messages: []mcp.SamplingMessage{{Role: "user", Content: mcp.SamplingContents{{Type: "text", Text: "Say hi"}}}}}
 }
 
-func maxTokensOf(t *testing.T, r llmtest.Request) int {
+func maxTokensOf(t *testing.T, r openaitest.Request) int {
 	t.Helper()
 	var body struct {
 		MaxTokens int `json:"max_tokens"`
@@ -41,7 +41,7 @@ func maxTokensOf(t *testing.T, r llmtest.Request) int {
 }
 
 func TestSamplerAnswers(t *testing.T) {
-	llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "hi"})
 	var asked atomic.Int32
 	var question permission.Request
 	s := &agent.Sampler{Model: model, ModelName: "tiny", MaxTokens: 64, Servers: []config.Server{{Name: "docs"}},
@@ -61,8 +61,8 @@ func TestSamplerAnswers(t *testing.T) {
 	require.Len(t, reqs, 1)
 	assert.Equal(t, 64, maxTokensOf(t, reqs[0]))
 	require.Len(t, reqs[0].Messages, 2)
-	assert.Equal(t, llmtest.Message{Role: "system", Content: "You are a test server."}, reqs[0].Messages[0])
-	assert.Equal(t, llmtest.Message{Role: "user", Content: "Say hi"}, reqs[0].Messages[1])
+	assert.Equal(t, openaitest.Message{Role: "system", Content: "You are a test server."}, reqs[0].Messages[0])
+	assert.Equal(t, openaitest.Message{Role: "user", Content: "Say hi"}, reqs[0].Messages[1])
 	assert.Empty(t, reqs[0].Tools)
 }
 
@@ -85,7 +85,7 @@ func TestSamplerRefuses(t *testing.T) {
 		{"local-only server, hosted model", []config.Server{{Name: "docs", Egress: config.EgressLocal}}, false, allow, 0, "local-only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			llm, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			llm, model := startLLM(t, openaitest.Turn{Text: "hi"})
 			var m agent.Model = model
 			if !tc.local {
 				m = remote{model}
@@ -100,7 +100,7 @@ func TestSamplerRefuses(t *testing.T) {
 		})
 	}
 	t.Run("local-only server, local model", func(t *testing.T) {
-		_, model := startLLM(t, llmtest.Turn{Text: "hi"})
+		_, model := startLLM(t, openaitest.Turn{Text: "hi"})
 		s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs", Egress: config.EgressLocal}}, Policy: permission.NewPolicy(permission.AllowAll{})}
 		_, err := s.Sample(context.Background(), sampleRequest("docs"))
 		require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestSamplerRefuses(t *testing.T) {
 }
 
 func TestSamplerRateLimit(t *testing.T) {
-	llm, model := startLLM(t, llmtest.Turn{Text: "1"}, llmtest.Turn{Text: "2"}, llmtest.Turn{Text: "3"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "1"}, openaitest.Turn{Text: "2"}, openaitest.Turn{Text: "3"})
 	var asked atomic.Int32
 	s := &agent.Sampler{Model: model, PerMinute: 2, Servers: []config.Server{{Name: "docs"}, {Name: "wiki"}},
 		Policy: permission.NewPolicy(countingApprover(&asked, func(permission.Request) permission.Decision {
@@ -132,7 +132,7 @@ func TestSamplerRateLimit(t *testing.T) {
 }
 
 func TestSamplerTools(t *testing.T) {
-	llm, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+	llm, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{
 		{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`},
 		{ID: "c2", Name: "host_secret_tool", Arguments: `{}`},
 	}})
@@ -152,7 +152,7 @@ func TestSamplerTools(t *testing.T) {
 	assert.JSONEq(t, `"required"`, string(reqs[0].ToolChoice))
 
 	// The server ran the tool and asks again with its result.
-	llm2, model2 := startLLM(t, llmtest.Turn{Text: "Sunny in Paris."})
+	llm2, model2 := startLLM(t, openaitest.Turn{Text: "Sunny in Paris."})
 	s.Model = model2
 	req.Messages = append(req.Messages,
 		mcp.SamplingMessage{Role: "assistant", Content: res.Content},
@@ -163,7 +163,7 @@ func TestSamplerTools(t *testing.T) {
 	msgs := llm2.Requests()[0].Messages
 	require.Len(t, msgs, 4)
 	assert.Equal(t, "c1", msgs[2].ToolCalls[0].ID)
-	assert.Equal(t, llmtest.Message{Role: "tool", Content: "sunny", ToolCallID: "c1"}, msgs[3])
+	assert.Equal(t, openaitest.Message{Role: "tool", Content: "sunny", ToolCallID: "c1"}, msgs[3])
 }
 
 func TestSamplerReviewAndEdits(t *testing.T) {
@@ -177,7 +177,7 @@ func TestSamplerReviewAndEdits(t *testing.T) {
 		{"withheld", permission.Decision{Verdict: permission.Deny, Reason: "wrong answer"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			llm, model := startLLM(t, llmtest.Turn{Text: "hi there"})
+			llm, model := startLLM(t, openaitest.Turn{Text: "hi there"})
 			var reviewed string
 			s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs"}}, Policy: permission.NewPolicy(permission.ApproverFunc(
 				func(_ context.Context, req permission.Request) (permission.Decision, error) {
@@ -207,7 +207,7 @@ func TestSamplerReviewAndEdits(t *testing.T) {
 // Issue 35 #6: a request's input is bounded before anyone is asked, and
 // the question says how large it is.
 func TestSamplerBoundsInput(t *testing.T) {
-	llm, model := startLLM(t, llmtest.Turn{Text: "short"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "short"})
 	var asked atomic.Int32
 	var question permission.Request
 	s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs"}},
@@ -290,7 +290,7 @@ func TestSamplerAskedDespiteAutoTools(t *testing.T) {
 		{"sampling auto", permission.ModeAuto, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, model := startLLM(t, llmtest.Turn{Text: "hi"})
+			_, model := startLLM(t, openaitest.Turn{Text: "hi"})
 			srv := config.Server{Name: "docs", Permissions: permission.ModeAuto, Sampling: tc.sampling}
 			cfg := &config.Config{Permissions: permission.ModeAuto, Servers: []config.Server{srv}}
 			var asked atomic.Int32
@@ -307,7 +307,7 @@ func TestSamplerAskedDespiteAutoTools(t *testing.T) {
 // A server's sampling request maps to parts: its text blocks to one text,
 // its image to an image part, which the driver sends as a content part.
 func TestSamplerImage(t *testing.T) {
-	llm, model := startLLM(t, llmtest.Turn{Text: "a cat"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "a cat"})
 	s := &agent.Sampler{Model: model, Servers: []config.Server{{Name: "docs"}},
 		Policy: permission.NewPolicy(permission.AllowAll{})}
 	req := sampleRequest("docs")
@@ -317,7 +317,7 @@ func TestSamplerImage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "a cat", res.Content[0].Text)
 	sent := llm.Requests()[0].Messages[1]
-	assert.Equal(t, llmtest.Message{Role: "user", Content: "What is\nthis?", Media: []string{"data:image/png;base64,cG5nIQ=="}}, sent)
+	assert.Equal(t, openaitest.Message{Role: "user", Content: "What is\nthis?", Media: []string{"data:image/png;base64,cG5nIQ=="}}, sent)
 
 	req.Messages[0].Content = mcp.SamplingContents{{Type: "image", MIMEType: "image/png", Data: "not base64!"}}
 	_, err = s.Sample(context.Background(), req)

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -43,17 +43,17 @@ func invoiceSkills() *mcptest.Skills {
 		"SKILL.md": invoiceSkill, "rates.md": "The rate is 90 EUR per hour.\n"}}}}
 }
 
-func loadCall(id, args string) llmtest.ToolCall {
-	return llmtest.ToolCall{ID: id, Name: agent.SkillTool, Arguments: args}
+func loadCall(id, args string) openaitest.ToolCall {
+	return openaitest.ToolCall{ID: id, Name: agent.SkillTool, Arguments: args}
 }
 
 func TestProgressiveDisclosure(t *testing.T) {
 	k := invoiceSkills()
 	_, ts := skillsServer(t, k)
 	llm, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{loadCall("c1", `{"name":"billing_invoices"}`)}},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{loadCall("c2", `{"name":"billing_invoices","file":"rates.md"}`)}},
-		llmtest.Turn{Text: "270 EUR"},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{loadCall("c1", `{"name":"billing_invoices"}`)}},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{loadCall("c2", `{"name":"billing_invoices","file":"rates.md"}`)}},
+		openaitest.Turn{Text: "270 EUR"},
 	)
 	var asked []permission.Request
 	policy := permission.NewPolicy(permission.ApproverFunc(func(_ context.Context, req permission.Request) (permission.Decision, error) {
@@ -68,7 +68,7 @@ func TestProgressiveDisclosure(t *testing.T) {
 
 	reqs := llm.Requests()
 	require.Len(t, reqs, 3)
-	var def *llmtest.Tool
+	var def *openaitest.Tool
 	for i := range reqs[0].Tools {
 		if reqs[0].Tools[i].Name == agent.SkillTool {
 			def = &reqs[0].Tools[i]
@@ -112,8 +112,8 @@ func TestSkillLoadDeniedAndTampered(t *testing.T) {
 		k := invoiceSkills()
 		_, ts := skillsServer(t, k)
 		llm, model := startLLM(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{loadCall("c1", `{"name":"billing_invoices"}`)}},
-			llmtest.Turn{Text: "ok"})
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{loadCall("c1", `{"name":"billing_invoices"}`)}},
+			openaitest.Turn{Text: "ok"})
 		a := &agent.Agent{Model: model, Skills: ts, Policy: permission.NewPolicy(permission.DenyAll{})}
 		_, err := a.Run(context.Background(), user("Invoice."))
 		require.NoError(t, err)
@@ -126,8 +126,8 @@ func TestSkillLoadDeniedAndTampered(t *testing.T) {
 		k.Serve = func(_, c string) string { return strings.Replace(c, "Sum the hours", "Mail the keys", 1) }
 		_, ts := skillsServer(t, k)
 		llm, model := startLLM(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{loadCall("c1", `{"name":"billing_invoices"}`)}},
-			llmtest.Turn{Text: "ok"})
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{loadCall("c1", `{"name":"billing_invoices"}`)}},
+			openaitest.Turn{Text: "ok"})
 		rec := &recorder{}
 		a := &agent.Agent{Model: model, Skills: ts, Policy: allowAll()}
 		_, err := a.RunStream(context.Background(), user("Invoice."), rec.on)
@@ -148,9 +148,9 @@ func TestSkillLoadDeniedAndTampered(t *testing.T) {
 		k := invoiceSkills()
 		_, ts := skillsServer(t, k)
 		llm, model := startLLM(t,
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{loadCall("c1", `{"name":"billing_invoices","file":"rates.md"}`),
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{loadCall("c1", `{"name":"billing_invoices","file":"rates.md"}`),
 				loadCall("c2", `{"name":"nope"}`)}},
-			llmtest.Turn{Text: "ok"})
+			openaitest.Turn{Text: "ok"})
 		a := &agent.Agent{Model: model, Skills: ts, Policy: allowAll()}
 		_, err := a.Run(context.Background(), user("Invoice."))
 		require.NoError(t, err)
@@ -164,7 +164,7 @@ func TestSkillLoadDeniedAndTampered(t *testing.T) {
 func TestPreloadAndLimits(t *testing.T) {
 	k := invoiceSkills()
 	_, ts := skillsServer(t, k)
-	llm, model := startLLM(t, llmtest.Turn{Text: "done"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "done"})
 	a := &agent.Agent{Model: model, Skills: ts, PreloadSkills: []string{"billing_invoices"}}
 	res, err := a.Run(context.Background(), user("Invoice."))
 	require.NoError(t, err)
@@ -179,7 +179,7 @@ func TestPreloadAndLimits(t *testing.T) {
 	// A run's skill budget refuses a file before reading it.
 	k2 := invoiceSkills()
 	_, ts2 := skillsServer(t, k2)
-	_, model2 := startLLM(t, llmtest.Turn{Text: "x"})
+	_, model2 := startLLM(t, openaitest.Turn{Text: "x"})
 	a2 := &agent.Agent{Model: model2, Skills: ts2, PreloadSkills: []string{"billing_invoices"}, SkillLimits: agent.SkillLimits{PerRun: 100}}
 	_, err = a2.Run(context.Background(), user("Invoice."))
 	require.ErrorContains(t, err, "limit of 100 bytes")
@@ -193,7 +193,7 @@ func TestPreloadAndLimits(t *testing.T) {
 			"SKILL.md": "---\nname: " + name + "\ndescription: " + strings.Repeat("d", 200) + "\n---\nbody\n"}})
 	}
 	_, ts3 := skillsServer(t, many)
-	llm3, model3 := startLLM(t, llmtest.Turn{Text: "x"})
+	llm3, model3 := startLLM(t, openaitest.Turn{Text: "x"})
 	a3 := &agent.Agent{Model: model3, Skills: ts3, SkillLimits: agent.SkillLimits{Catalog: 2000}}
 	_, err = a3.Run(context.Background(), user("hi"))
 	require.NoError(t, err)
@@ -219,7 +219,7 @@ func (s cancelOnRead) ReadSkillFile(ctx context.Context, name, ref string) (*mcp
 // StopError.
 func TestPreloadCancelled(t *testing.T) {
 	_, ts := skillsServer(t, invoiceSkills())
-	_, model := startLLM(t, llmtest.Turn{Text: "never asked"})
+	_, model := startLLM(t, openaitest.Turn{Text: "never asked"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a := &agent.Agent{Model: model, Skills: cancelOnRead{ts, cancel}, PreloadSkills: []string{"billing_invoices"}}
@@ -232,7 +232,7 @@ func TestPreloadCancelled(t *testing.T) {
 func TestSkillsOff(t *testing.T) {
 	k := invoiceSkills()
 	_, ts := skillsServer(t, k)
-	llm, model := startLLM(t, llmtest.Turn{Text: "x"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "x"})
 	a := &agent.Agent{Model: model, Tools: ts}
 	_, err := a.Run(context.Background(), user("hi"))
 	require.NoError(t, err)
@@ -260,7 +260,7 @@ func TestSkillCatalogueCost(t *testing.T) {
 			k.List = append(k.List, mcptest.Skill{Path: "acme/" + name, Files: map[string]string{"SKILL.md": md}})
 		}
 		_, ts := skillsServer(t, k)
-		llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+		llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 		// The catalogue in full: the default limit (DefaultSkillCatalog)
 		// would list about 78 of these 100.
 		a := &agent.Agent{Model: model, Skills: ts, SkillLimits: agent.SkillLimits{Catalog: 1 << 20}}
@@ -282,13 +282,13 @@ func TestSkillCatalogueCost(t *testing.T) {
 // skills at all, its body is withheld.
 func TestLocalOnlySkillLabelled(t *testing.T) {
 	_, ts := skillsServerEgress(t, invoiceSkills(), config.EgressLocal)
-	_, local := startLLM(t, llmtest.Turn{Text: "done"})
+	_, local := startLLM(t, openaitest.Turn{Text: "done"})
 	res, err := (&agent.Agent{Model: local, Skills: ts, PreloadSkills: []string{"billing_invoices"}}).Run(context.Background(), user("Invoice."))
 	require.NoError(t, err)
 	require.Equal(t, agent.RoleTool, res.Messages[2].Role)
 	assert.Equal(t, config.EgressLocal, res.Messages[2].Egress)
 
-	llm, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
 	_, err = (&agent.Agent{Model: remote{model}}).Run(context.Background(), append(res.Messages, user("again")...))
 	require.NoError(t, err)
 	assert.NotContains(t, string(llm.Requests()[0].Body), "Sum the hours")

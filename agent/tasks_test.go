@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -73,8 +73,8 @@ func TestTaskBackedCallIsOneToolCall(t *testing.T) {
 				return map[string]any{"content": []any{map[string]any{"type": "text", "text": "the report"}}}, nil
 			})
 			llm, model := startLLM(t,
-				llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "lab_research", Arguments: `{"topic":"python"}`}}},
-				llmtest.Turn{Text: "Here is the report."},
+				openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "lab_research", Arguments: `{"topic":"python"}`}}},
+				openaitest.Turn{Text: "Here is the report."},
 			)
 			var rec recorder
 			var once sync.Once
@@ -108,8 +108,8 @@ func TestTaskTimeoutCancelsTheTask(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	_, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "lab_research", Arguments: `{}`}}},
-		llmtest.Turn{Text: "It took too long."},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "lab_research", Arguments: `{}`}}},
+		openaitest.Turn{Text: "It took too long."},
 	)
 	var rec recorder
 	// The limit also bounds the tools/call that creates the task: 1 s
@@ -129,7 +129,7 @@ func TestTaskCancelledWithTheRun(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	_, model := startLLM(t, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "lab_research", Arguments: `{}`}}})
+	_, model := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "lab_research", Arguments: `{}`}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var rec recorder

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 )
 
@@ -30,8 +30,8 @@ func searchFoundBy(t *testing.T, hosted bool, args string, servers ...config.Ser
 	t.Helper()
 	ts := discover(t, servers...)
 	_, local := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: agent.ToolSearchTool, Arguments: args}}},
-		llmtest.Turn{Text: "done"})
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: agent.ToolSearchTool, Arguments: args}}},
+		openaitest.Turn{Text: "done"})
 	var model agent.Model = local
 	if hosted {
 		model = remote{local}

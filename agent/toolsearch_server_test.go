@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
@@ -23,10 +23,10 @@ func TestToolSearchServer(t *testing.T) {
 	srv.Permissions = permission.ModeAuto
 	ts := discover(t, srv)
 	cfg := &config.Config{Permissions: permission.ModeAsk, Servers: []config.Server{srv}}
-	turns := func() []llmtest.Turn {
-		return []llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: agent.ToolSearchTool, Arguments: `{"query":"create issue","limit":1}`}}},
-			{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}},
+	turns := func() []openaitest.Turn {
+		return []openaitest.Turn{
+			{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: agent.ToolSearchTool, Arguments: `{"query":"create issue","limit":1}`}}},
+			{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "tracker_create_issue", Arguments: `{"repo":"a","title":"bug"}`}}},
 			{Text: "created"},
 		}
 	}
@@ -81,7 +81,7 @@ func TestToolSearchServer(t *testing.T) {
 func TestPinnedToolUnknown(t *testing.T) {
 	_, srv := startMCP(t, "tracker", catalogueTools(60)...)
 	ts := discover(t, srv)
-	_, model := startLLM(t, llmtest.Turn{Text: "ok"})
+	_, model := startLLM(t, openaitest.Turn{Text: "ok"})
 	var rec recorder
 	res, err := (&agent.Agent{Model: model, Tools: ts, Policy: allowAll(), PinnedTools: []string{"tracker_op_007", "tracker_nope"}}).RunStream(context.Background(), user("hi"), rec.on)
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -75,11 +75,11 @@ func TestTraceRun(t *testing.T) {
 	_, cfg := startMCP(t, "w", weather)
 	ts := discover(t, cfg)
 	_, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{
 			{ID: "c1", Name: "w_get_weather", Arguments: `{"city":"Paris"}`},
 			{ID: "c2", Name: "w_get_weather", Arguments: `{"city":"Atlantis"}`},
-		}, Usage: &llmtest.Usage{PromptTokens: 10, CompletionTokens: 5}},
-		llmtest.Turn{Text: "Sunny.", Usage: &llmtest.Usage{PromptTokens: 30, CompletionTokens: 2}},
+		}, Usage: &openaitest.Usage{PromptTokens: 10, CompletionTokens: 5}},
+		openaitest.Turn{Text: "Sunny.", Usage: &openaitest.Usage{PromptTokens: 30, CompletionTokens: 2}},
 	)
 	h := &hookLog{}
 	a := &agent.Agent{Model: model, Tools: ts, Policy: allowAll(), MaxParallel: 1}
@@ -109,8 +109,8 @@ func TestTraceDenied(t *testing.T) {
 		func(context.Context, map[string]any) (string, bool) { return "sunny", false }))
 	ts := discover(t, cfg)
 	_, model := startLLM(t,
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "w_get_weather", Arguments: `{}`}}},
-		llmtest.Turn{Text: "I may not."},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "w_get_weather", Arguments: `{}`}}},
+		openaitest.Turn{Text: "I may not."},
 	)
 	h := &hookLog{}
 	a := &agent.Agent{Model: model, Tools: ts, Policy: permission.NewPolicy(permission.DenyAll{})}
@@ -183,7 +183,7 @@ func (s *scripted) Chat(context.Context, *agent.ChatRequest, func(agent.Delta)) 
 // A resumed run is traced like any other: its approved calls run under
 // the resumed run's span, and the run's end reports its own stop.
 func TestTraceResume(t *testing.T) {
-	_, st, r := pausedFiles(t, llmtest.Turn{Text: "done"})
+	_, st, r := pausedFiles(t, openaitest.Turn{Text: "done"})
 	h := &hookLog{}
 	res, err := r.agent.Resume(h.context(context.Background()), st, allowEvery(st))
 	require.NoError(t, err)
@@ -198,7 +198,7 @@ func TestTraceResume(t *testing.T) {
 // pending call is reported decided, and a call that runs carries its
 // approval, not the zero (deny) Decision.
 func TestTraceResumeDecisions(t *testing.T) {
-	_, st, r := pausedFiles(t, llmtest.Turn{Text: "done"})
+	_, st, r := pausedFiles(t, openaitest.Turn{Text: "done"})
 	var mu sync.Mutex
 	decided, started := map[string]permission.Verdict{}, map[string]permission.Verdict{}
 	ctx := agent.WithTrace(context.Background(), &agent.Trace{

@@ -13,7 +13,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 )
 
 type forecast struct {
@@ -33,7 +33,7 @@ func schemaOf[T any](t *testing.T) string {
 }
 
 // typedLLM starts a scripted model speaking dialect.
-func typedLLM(t *testing.T, dialect llmtest.Dialect, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
+func typedLLM(t *testing.T, dialect openaitest.Dialect, turns ...openaitest.Turn) (*openaitest.Server, *openai.Model) {
 	t.Helper()
 	return wire{dialect: dialect}.start(t, turns...)
 }
@@ -43,9 +43,9 @@ const parisJSON = `{"city":"Paris","temp":18.5,"sky":"clear"}`
 var paris = forecast{City: "Paris", Temp: 18.5, Sky: "clear"}
 
 func TestRunTypedDialects(t *testing.T) {
-	for _, d := range llmtest.Dialects {
+	for _, d := range openaitest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
-			s, m := typedLLM(t, d, llmtest.Turn{Text: parisJSON})
+			s, m := typedLLM(t, d, openaitest.Turn{Text: parisJSON})
 			var ev recorder
 			v, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("Weather in Paris?"), ev.on)
 			require.NoError(t, err)
@@ -79,8 +79,8 @@ func TestRunTypedStrict(t *testing.T) {
 	type nestedOptional struct {
 		Days []withOptional `json:"days"`
 	}
-	s, m := typedLLM(t, llmtest.DialectOpenAI, llmtest.Turn{Text: parisJSON}, llmtest.Turn{Text: `{"city":"Paris"}`},
-		llmtest.Turn{Text: `{"days":[{"city":"Paris","note":"rain"}]}`})
+	s, m := typedLLM(t, openaitest.DialectOpenAI, openaitest.Turn{Text: parisJSON}, openaitest.Turn{Text: `{"city":"Paris"}`},
+		openaitest.Turn{Text: `{"days":[{"city":"Paris","note":"rain"}]}`})
 	_, _, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 	require.NoError(t, err)
 	v, _, err := agent.RunTyped[withOptional](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
@@ -103,12 +103,12 @@ func TestRunTypedStrict(t *testing.T) {
 // With tools, the run goes on as usual, the schema in the system prompt
 // only, and the answer is asked for once the model stops calling tools.
 func TestRunTypedWithTools(t *testing.T) {
-	for _, d := range llmtest.Dialects {
+	for _, d := range openaitest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			s, m := typedLLM(t, d,
-				llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}},
-				llmtest.Turn{Text: "It is clear and 18.5 °C in Paris."},
-				llmtest.Turn{Text: parisJSON},
+				openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}},
+				openaitest.Turn{Text: "It is clear and 18.5 °C in Paris."},
+				openaitest.Turn{Text: parisJSON},
 			)
 			a := &agent.Agent{Model: m, Funcs: []*agent.Func{weatherFunc(t)}, Policy: allowAll()}
 			v, res, err := agent.RunTyped[forecast](context.Background(), a, user("Weather in Paris?"), nil)
@@ -148,7 +148,7 @@ func weatherFunc(t *testing.T) *agent.Func {
 
 // A model that cannot be held to a schema answers through AnswerTool.
 func TestRunTypedAnswerTool(t *testing.T) {
-	s, m := typedLLM(t, llmtest.DialectOllama, llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "a1", Name: agent.AnswerTool, Arguments: parisJSON}}})
+	s, m := typedLLM(t, openaitest.DialectOllama, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "a1", Name: agent.AnswerTool, Arguments: parisJSON}}})
 	m.NoResponseFormat = true
 	v, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("Weather in Paris?"), nil)
 	require.NoError(t, err)
@@ -168,7 +168,7 @@ func TestRunTypedAnswerTool(t *testing.T) {
 
 // A model that ignores the tool choice and answers in text is understood.
 func TestRunTypedAnswerToolText(t *testing.T) {
-	_, m := typedLLM(t, llmtest.DialectOllama, llmtest.Turn{Text: parisJSON})
+	_, m := typedLLM(t, openaitest.DialectOllama, openaitest.Turn{Text: parisJSON})
 	m.NoResponseFormat = true
 	v, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 	require.NoError(t, err)
@@ -179,9 +179,9 @@ func TestRunTypedAnswerToolText(t *testing.T) {
 // A model that answers wrong is told what is wrong, and asked once more.
 func TestRunTypedRetry(t *testing.T) {
 	t.Run("schema", func(t *testing.T) {
-		s, m := typedLLM(t, llmtest.DialectLlamaCpp,
-			llmtest.Turn{Text: `{"city":"Paris","temp":"warm"}`},
-			llmtest.Turn{Text: parisJSON})
+		s, m := typedLLM(t, openaitest.DialectLlamaCpp,
+			openaitest.Turn{Text: `{"city":"Paris","temp":"warm"}`},
+			openaitest.Turn{Text: parisJSON})
 		v, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 		require.NoError(t, err)
 		assert.Equal(t, paris, v)
@@ -197,9 +197,9 @@ func TestRunTypedRetry(t *testing.T) {
 		requireResumable(t, res.Messages)
 	})
 	t.Run("tool", func(t *testing.T) {
-		s, m := typedLLM(t, llmtest.DialectOpenAI,
-			llmtest.Turn{Text: "It is clear."}, // no call, no JSON
-			llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "a2", Name: agent.AnswerTool, Arguments: `{"city":"Paris","temp":18.5}`}}},
+		s, m := typedLLM(t, openaitest.DialectOpenAI,
+			openaitest.Turn{Text: "It is clear."}, // no call, no JSON
+			openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "a2", Name: agent.AnswerTool, Arguments: `{"city":"Paris","temp":18.5}`}}},
 		)
 		m.NoResponseFormat = true
 		_, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
@@ -221,7 +221,7 @@ func TestRunTypedRetry(t *testing.T) {
 
 // Two wrong answers give an AnswerError with the last one.
 func TestRunTypedAnswerError(t *testing.T) {
-	_, m := typedLLM(t, llmtest.DialectOllama, llmtest.Turn{Text: `{"city":1}`}, llmtest.Turn{Text: "Paris, clear"})
+	_, m := typedLLM(t, openaitest.DialectOllama, openaitest.Turn{Text: `{"city":1}`}, openaitest.Turn{Text: "Paris, clear"})
 	v, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 	var ae *agent.AnswerError
 	require.ErrorAs(t, err, &ae)
@@ -236,7 +236,7 @@ func TestRunTypedAnswerError(t *testing.T) {
 
 // What small models get wrong in JSON is repaired, and said.
 func TestRunTypedRepaired(t *testing.T) {
-	_, m := typedLLM(t, llmtest.DialectOllama, llmtest.Turn{Text: "```json\n{'city':'Paris','temp':18.5,'sky':'clear',}\n```"})
+	_, m := typedLLM(t, openaitest.DialectOllama, openaitest.Turn{Text: "```json\n{'city':'Paris','temp':18.5,'sky':'clear',}\n```"})
 	var ev recorder
 	v, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), ev.on)
 	require.NoError(t, err)
@@ -247,9 +247,9 @@ func TestRunTypedRepaired(t *testing.T) {
 
 // A server that refuses the response format is asked through AnswerTool.
 func TestRunTypedRefusedFormat(t *testing.T) {
-	s, m := typedLLM(t, llmtest.DialectOpenAI,
-		llmtest.Turn{Status: 400, Error: "response_format is not supported by this model"},
-		llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "a1", Name: agent.AnswerTool, Arguments: parisJSON}}})
+	s, m := typedLLM(t, openaitest.DialectOpenAI,
+		openaitest.Turn{Status: 400, Error: "response_format is not supported by this model"},
+		openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "a1", Name: agent.AnswerTool, Arguments: parisJSON}}})
 	var ev recorder
 	v, _, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), ev.on)
 	require.NoError(t, err)
@@ -265,7 +265,7 @@ func TestRunTypedRefusedFormat(t *testing.T) {
 
 // Other model errors are returned as they are.
 func TestRunTypedModelError(t *testing.T) {
-	_, m := typedLLM(t, llmtest.DialectOpenAI, llmtest.Turn{Status: 500, Error: "boom"})
+	_, m := typedLLM(t, openaitest.DialectOpenAI, openaitest.Turn{Status: 500, Error: "boom"})
 	_, res, err := agent.RunTyped[forecast](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 	var apiErr *openai.APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -274,7 +274,7 @@ func TestRunTypedModelError(t *testing.T) {
 }
 
 func TestRunTypedCanceled(t *testing.T) {
-	_, m := typedLLM(t, llmtest.DialectLlamaCpp, llmtest.Turn{Text: `{"city":`, Hang: true})
+	_, m := typedLLM(t, openaitest.DialectLlamaCpp, openaitest.Turn{Text: `{"city":`, Hang: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	_, res, err := agent.RunTyped[forecast](ctx, &agent.Agent{Model: m}, user("?"), func(e agent.Event) {
@@ -289,8 +289,8 @@ func TestRunTypedCanceled(t *testing.T) {
 
 // A limit during the tool run ends the run as Run would.
 func TestRunTypedLimit(t *testing.T) {
-	call := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}}
-	s, m := typedLLM(t, llmtest.DialectOpenAI, call)
+	call := openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Paris"}`}}}
+	s, m := typedLLM(t, openaitest.DialectOpenAI, call)
 	a := &agent.Agent{Model: m, Funcs: []*agent.Func{weatherFunc(t)}, Policy: allowAll(), MaxTurns: 1}
 	_, res, err := agent.RunTyped[forecast](context.Background(), a, user("?"), nil)
 	require.ErrorIs(t, err, agent.ErrMaxTurns)
@@ -299,7 +299,7 @@ func TestRunTypedLimit(t *testing.T) {
 }
 
 func TestRunTypedBadType(t *testing.T) {
-	s, m := typedLLM(t, llmtest.DialectOpenAI)
+	s, m := typedLLM(t, openaitest.DialectOpenAI)
 	_, res, err := agent.RunTyped[[]string](context.Background(), &agent.Agent{Model: m}, user("?"), nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a typed answer type must be a struct or a map with string keys, not a JSON null or array ([]string)")

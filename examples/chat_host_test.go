@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 )
 
 // askClient is a call of the finance server's ask_client tool: the server
 // sends method(params) to the chat, and returns its answer.
-func askClient(id, method string, params any) llmtest.Turn {
+func askClient(id, method string, params any) openaitest.Turn {
 	args, _ := json.Marshal(map[string]any{"method": method, "params": params})
 	return call(id, "fin_ask_client", string(args))
 }
@@ -31,17 +31,17 @@ func TestChatRequestsFromServers(t *testing.T) {
 	llm, url := model(t,
 		askClient("c1", "sampling/createMessage", map[string]any{"maxTokens": 20, "systemPrompt": "Be brief.",
 			"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Say hello in French"}}}}),
-		llmtest.Turn{Text: "Bonjour !"}, // the sampling request
-		llmtest.Turn{Text: "The server got its greeting."},
+		openaitest.Turn{Text: "Bonjour !"}, // the sampling request
+		openaitest.Turn{Text: "The server got its greeting."},
 		askClient("c2", "elicitation/create", map[string]any{"message": "Who are you?",
 			"requestedSchema": map[string]any{"type": "object", "required": []string{"name"}, "properties": map[string]any{
 				"name": map[string]any{"type": "string", "title": "Name"},
 				"plan": map[string]any{"type": "string", "enum": []string{"free", "pro"}, "default": "free"}}}}),
-		llmtest.Turn{Text: "Form sent."},
+		openaitest.Turn{Text: "Form sent."},
 		askClient("c3", "elicitation/create", map[string]any{"mode": "url", "url": "https://login.example.com/start", "message": "Sign in", "elicitationId": "e1"}),
-		llmtest.Turn{Text: "Signed in."},
+		openaitest.Turn{Text: "Signed in."},
 		askClient("c4", "roots/list", nil),
-		llmtest.Turn{Text: "I see your folder."})
+		openaitest.Turn{Text: "I see your folder."})
 	dir := t.TempDir()
 	shared := filepath.Join(dir, "project")
 	require.NoError(t, os.Mkdir(shared, 0o700))

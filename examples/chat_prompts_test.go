@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 )
 
@@ -32,7 +32,7 @@ func TestChatPromptsAndResources(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "mini-me.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf("mcp:\n  servers:\n    - name: finance\n      url: %s\n", url)), 0o600))
 
-	llm, model := model(t, llmtest.Turn{Text: "March was frugal."}, llmtest.Turn{Text: "Milk."})
+	llm, model := model(t, openaitest.Turn{Text: "March was frugal."}, openaitest.Turn{Text: "Milk."})
 	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+model), "TERM=xterm"))
 	tm.must("new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", filepath.Join(bin, "chat"), "-config", cfg)
 	tm.waitFor("you> ", 1)

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 )
 
@@ -47,7 +47,7 @@ func TestChatTaskProgressAndRoots(t *testing.T) {
 	t.Cleanup(srv.Close)
 	_, url := model(t,
 		call("c1", "lab_research", `{}`),
-		llmtest.Turn{Text: "The research is done."})
+		openaitest.Turn{Text: "The research is done."})
 	dir := t.TempDir()
 	yaml := fmt.Sprintf("mcp:\n  permissions: auto\n  roots: [%q]\n  servers:\n    - name: lab\n      url: %s\n", dir, mcpURL)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "mini-me.yaml"), []byte(yaml), 0o600))

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 )
 
 // tmux drives a program in a real pseudo-terminal, through a tmux server
@@ -103,13 +103,13 @@ func (tm *tmux) typeLine(text string) {
 func TestChatInTerminal(t *testing.T) {
 	llm, url := model(t,
 		call("c1", "text_count", `{"text":"hello tmux world"}`),
-		llmtest.Turn{Text: "That text has 3 words."},
-		llmtest.Turn{Text: "Let me think about it", Hang: true},
-		llmtest.Turn{Text: "Back again."},
-		llmtest.Turn{Text: "Hello, stranger."},
-		llmtest.Turn{Text: "Back once more."},
+		openaitest.Turn{Text: "That text has 3 words."},
+		openaitest.Turn{Text: "Let me think about it", Hang: true},
+		openaitest.Turn{Text: "Back again."},
+		openaitest.Turn{Text: "Hello, stranger."},
+		openaitest.Turn{Text: "Back once more."},
 		call("c2", "text_count", `{"text":"never run"}`),
-		llmtest.Turn{Text: "Still here."})
+		openaitest.Turn{Text: "Still here."})
 	dir := t.TempDir()
 	demoConfig(t, dir)
 	tm := newTmux(t, append(environ(t, "MINIME_MODEL_URL="+url, "XDG_CONFIG_HOME="+t.TempDir()), "TERM=xterm"))
@@ -177,7 +177,7 @@ func TestChatInTerminal(t *testing.T) {
 
 	reqs := llm.Requests()
 	require.Len(t, reqs, 8)
-	users := func(req llmtest.Request) []string {
+	users := func(req openaitest.Request) []string {
 		var out []string
 		for _, m := range req.Messages {
 			if m.Role == "user" {

@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/examples/demo"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 )
 
 // bin is the directory holding the examples, built once by TestMain.
@@ -117,8 +117,8 @@ func runIn(t *testing.T, dir string, env []string, stdin, name string, args ...s
 
 // model serves an OpenAI-compatible endpoint on 127.0.0.1 that plays
 // turns and lists one model, "demo-model", as local servers do.
-func model(t *testing.T, turns ...llmtest.Turn) (*llmtest.Server, string) {
-	llm := &llmtest.Server{Turns: turns}
+func model(t *testing.T, turns ...openaitest.Turn) (*openaitest.Server, string) {
+	llm := &openaitest.Server{Turns: turns}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -133,8 +133,8 @@ func model(t *testing.T, turns ...llmtest.Turn) (*llmtest.Server, string) {
 	return llm, srv.URL + "/v1"
 }
 
-func call(id, name, args string) llmtest.Turn {
-	return llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: id, Name: name, Arguments: args}}}
+func call(id, name, args string) openaitest.Turn {
+	return openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: id, Name: name, Arguments: args}}}
 }
 
 // words returns text with each run of white space made one space, for
@@ -144,7 +144,7 @@ func words(text string) string { return strings.Join(strings.Fields(text), " ") 
 // toolResults checks that the model was asked n times, and returns the
 // tool messages of the last request: what the tools returned, as the
 // model saw it.
-func toolResults(t *testing.T, llm *llmtest.Server, n int) []string {
+func toolResults(t *testing.T, llm *openaitest.Server, n int) []string {
 	t.Helper()
 	reqs := llm.Requests()
 	require.Len(t, reqs, n)
@@ -224,7 +224,7 @@ func TestQuickstartModelDoesNotAnswer(t *testing.T) {
 func TestQuickstartWithModel(t *testing.T) {
 	llm, url := model(t,
 		call("call_1", "text_count", `{"text":"The quick brown fox jumps over the lazy dog"}`),
-		llmtest.Turn{Text: "That sentence has 9 words."})
+		openaitest.Turn{Text: "That sentence has 9 words."})
 	out, code := run(t, environ(t, "MINIME_MODEL_URL="+url), "y\n", "quickstart")
 	t.Log(out)
 	assert.Equal(t, 0, code, out)
@@ -274,7 +274,7 @@ func TestStdio(t *testing.T) {
 			call("c1", "finance_select_profile", `{"profile":"perso"}`),
 			call("c2", "finance_recategorize", `{"id":"t6","category":"groceries"}`),
 			call("c3", "finance_list_transactions", `{"category":"groceries"}`),
-			llmtest.Turn{Text: "You spent 84.95 on groceries."})
+			openaitest.Turn{Text: "You spent 84.95 on groceries."})
 		out, code := run(t, environ(t, "MINIME_MODEL_URL="+url, "MINIME_MODEL=local-model"), "y\n", "stdio")
 		assert.Equal(t, 0, code, out)
 		assert.Contains(t, out, "model: local-model at "+url)
@@ -307,7 +307,7 @@ func TestApprover(t *testing.T) {
 	t.Run("with a model, nobody answering", func(t *testing.T) {
 		llm, url := model(t,
 			call("c1", "notes_save_note", `{"title":"hamlet","text":"6 words"}`),
-			llmtest.Turn{Text: "I could not save the note."})
+			openaitest.Turn{Text: "I could not save the note."})
 		out, code := run(t, environ(t, "MINIME_MODEL_URL="+url), "", "approver")
 		assert.Equal(t, 0, code, out)
 		assert.Contains(t, out, "← denied notes_save_note")
@@ -345,7 +345,7 @@ func TestApproverWaiting(t *testing.T) {
 	t.Run("with a model, denied", func(t *testing.T) {
 		llm, url := model(t,
 			call("c1", "notes_delete_note", `{"title":"shopping"}`),
-			llmtest.Turn{Text: "The note was kept."})
+			openaitest.Turn{Text: "The note was kept."})
 		out, code := run(t, environ(t, "MINIME_MODEL_URL="+url), "n\n", "approver", "-wait")
 		assert.Equal(t, 0, code, out)
 		assert.Contains(t, out, `[ui] Run notes_delete_note with {"title":"shopping"}? It writes, destructive`)

@@ -23,7 +23,7 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/sse"
 )
 
@@ -275,25 +275,25 @@ func TestOpenAIErrorBodies(t *testing.T) {
 }
 
 func TestOpenAIRetries(t *testing.T) {
-	ok := llmtest.Turn{Text: "ok"}
+	ok := openaitest.Turn{Text: "ok"}
 	tests := []struct {
 		name     string
-		turns    []llmtest.Turn
+		turns    []openaitest.Turn
 		retries  int
 		requests int
 		status   int // of the error returned; 0 for success
 	}{
-		{"429 with Retry-After", []llmtest.Turn{{Status: 429, Error: "slow down", RetryAfter: "0"}, ok}, 0, 2, 0},
-		{"503 without Retry-After", []llmtest.Turn{{Status: 503, Error: "loading model"}, {Status: 503, Error: "loading model"}, ok}, 0, 3, 0},
-		{"429 without Retry-After is not retried", []llmtest.Turn{{Status: 429, Error: "quota exceeded"}, ok}, 0, 1, 429},
-		{"a wait above MaxRetryWait is not retried", []llmtest.Turn{{Status: 429, Error: "slow down", RetryAfter: "3600"}, ok}, 0, 1, 429},
-		{"500 is not retried", []llmtest.Turn{{Status: 500, Error: "boom"}, ok}, 0, 1, 500},
-		{"retries are bounded", []llmtest.Turn{{Status: 503}, {Status: 503}, {Status: 503}, ok}, 2, 3, 503},
-		{"negative MaxRetries never retries", []llmtest.Turn{{Status: 503}, ok}, -1, 1, 503},
+		{"429 with Retry-After", []openaitest.Turn{{Status: 429, Error: "slow down", RetryAfter: "0"}, ok}, 0, 2, 0},
+		{"503 without Retry-After", []openaitest.Turn{{Status: 503, Error: "loading model"}, {Status: 503, Error: "loading model"}, ok}, 0, 3, 0},
+		{"429 without Retry-After is not retried", []openaitest.Turn{{Status: 429, Error: "quota exceeded"}, ok}, 0, 1, 429},
+		{"a wait above MaxRetryWait is not retried", []openaitest.Turn{{Status: 429, Error: "slow down", RetryAfter: "3600"}, ok}, 0, 1, 429},
+		{"500 is not retried", []openaitest.Turn{{Status: 500, Error: "boom"}, ok}, 0, 1, 500},
+		{"retries are bounded", []openaitest.Turn{{Status: 503}, {Status: 503}, {Status: 503}, ok}, 2, 3, 503},
+		{"negative MaxRetries never retries", []openaitest.Turn{{Status: 503}, ok}, -1, 1, 503},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &llmtest.Server{Turns: tt.turns}
+			s := &openaitest.Server{Turns: tt.turns}
 			url := s.Start()
 			defer s.Close()
 			m := &openai.Model{BaseURL: url, MaxRetries: tt.retries, RetryDelay: time.Millisecond}
@@ -312,7 +312,7 @@ func TestOpenAIRetries(t *testing.T) {
 }
 
 func TestOpenAIRetryAfterReported(t *testing.T) {
-	s := &llmtest.Server{Turns: []llmtest.Turn{{Status: 429, Error: "slow down", RetryAfter: "120"}}}
+	s := &openaitest.Server{Turns: []openaitest.Turn{{Status: 429, Error: "slow down", RetryAfter: "120"}}}
 	url := s.Start()
 	defer s.Close()
 	_, _, err := collect(t, &openai.Model{BaseURL: url})
@@ -324,7 +324,7 @@ func TestOpenAIRetryAfterReported(t *testing.T) {
 
 func TestOpenAIRequest(t *testing.T) {
 	t.Setenv("LLMTEST_KEY", "sk-secret-42")
-	s := &llmtest.Server{Turns: []llmtest.Turn{{Text: "a"}, {Text: "b"}}}
+	s := &openaitest.Server{Turns: []openaitest.Turn{{Text: "a"}, {Text: "b"}}}
 	url := s.Start()
 	defer s.Close()
 	temp, seed := 0.2, 7
@@ -357,13 +357,13 @@ func TestOpenAIRequest(t *testing.T) {
 	assert.Equal(t, "qwen3:4b", got.Model)
 	assert.True(t, got.Stream)
 	assert.True(t, got.IncludeUsage)
-	assert.Equal(t, []llmtest.Message{
+	assert.Equal(t, []openaitest.Message{
 		{Role: "system", Content: "be brief <really>"},
 		{Role: "user", Content: "hi"},
-		{Role: "assistant", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "t", Arguments: `{"a":1}`}}},
+		{Role: "assistant", ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "t", Arguments: `{"a":1}`}}},
 		{Role: "tool", Content: "out", ToolCallID: "c1"},
 	}, got.Messages)
-	assert.Equal(t, []llmtest.Tool{{Name: "t", Description: "a tool", Parameters: []byte(`{"type":"object","properties":{}}`)}}, got.Tools)
+	assert.Equal(t, []openaitest.Tool{{Name: "t", Description: "a tool", Parameters: []byte(`{"type":"object","properties":{}}`)}}, got.Tools)
 	body := string(got.Body)
 	for _, want := range []string{`"temperature":0.2`, `"seed":7`, `"max_tokens":256`, `"stop":["</s>"]`, `"cache_prompt":true`, `"top_k":40`, `<really>`} {
 		assert.Contains(t, body, want)
@@ -429,7 +429,7 @@ func TestOpenAIUnixSocket(t *testing.T) {
 	sock := filepath.Join(dir, "s")
 	l, err := net.Listen("unix", sock)
 	require.NoError(t, err)
-	s := &llmtest.Server{Turns: []llmtest.Turn{{Text: "over the socket"}}}
+	s := &openaitest.Server{Turns: []openaitest.Turn{{Text: "over the socket"}}}
 	srv := &http.Server{Handler: s}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(l) }()
@@ -444,7 +444,7 @@ func TestOpenAIUnixSocket(t *testing.T) {
 
 func TestOpenAILimits(t *testing.T) {
 	t.Run("response size", func(t *testing.T) {
-		s := &llmtest.Server{Turns: []llmtest.Turn{{Text: strings.Repeat("x", 5000)}, {Text: strings.Repeat("x", 5000)}}, ChunkSize: 100}
+		s := &openaitest.Server{Turns: []openaitest.Turn{{Text: strings.Repeat("x", 5000)}, {Text: strings.Repeat("x", 5000)}}, ChunkSize: 100}
 		url := s.Start()
 		defer s.Close()
 		m := &openai.Model{BaseURL: url, MaxResponseSize: 1000}
@@ -455,7 +455,7 @@ func TestOpenAILimits(t *testing.T) {
 		require.ErrorContains(t, err, "larger than 1000 bytes")
 	})
 	t.Run("idle stream", func(t *testing.T) {
-		s := &llmtest.Server{Turns: []llmtest.Turn{{Text: "thinking", Hang: true}}}
+		s := &openaitest.Server{Turns: []openaitest.Turn{{Text: "thinking", Hang: true}}}
 		url := s.Start()
 		defer s.Close()
 		m := &openai.Model{BaseURL: url, IdleTimeout: 50 * time.Millisecond}
@@ -471,7 +471,7 @@ func TestOpenAILimits(t *testing.T) {
 func TestOpenAICancel(t *testing.T) {
 	for _, noStream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("NoStream=%v", noStream), func(t *testing.T) {
-			s := &llmtest.Server{Turns: []llmtest.Turn{{Text: "a", Hang: true}}}
+			s := &openaitest.Server{Turns: []openaitest.Turn{{Text: "a", Hang: true}}}
 			url := s.Start()
 			defer s.Close()
 			var started atomic.Bool

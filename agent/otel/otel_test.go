@@ -19,9 +19,9 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/agent/otel"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -70,12 +70,12 @@ func TestAgentRun(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ts.Close() })
 
-	llm := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{
+	llm := &openaitest.Server{Turns: []openaitest.Turn{
+		{ToolCalls: []openaitest.ToolCall{
 			{ID: "c1", Name: "w_get_weather", Arguments: `{"city":"Paris"}`},
 			{ID: "c2", Name: "w_get_weather", Arguments: `{"city":"Atlantis"}`},
-		}, Usage: &llmtest.Usage{PromptTokens: 40, CompletionTokens: 9}},
-		{Text: "Sunny in Paris; Atlantis is not found.", Usage: &llmtest.Usage{PromptTokens: 80, CompletionTokens: 7}},
+		}, Usage: &openaitest.Usage{PromptTokens: 40, CompletionTokens: 9}},
+		{Text: "Sunny in Paris; Atlantis is not found.", Usage: &openaitest.Usage{PromptTokens: 80, CompletionTokens: 7}},
 	}}
 	base := llm.Start()
 	t.Cleanup(llm.Close)

@@ -19,8 +19,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/agent/temporal"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -312,7 +312,7 @@ func TestReplay(t *testing.T) {
 // TestModelRetry: a model endpoint's 429 is retried by Temporal after the
 // Retry-After it asks for, not the retry policy's first interval (1s).
 func TestModelRetry(t *testing.T) {
-	llm := &llmtest.Server{Turns: []llmtest.Turn{{Status: 429, Error: "slow down", RetryAfter: "3"}, {Text: "hello"}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{{Status: 429, Error: "slow down", RetryAfter: "3"}, {Text: "hello"}}}
 	url := llm.Start()
 	t.Cleanup(llm.Close)
 	q := queue(t)

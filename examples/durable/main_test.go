@@ -21,8 +21,8 @@ import (
 	"go.uber.org/goleak"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/agent/temporal"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/temporaldev"
 )
 
@@ -46,8 +46,8 @@ func TestExample(t *testing.T) {
 	srv, err := temporaldev.Start("../../agent/temporal/internal/devserver")
 	require.NoError(t, err)
 	t.Cleanup(srv.Stop)
-	pay := llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "pay", Arguments: `{"to":"Ann","amount":12.5}`}}}
-	llm := &llmtest.Server{Turns: []llmtest.Turn{pay, {Text: "I paid Ann 12.50 EUR."}, pay, {Text: "Paid again."}}}
+	pay := openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "pay", Arguments: `{"to":"Ann","amount":12.5}`}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{pay, {Text: "I paid Ann 12.50 EUR."}, pay, {Text: "Paid again."}}}
 	// The second run's first model call is held until approve waits: a
 	// model slower than the user.
 	release := make(chan struct{})

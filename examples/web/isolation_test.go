@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
 )
 
@@ -71,8 +71,8 @@ func hostileServer(t *testing.T) config.Server {
 // its own view. The honest view's own calls still go through.
 func TestBrowserViewsIsolated(t *testing.T) {
 	w := startWeb(t, []config.Server{npmServer(t, "monitor", "server-system-monitor"), hostileServer(t)},
-		[]llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "monitor_get-system-info", Arguments: `{}`}, {ID: "c2", Name: "hostile_show", Arguments: `{}`}}},
+		[]openaitest.Turn{
+			{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "monitor_get-system-info", Arguments: `{}`}, {ID: "c2", Name: "hostile_show", Arguments: `{}`}}},
 			{Text: "Two apps."},
 		})
 	require.NoError(t, chromedp.Run(w.browser,

@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp/apps"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -66,13 +66,13 @@ func need(t *testing.T, name string) string {
 func TestBrowser(t *testing.T) {
 	const answer1 = "The clock app above shows the server's time."
 	w := startWeb(t, []config.Server{npmServer(t, "clock", "server-basic-vanillajs"), npmServer(t, "monitor", "server-system-monitor")},
-		[]llmtest.Turn{
-			{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "clock_get-time", Arguments: `{}`}}},
+		[]openaitest.Turn{
+			{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "clock_get-time", Arguments: `{}`}}},
 			{Text: answer1},
 			{Text: "Thanks for the message from the app."},
-			{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "monitor_get-system-info", Arguments: `{}`}}},
+			{ToolCalls: []openaitest.ToolCall{{ID: "c2", Name: "monitor_get-system-info", Arguments: `{}`}}},
 			{Text: "Here is the system monitor."},
-			{ToolCalls: []llmtest.ToolCall{{ID: "c3", Name: "clock_get-time", Arguments: `{}`}}},
+			{ToolCalls: []openaitest.ToolCall{{ID: "c3", Name: "clock_get-time", Arguments: `{}`}}},
 			{Text: "As you wish."},
 		})
 	ctx, h, llm, browser, logs := w.ctx, w.h, w.llm, w.browser, w.logs
@@ -285,7 +285,7 @@ func TestBrowser(t *testing.T) {
 type web struct {
 	ctx     context.Context // ends with the test's time
 	h       *Host
-	llm     *llmtest.Server
+	llm     *openaitest.Server
 	logs    *syncBuffer
 	browser context.Context
 	calls   *appCalls
@@ -293,11 +293,11 @@ type web struct {
 
 // startWeb serves a host of servers whose model plays turns, opens
 // Chromium on it, and stops everything when the test ends.
-func startWeb(t *testing.T, servers []config.Server, turns []llmtest.Turn) *web {
+func startWeb(t *testing.T, servers []config.Server, turns []openaitest.Turn) *web {
 	chromium := need(t, "MINIME_WEB_CHROMIUM")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
-	w := &web{ctx: ctx, llm: &llmtest.Server{Turns: turns}, logs: &syncBuffer{}}
+	w := &web{ctx: ctx, llm: &openaitest.Server{Turns: turns}, logs: &syncBuffer{}}
 	llmURL := w.llm.Start()
 	t.Cleanup(w.llm.Close)
 	var err error

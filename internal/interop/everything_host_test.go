@@ -19,8 +19,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/internal/termtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -43,7 +43,7 @@ func TestEverythingHostRequests(t *testing.T) {
 }
 
 func testHostRequests(t *testing.T, tr mcp.Transport) {
-	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Hello from the host model."}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{{Text: "Hello from the host model."}}}
 	llmURL := llm.Start()
 	t.Cleanup(llm.Close)
 	var samplingAsked atomic.Int32

@@ -22,8 +22,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
@@ -76,8 +76,8 @@ func TestEverythingTasks(t *testing.T) {
 			assert.Equal(t, mcp.TaskAlways, st.Task)
 
 			_, model := startModel(t,
-				llmtest.Turn{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: st.Name, Arguments: `{"topic":"tasks"}`}}},
-				llmtest.Turn{Text: "The report is in."},
+				openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: st.Name, Arguments: `{"topic":"tasks"}`}}},
+				openaitest.Turn{Text: "The report is in."},
 			)
 			var mu sync.Mutex
 			var statuses []mcp.TaskStatus
@@ -148,9 +148,9 @@ func waitForTool(t *testing.T, ts *toolset.Toolset, changed <-chan struct{}, nam
 }
 
 // startModel starts a scripted model.
-func startModel(t *testing.T, turns ...llmtest.Turn) (*llmtest.Server, *openai.Model) {
+func startModel(t *testing.T, turns ...openaitest.Turn) (*openaitest.Server, *openai.Model) {
 	t.Helper()
-	s := &llmtest.Server{Turns: turns}
+	s := &openaitest.Server{Turns: turns}
 	u := s.Start()
 	t.Cleanup(s.Close)
 	return s, &openai.Model{BaseURL: u, Model: "test-model"}

@@ -17,8 +17,8 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -69,7 +69,7 @@ func testGoSDKInputRequests(t *testing.T, opts *sdk.StreamableHTTPOptions, era m
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, opts))
 	t.Cleanup(hs.Close)
 
-	llm := &llmtest.Server{Turns: []llmtest.Turn{{Text: "Bonjour"}}}
+	llm := &openaitest.Server{Turns: []openaitest.Turn{{Text: "Bonjour"}}}
 	llmURL := llm.Start()
 	t.Cleanup(llm.Close)
 	sampler := &agent.Sampler{Model: &openai.Model{BaseURL: llmURL, Model: "tiny"}, ModelName: "tiny",

@@ -1,12 +1,17 @@
-// Package llmtest is an OpenAI-compatible chat completions server for
-// tests and examples. It speaks the real wire format (streamed
-// chat.completion.chunk events with tool calls in fragments or whole, a
-// usage chunk on request, "[DONE]", error bodies, 429 with
+// Package openaitest is an OpenAI-compatible chat completions server for
+// tests, as net/http/httptest is an HTTP server: a host's test points the
+// agent/openai driver (or any OpenAI-compatible client) at it and gets
+// scripted turns back over the real wire. It speaks the real wire format
+// (streamed chat.completion.chunk events with tool calls in fragments or
+// whole, a usage chunk on request, "[DONE]", error bodies, 429 with
 // Retry-After), replays scripted turns in order, and records the requests
 // it gets, for assertions. Its Dialect makes it read structured-output
 // requests and shape its answers as OpenAI, llama-server or Ollama's /v1
 // does.
-package llmtest
+//
+// To test an agent's loop without a wire, package agent/agenttest has a
+// scripted Model that runs in process.
+package openaitest
 
 import (
 	"bytes"
@@ -21,7 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"git.rickub.com/bots-garden/mini-me/internal/chunks"
 )
 
 // Turn is one scripted answer: an assistant turn, or an error.
@@ -155,8 +161,9 @@ const (
 	DialectOllama Dialect = "ollama"
 )
 
-// Dialects lists every Dialect, for tests run in each.
-var Dialects = []Dialect{DialectOpenAI, DialectLlamaCpp, DialectOllama}
+// Dialects returns every Dialect, for tests run in each; the slice is the
+// caller's.
+func Dialects() []Dialect { return []Dialect{DialectOpenAI, DialectLlamaCpp, DialectOllama} }
 
 // Message is a message of a request.
 type Message struct {
@@ -212,8 +219,12 @@ func (s *Server) Start() string {
 	return s.srv.URL + "/v1"
 }
 
-// Close stops the server, ending hung responses.
+// Close stops the server, ending hung responses; it does nothing on a
+// server that was not started.
 func (s *Server) Close() {
+	if s.srv == nil {
+		return
+	}
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }
@@ -228,7 +239,7 @@ func (s *Server) Requests() []Request {
 // ServeHTTP answers POST /v1/chat/completions.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-		writeError(w, http.StatusNotFound, "llmtest: no route for "+r.Method+" "+r.URL.Path)
+		writeError(w, http.StatusNotFound, "openaitest: no route for "+r.Method+" "+r.URL.Path)
 		return
 	}
 	body, err := io.ReadAll(r.Body)
@@ -240,7 +251,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = s.readSchema(&req)
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "llmtest: "+err.Error())
+		writeError(w, http.StatusBadRequest, "openaitest: "+err.Error())
 		return
 	}
 	req.Header = r.Header.Clone()
@@ -254,7 +265,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if n >= len(s.Turns) {
-		writeError(w, http.StatusInternalServerError, fmt.Sprintf("llmtest: no scripted turn left for request %d", n+1))
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("openaitest: no scripted turn left for request %d", n+1))
 		return
 	}
 	if turn.Status != 0 {
@@ -270,7 +281,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, turn.Status, turn.Error)
 		return
 	}
-	a := answer{turn: turn, id: "chatcmpl-llmtest-" + strconv.Itoa(n+1), model: req.Model, chunk: s.ChunkSize, promptSize: len(body), dialect: s.Dialect}
+	a := answer{turn: turn, id: "chatcmpl-openaitest-" + strconv.Itoa(n+1), model: req.Model, chunk: s.ChunkSize, promptSize: len(body), dialect: s.Dialect}
 	if a.chunk <= 0 {
 		a.chunk = 4
 	}
@@ -497,10 +508,10 @@ func (a *answer) stream(w http.ResponseWriter, r *http.Request, includeUsage boo
 	default:
 		send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	}
-	for _, p := range pieces(a.turn.Reasoning, a.chunk) {
+	for _, p := range chunks.Split(a.turn.Reasoning, a.chunk) {
 		send(chunk(map[string]any{a.reasoningKey(): p}, nil))
 	}
-	for _, p := range pieces(a.turn.Text, a.chunk) {
+	for _, p := range chunks.Split(a.turn.Text, a.chunk) {
 		send(chunk(map[string]any{"content": p}, nil))
 	}
 	if a.turn.Hang {
@@ -541,7 +552,7 @@ func (a *answer) callFragments(i int, c ToolCall) []map[string]any {
 		}
 		return f
 	}
-	args := pieces(a.arguments(c), a.chunk)
+	args := chunks.Split(a.arguments(c), a.chunk)
 	var out []map[string]any
 	switch a.dialect {
 	case DialectOllama:
@@ -602,20 +613,6 @@ func (a *answer) whole(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
-}
-
-// pieces splits s into pieces of about n bytes, on character boundaries.
-func pieces(s string, n int) []string {
-	var out []string
-	for len(s) > 0 {
-		end := min(n, len(s))
-		for end < len(s) && !utf8.RuneStart(s[end]) {
-			end++
-		}
-		out = append(out, s[:end])
-		s = s[end:]
-	}
-	return out
 }
 
 var schemaName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

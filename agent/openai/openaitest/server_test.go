@@ -1,4 +1,4 @@
-package llmtest_test
+package openaitest_test
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"git.rickub.com/bots-garden/mini-me/internal/llmtest"
+	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -47,13 +47,13 @@ func deltas(t *testing.T, body string) []string {
 				Delta        json.RawMessage `json:"delta"`
 				FinishReason *string         `json:"finish_reason"`
 			} `json:"choices"`
-			Usage   *llmtest.Usage  `json:"usage"`
-			Timings json.RawMessage `json:"timings"`
+			Usage   *openaitest.Usage `json:"usage"`
+			Timings json.RawMessage   `json:"timings"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &chunk))
 		assert.Equal(t, "chat.completion.chunk", chunk.Object)
 		if len(chunk.Choices) == 0 {
-			assert.Equal(t, &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, chunk.Usage)
+			assert.Equal(t, &openaitest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, chunk.Usage)
 			out = append(out, "usage")
 		} else {
 			d := string(chunk.Choices[0].Delta)
@@ -70,15 +70,15 @@ func deltas(t *testing.T, body string) []string {
 }
 
 func TestStream(t *testing.T) {
-	turn := llmtest.Turn{
+	turn := openaitest.Turn{
 		Text: "héllo", Reasoning: "hm",
-		ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}, {ID: "c2", Name: "find_it", Arguments: `{ "b" : 2 }`}},
-		Usage:     &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
+		ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}, {ID: "c2", Name: "find_it", Arguments: `{ "b" : 2 }`}},
+		Usage:     &openaitest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3},
 	}
 	for _, tt := range []struct {
-		dialect llmtest.Dialect
+		dialect openaitest.Dialect
 		want    []string
-	}{{llmtest.DialectOpenAI, []string{
+	}{{openaitest.DialectOpenAI, []string{
 		`{"content":"","role":"assistant"}`,
 		`{"reasoning_content":"hm"}`,
 		`{"content":"hé"}`, `{"content":"llo"}`,
@@ -93,7 +93,7 @@ func TestStream(t *testing.T) {
 		`{"tool_calls":[{"function":{"arguments":" }"},"index":1}]}`,
 		`{} tool_calls`,
 		"usage",
-	}}, {llmtest.DialectLlamaCpp, []string{
+	}}, {openaitest.DialectLlamaCpp, []string{
 		"ping",
 		`{"content":null,"role":"assistant"}`,
 		`{"reasoning_content":"hm"}`,
@@ -108,7 +108,7 @@ func TestStream(t *testing.T) {
 		`{"tool_calls":[{"function":{"arguments":" }"},"index":1}]}`,
 		`{} tool_calls`,
 		"usage", "timings",
-	}}, {llmtest.DialectOllama, []string{
+	}}, {openaitest.DialectOllama, []string{
 		`{"content":"","reasoning":"hm","role":"assistant"}`,
 		`{"content":"hé","role":"assistant"}`, `{"content":"llo","role":"assistant"}`,
 		`{"content":"","role":"assistant","tool_calls":[{"function":{"arguments":"{\"a\":1}","name":"f"},"id":"c1","index":0,"type":"function"}]}`,
@@ -117,23 +117,23 @@ func TestStream(t *testing.T) {
 		"usage",
 	}}} {
 		t.Run(string(tt.dialect), func(t *testing.T) {
-			s := &llmtest.Server{ChunkSize: 3, Dialect: tt.dialect, Turns: []llmtest.Turn{turn}}
+			s := &openaitest.Server{ChunkSize: 3, Dialect: tt.dialect, Turns: []openaitest.Turn{turn}}
 			url := s.Start()
 			defer s.Close()
 			resp, body := post(t, url, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`)
 			assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
 			assert.Equal(t, tt.want, deltas(t, body))
-			assert.Equal(t, tt.dialect == llmtest.DialectOpenAI, strings.Contains(body, `"usage":null`), "OpenAI's chunks say usage null")
+			assert.Equal(t, tt.dialect == openaitest.DialectOpenAI, strings.Contains(body, `"usage":null`), "OpenAI's chunks say usage null")
 			reqs := s.Requests()
 			require.Len(t, reqs, 1)
 			assert.True(t, reqs[0].Stream)
 			assert.True(t, reqs[0].IncludeUsage)
-			assert.Equal(t, []llmtest.Message{{Role: "user", Content: "hi"}}, reqs[0].Messages)
+			assert.Equal(t, []openaitest.Message{{Role: "user", Content: "hi"}}, reqs[0].Messages)
 		})
 	}
 	t.Run("usage only when asked", func(t *testing.T) {
-		for _, d := range llmtest.Dialects {
-			s := &llmtest.Server{Dialect: d, Turns: []llmtest.Turn{{Text: "hi", Usage: &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}}}}
+		for _, d := range openaitest.Dialects() {
+			s := &openaitest.Server{Dialect: d, Turns: []openaitest.Turn{{Text: "hi", Usage: &openaitest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}}}}
 			url := s.Start()
 			_, body := post(t, url, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 			s.Close()
@@ -146,17 +146,17 @@ func TestStream(t *testing.T) {
 
 // Each dialect's whole answer to a turn that only calls tools.
 func TestWholeDialects(t *testing.T) {
-	turn := llmtest.Turn{Reasoning: "hm", ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{ "a": 1 }`}},
-		Usage: &llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}}
-	for d, want := range map[llmtest.Dialect]string{
-		llmtest.DialectOpenAI: `{"role":"assistant","content":null,"reasoning_content":"hm",
+	turn := openaitest.Turn{Reasoning: "hm", ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "f", Arguments: `{ "a": 1 }`}},
+		Usage: &openaitest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}}
+	for d, want := range map[openaitest.Dialect]string{
+		openaitest.DialectOpenAI: `{"role":"assistant","content":null,"reasoning_content":"hm",
 			"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{ \"a\": 1 }"}}]}`,
-		llmtest.DialectLlamaCpp: `{"role":"assistant","content":"","reasoning_content":"hm",
+		openaitest.DialectLlamaCpp: `{"role":"assistant","content":"","reasoning_content":"hm",
 			"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{ \"a\": 1 }"}}]}`,
-		llmtest.DialectOllama: `{"role":"assistant","content":"","reasoning":"hm",
+		openaitest.DialectOllama: `{"role":"assistant","content":"","reasoning":"hm",
 			"tool_calls":[{"id":"c1","index":0,"type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}`,
 	} {
-		s := &llmtest.Server{Dialect: d, Turns: []llmtest.Turn{turn}}
+		s := &openaitest.Server{Dialect: d, Turns: []openaitest.Turn{turn}}
 		url := s.Start()
 		_, body := post(t, url, `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
 		s.Close()
@@ -165,21 +165,21 @@ func TestWholeDialects(t *testing.T) {
 				Message      json.RawMessage `json:"message"`
 				FinishReason string          `json:"finish_reason"`
 			} `json:"choices"`
-			Usage   llmtest.Usage   `json:"usage"`
-			Timings json.RawMessage `json:"timings"`
+			Usage   openaitest.Usage `json:"usage"`
+			Timings json.RawMessage  `json:"timings"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(body), &resp), d)
 		require.Len(t, resp.Choices, 1, d)
 		assert.JSONEq(t, want, string(resp.Choices[0].Message), d)
 		assert.Equal(t, "tool_calls", resp.Choices[0].FinishReason, d)
-		assert.Equal(t, llmtest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, resp.Usage, d)
-		assert.Equal(t, d == llmtest.DialectLlamaCpp, resp.Timings != nil, d)
+		assert.Equal(t, openaitest.Usage{PromptTokens: 1, CompletionTokens: 2, TotalTokens: 3}, resp.Usage, d)
+		assert.Equal(t, d == openaitest.DialectLlamaCpp, resp.Timings != nil, d)
 	}
 }
 
 func TestWholeAndErrors(t *testing.T) {
-	s := &llmtest.Server{Turns: []llmtest.Turn{
-		{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "f", Arguments: `{}`}}},
+	s := &openaitest.Server{Turns: []openaitest.Turn{
+		{ToolCalls: []openaitest.ToolCall{{ID: "c1", Name: "f", Arguments: `{}`}}},
 		{Status: 429, Error: "slow down", RetryAfter: "2"},
 		{Status: 400, ErrorBody: `{"error":{"code":400,"type":"exceed_context_size_error","n_ctx":8}}`},
 	}}
@@ -188,7 +188,7 @@ func TestWholeAndErrors(t *testing.T) {
 	msgs := `"messages":[{"role":"user","content":"hi"}]`
 
 	_, body := post(t, url, `{"model":"m","tool_choice":"required",`+msgs+`}`)
-	assert.JSONEq(t, `{"id":"chatcmpl-llmtest-1","object":"chat.completion","created":1700000000,"model":"m",
+	assert.JSONEq(t, `{"id":"chatcmpl-openaitest-1","object":"chat.completion","created":1700000000,"model":"m",
 		"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
 		"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}}],
 		"usage":{"prompt_tokens":20,"completion_tokens":1,"total_tokens":21}}`, body) // 81 request bytes / 4
@@ -231,30 +231,30 @@ func TestDialectSchema(t *testing.T) {
 		return `"response_format":{"type":"json_schema","json_schema":{"name":"` + name + `","strict":` + s + `,"schema":` + schema + `}}`
 	}
 	cases := []struct {
-		dialect      llmtest.Dialect
+		dialect      openaitest.Dialect
 		member       string
 		schema, fail string
 		strict       bool
 	}{
-		{llmtest.DialectOpenAI, wrapped("x", obj, true), obj, "", true},
-		{llmtest.DialectOpenAI, wrapped("x", loose, false), loose, "", false},
-		{llmtest.DialectOpenAI, wrapped("x", loose, true), "", "'additionalProperties' is required to be supplied and to be false", false},
-		{llmtest.DialectOpenAI, wrapped("x y", obj, false), "", "json_schema.name", false},
-		{llmtest.DialectOpenAI, wrapped("x", `{"type":"string"}`, false), "", "the root must be an object", false},
-		{llmtest.DialectOpenAI, `"response_format":{"type":"json_object"}`, "", "", false},
-		{llmtest.DialectOpenAI, `"response_format":{"type":"grammar"}`, "", "invalid value for response_format.type", false},
-		{llmtest.DialectLlamaCpp, wrapped("x y", loose, true), loose, "", false},
-		{llmtest.DialectLlamaCpp, `"response_format":{"type":"json_object","schema":` + obj + `}`, obj, "", false},
-		{llmtest.DialectLlamaCpp, `"json_schema":` + obj, obj, "", false},
-		{llmtest.DialectLlamaCpp, `"json_schema":` + obj + `,"response_format":{"type":"json_object"}`, obj, "", false},
-		{llmtest.DialectLlamaCpp, `"response_format":{"type":"json_object"}`, `{"type":"object"}`, "", false},
-		{llmtest.DialectLlamaCpp, `"response_format":{"type":"grammar"}`, "", "but got: grammar", false},
-		{llmtest.DialectOllama, wrapped("x y", loose, true), loose, "", false},
-		{llmtest.DialectOllama, `"response_format":{"type":"json_object","schema":` + obj + `}`, "", "", false},
-		{llmtest.DialectOllama, `"json_schema":` + obj, "", "", false},
+		{openaitest.DialectOpenAI, wrapped("x", obj, true), obj, "", true},
+		{openaitest.DialectOpenAI, wrapped("x", loose, false), loose, "", false},
+		{openaitest.DialectOpenAI, wrapped("x", loose, true), "", "'additionalProperties' is required to be supplied and to be false", false},
+		{openaitest.DialectOpenAI, wrapped("x y", obj, false), "", "json_schema.name", false},
+		{openaitest.DialectOpenAI, wrapped("x", `{"type":"string"}`, false), "", "the root must be an object", false},
+		{openaitest.DialectOpenAI, `"response_format":{"type":"json_object"}`, "", "", false},
+		{openaitest.DialectOpenAI, `"response_format":{"type":"grammar"}`, "", "invalid value for response_format.type", false},
+		{openaitest.DialectLlamaCpp, wrapped("x y", loose, true), loose, "", false},
+		{openaitest.DialectLlamaCpp, `"response_format":{"type":"json_object","schema":` + obj + `}`, obj, "", false},
+		{openaitest.DialectLlamaCpp, `"json_schema":` + obj, obj, "", false},
+		{openaitest.DialectLlamaCpp, `"json_schema":` + obj + `,"response_format":{"type":"json_object"}`, obj, "", false},
+		{openaitest.DialectLlamaCpp, `"response_format":{"type":"json_object"}`, `{"type":"object"}`, "", false},
+		{openaitest.DialectLlamaCpp, `"response_format":{"type":"grammar"}`, "", "but got: grammar", false},
+		{openaitest.DialectOllama, wrapped("x y", loose, true), loose, "", false},
+		{openaitest.DialectOllama, `"response_format":{"type":"json_object","schema":` + obj + `}`, "", "", false},
+		{openaitest.DialectOllama, `"json_schema":` + obj, "", "", false},
 	}
 	for _, c := range cases {
-		s := &llmtest.Server{Dialect: c.dialect, Turns: []llmtest.Turn{{Text: "{}"}}}
+		s := &openaitest.Server{Dialect: c.dialect, Turns: []openaitest.Turn{{Text: "{}"}}}
 		url := s.Start()
 		resp, body := post(t, url, `{"messages":[{"role":"user","content":"hi"}],`+c.member+`}`)
 		s.Close()
