@@ -404,3 +404,23 @@ func TestChatBadConfig(t *testing.T) {
 	assert.Contains(t, out, "mini-me.yaml:4:")
 	assert.NotContains(t, out, "goroutine ")
 }
+
+// The README's host takes its model from the environment as every example
+// does (issue 40 #3: it hard-coded Docker Model Runner): with none, it
+// says how to get one; with MINIME_MODEL_URL, that model answers.
+func TestHost(t *testing.T) {
+	dir := t.TempDir()
+	demoConfig(t, dir)
+	out, code := runIn(t, dir, environ(t), "", "host")
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "MINIME_MODEL_URL", "the help names the variables")
+	assert.NotContains(t, out, "goroutine ")
+
+	llm, url := model(t, openaitest.Turn{Text: "Nothing is on your calendar today."})
+	out, code = runIn(t, dir, environ(t, "MINIME_MODEL_URL="+url), "", "host")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "Nothing is on your calendar today.")
+	reqs := llm.Requests()
+	require.NotEmpty(t, reqs)
+	assert.Equal(t, "What is on my calendar today?", reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1].Content)
+}

@@ -1,7 +1,7 @@
 // Host is the README's host program in full: the MCP servers of
-// mini-me.yaml, a model served by Docker Model Runner, and the user
-// approving tool calls at the terminal. Run it where a mini-me.yaml is,
-// with Docker Model Runner serving ai/qwen3 (or change the model).
+// mini-me.yaml, the model the MINIME_* variables name (or a local model
+// server found by itself: see agent/modelenv), and the user approving
+// tool calls at the terminal. Run it where a mini-me.yaml is.
 package main
 
 import (
@@ -12,7 +12,7 @@ import (
 	"os"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
-	"git.rickub.com/bots-garden/mini-me/agent/openai"
+	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
@@ -32,9 +32,13 @@ func main() {
 		log.Fatal(err)
 	}
 	defer tools.Close()
+	model, err := modelenv.Find(ctx, os.Getenv)
+	if err != nil {
+		log.Fatal(modelenv.Help(err)) // what went wrong, and how to start or name a model
+	}
 
 	a := &agent.Agent{
-		Model:  &openai.Model{BaseURL: "http://localhost:12434/engines/v1", Model: "ai/qwen3"},
+		Model:  model,
 		Tools:  tools,
 		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions apply
 	}
