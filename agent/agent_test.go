@@ -1398,3 +1398,21 @@ func TestToolSearchDefinitionTokens(t *testing.T) {
 		assert.Less(t, sizes[agent.ToolSearchOn], 400, "the search tool alone, whatever the catalogue")
 	}
 }
+
+// A final answer asked for twice, the second time failing, ends the run
+// with the limit's error and a warning: it used to read the nil reply of
+// the failed call and panic.
+func TestRunFinalAnswerSecondAskFails(t *testing.T) {
+	call := func(id string) step {
+		return step{reply: &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant,
+			Parts: agent.Parts("", agent.ToolCall{ID: id, Name: "nothing", Arguments: `{}`})}, Finish: agent.FinishToolCalls}}
+	}
+	model := &scriptModel{name: "m", steps: []step{call("c1"), call("c2"),
+		fail(&agent.ModelError{Kind: agent.ErrServer, StatusCode: 500})}}
+	res, err := (&agent.Agent{Model: model, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("hi"))
+	require.ErrorIs(t, err, agent.ErrMaxTurns)
+	assert.Equal(t, 3, model.calls())
+	assert.Empty(t, res.Answer)
+	require.NotEmpty(t, res.Warnings)
+	assert.Equal(t, agent.WarnEmptyAnswer, res.Warnings[len(res.Warnings)-1].Kind)
+}

@@ -237,9 +237,9 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 		// Calls made without tools are dropped: ask once more, firmly.
 		r.msgs[len(r.msgs)-1].appendText(" " + noToolsNote)
 		reply, cerr = r.chat(ctx, &catalog{}, "")
-		if n := reply.Message.callCount(); cerr == nil && n > 0 {
+		if cerr == nil && reply.Message.callCount() > 0 { // reply is nil on an error
 			r.warn(WarnDroppedCalls, fmt.Sprintf(
-				"asked twice for a final answer without tools, the model made %d tool calls, which were not run; its text is the answer", n))
+				"asked twice for a final answer without tools, the model made %d tool calls, which were not run; its text is the answer", reply.Message.callCount()))
 		}
 	}
 	if cerr != nil {
