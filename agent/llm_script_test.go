@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -82,7 +83,11 @@ func (m *turnModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta fu
 		calls[i] = agent.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		size += len(c.Name) + len(c.Arguments)
 	}
-	reply := &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts(turn.Text, calls...)},
+	parts := agent.Parts(turn.Text, calls...)
+	if turn.Reasoning != "" { // the contract: the reasoning delivered is the reply's too
+		parts = append([]agent.Part{agent.ReasoningPart(scriptProvider, turn.Reasoning, "")}, parts...)
+	}
+	reply := &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: parts},
 		Finish: agent.FinishReason(turn.Finish), Model: "test-model"}
 	if reply.Finish == "" {
 		reply.Finish = agent.FinishStop
@@ -99,12 +104,28 @@ func (m *turnModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta fu
 	return reply, nil
 }
 
+// scriptProvider is the provider a turnModel writes its reasoning as, and
+// the one whose reasoning it is sent (see agent.Part.SentTo).
+const scriptProvider = "script"
+
 // record is req as llmtest decodes a request: the tool choice as OpenAI
 // spells it, sent only with tools, and Body the whole as JSON.
 func record(req *agent.ChatRequest) llmtest.Request {
 	r := llmtest.Request{Model: "test-model", Stream: true, IncludeUsage: true}
 	for _, msg := range req.Messages {
 		lm := llmtest.Message{Role: string(msg.Role), Content: msg.Text(), ToolCallID: msg.ToolCallID}
+		for _, p := range msg.Parts {
+			switch {
+			case p.Kind == agent.PartReasoning && p.SentTo(scriptProvider):
+				lm.Reasoning += p.Text
+			case p.Kind == agent.PartImage || p.Kind == agent.PartFile:
+				url := p.URL
+				if url == "" {
+					url = "data:" + p.MediaType + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+				}
+				lm.Media = append(lm.Media, url)
+			}
+		}
 		for _, c := range msg.ToolCalls() {
 			lm.ToolCalls = append(lm.ToolCalls, llmtest.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
@@ -127,7 +148,7 @@ func record(req *agent.ChatRequest) llmtest.Request {
 	}
 	b := body{Tools: r.Tools, ToolChoice: r.ToolChoice, MaxTokens: req.MaxTokens, Schema: r.Schema}
 	for _, m := range r.Messages {
-		bm := bodyMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		bm := bodyMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, Media: m.Media, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
 			bm.ToolCalls = append(bm.ToolCalls, bodyCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
@@ -174,6 +195,8 @@ type requester interface{ Requests() []llmtest.Request }
 type bodyMessage struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
+	Reasoning  string     `json:"reasoning_content,omitempty"`
+	Media      []string   `json:"media,omitempty"`
 	ToolCalls  []bodyCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 }

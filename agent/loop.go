@@ -412,9 +412,10 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 }
 
 // blankArguments returns a copy of parts with the arguments of the calls
-// in ids (of all, for nil ids) replaced by "{}". With a note, the copy
-// holds the note as its text and the calls only: no other text, no
-// reasoning.
+// in ids (of all, for nil ids) replaced by "{}", and their provider
+// metadata dropped (a hosted model of the same provider would read it).
+// With a note, the copy holds the note as its text and the calls only: no
+// other text, no reasoning.
 func blankArguments(parts []Part, note string, ids map[string]bool) []Part {
 	out := make([]Part, 0, len(parts)+1)
 	if note != "" {
@@ -423,7 +424,7 @@ func blankArguments(parts []Part, note string, ids map[string]bool) []Part {
 	for _, p := range parts {
 		switch {
 		case p.Kind == PartToolCall && (ids == nil || ids[p.ID]):
-			p.Arguments = "{}"
+			p.Arguments, p.Metadata = "{}", nil
 		case note != "" && p.Kind != PartToolCall:
 			continue
 		}
