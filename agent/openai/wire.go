@@ -247,7 +247,7 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// openAIProvider is the provider name [OpenAI] gives the reasoning parts
+// openAIProvider is the provider name [Model] gives the reasoning parts
 // it writes, and the one whose parts it sends back (see Part.SentTo).
 const openAIProvider = "openai-compatible"
 
