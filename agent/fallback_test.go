@@ -114,7 +114,7 @@ func TestFallbackDoesNotMoveOn(t *testing.T) {
 
 // Every model failing gives every error, joined; a model that streamed
 // part of its answer before failing is not followed by another; When
-// chooses what moves on; no model is an error.
+// chooses what moves on; no model, or a nil one, is an error.
 func TestFallbackFailures(t *testing.T) {
 	req := &agent.ChatRequest{Messages: user("x")}
 	t.Run("all fail", func(t *testing.T) {
@@ -147,6 +147,12 @@ func TestFallbackFailures(t *testing.T) {
 	t.Run("no model", func(t *testing.T) {
 		_, err := (&agent.Fallback{}).Chat(context.Background(), req, nil)
 		require.ErrorIs(t, err, agent.ErrNoModel)
+	})
+	t.Run("nil model", func(t *testing.T) {
+		secondary := &scriptModel{name: "secondary", steps: []step{answer("never")}}
+		_, err := (&agent.Fallback{Models: []agent.Model{secondary, nil}}).Chat(context.Background(), req, nil)
+		require.ErrorContains(t, err, "Fallback.Models[1] is nil")
+		assert.Equal(t, 0, secondary.calls(), "a Fallback set up wrong asks no model")
 	})
 }
 
