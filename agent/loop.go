@@ -368,6 +368,11 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	}
 	from := 0
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
+		if r.msgs[from].Egress == config.EgressLocal && !r.local {
+			r.warnOnce("system:", WarnToolsWithheld,
+				"system messages labelled local-only (egress: local) are not sent to the model, which is not on this machine")
+			continue
+		}
 		system += "\n\n" + r.msgs[from].Text()
 	}
 	if r.instructions != "" {

@@ -453,3 +453,22 @@ func TestEgressWithholdsCallMetadata(t *testing.T) {
 	assert.NotContains(t, string(sent), "secret")
 	assert.Contains(t, string(sent), `"id":"c2"`, "the calls are kept, so that their tool messages answer one")
 }
+
+// A leading system message labelled local-only, folded into the system
+// prompt, is withheld from a hosted model like any labelled message.
+func TestEgressWithholdsLabelledSystemMessage(t *testing.T) {
+	sys := agent.SystemMessage("The vault code is secret-code.")
+	sys.Egress = config.EgressLocal
+	for _, local := range []bool{false, true} {
+		model := &scriptModel{name: "m", caps: agent.Capabilities{Local: local}, steps: []step{answer("ok")}}
+		res, err := (&agent.Agent{Model: model}).Run(context.Background(), []agent.Message{sys, agent.UserMessage("hi")})
+		require.NoError(t, err)
+		system := model.requests()[0].Messages[0].Text()
+		if local {
+			assert.Contains(t, system, "secret-code", "a local model is sent it")
+			continue
+		}
+		assert.NotContains(t, system, "secret-code")
+		assert.Contains(t, fmt.Sprint(res.Warnings), "local-only")
+	}
+}
