@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/agenttest"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
@@ -1397,4 +1398,18 @@ func TestToolSearchDefinitionTokens(t *testing.T) {
 		assert.Less(t, sizes[agent.ToolSearchOn], sizes[agent.ToolSearchOff])
 		assert.Less(t, sizes[agent.ToolSearchOn], 400, "the search tool alone, whatever the catalogue")
 	}
+}
+
+// A final answer asked for twice, the second time failing, ends the run
+// with the limit's error and a warning: it used to read the nil reply of
+// the failed call and panic.
+func TestRunFinalAnswerSecondAskFails(t *testing.T) {
+	model := &agenttest.Model{Turns: []agenttest.Turn{agenttest.CallTool("nothing", `{}`), agenttest.CallTool("nothing", `{}`),
+		agenttest.Fail(&agent.ModelError{Kind: agent.ErrServer, StatusCode: 500})}}
+	res, err := (&agent.Agent{Model: model, Policy: allowAll(), MaxTurns: 1, FinalAnswer: true}).Run(context.Background(), user("hi"))
+	require.ErrorIs(t, err, agent.ErrMaxTurns)
+	assert.Len(t, model.Requests(), 3)
+	assert.Empty(t, res.Answer)
+	require.NotEmpty(t, res.Warnings)
+	assert.Equal(t, agent.WarnEmptyAnswer, res.Warnings[len(res.Warnings)-1].Kind)
 }

@@ -185,7 +185,7 @@
 // provider's name), stay in the conversation, so that a multi-turn run,
 // a stored conversation or a resumed [State] gives each provider back
 // exactly what it sent; a driver sends reasoning only to the provider that
-// wrote it (Part.SentTo). [OpenAI] gives a server's reasoning back in the
+// wrote it (Part.SentTo). The openai driver gives a server's reasoning back in the
 // member it came in (reasoning_content or reasoning). A conversation
 // encodes to JSON and back exactly, and those stored before parts
 // existed decode too.

@@ -32,8 +32,8 @@ const DefaultFallbackCooldown = time.Minute
 // Fallback is then safe for concurrent use. It must not be copied after
 // its first use.
 type Fallback struct {
-	// Models are the models, the preferred first. None makes every call
-	// fail.
+	// Models are the models, the preferred first. None, or a nil one,
+	// makes every call fail.
 	Models []Model
 	// Cooldown is how long a model that failed is passed over; zero means
 	// DefaultFallbackCooldown, negative never passes over.
@@ -69,6 +69,11 @@ func Transient(err error) bool {
 func (f *Fallback) Chat(ctx context.Context, req *ChatRequest, onDelta func(Delta)) (*Reply, error) {
 	if len(f.Models) == 0 {
 		return nil, ErrNoModel
+	}
+	for i, m := range f.Models {
+		if m == nil {
+			return nil, fmt.Errorf("agent: Fallback.Models[%d] is nil", i)
+		}
 	}
 	var errs []error
 	for _, i := range f.order() {

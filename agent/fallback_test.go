@@ -115,7 +115,7 @@ func TestFallbackDoesNotMoveOn(t *testing.T) {
 
 // Every model failing gives every error, joined; a model that streamed
 // part of its answer before failing is not followed by another; When
-// chooses what moves on; no model is an error.
+// chooses what moves on; no model, or a nil one, is an error.
 func TestFallbackFailures(t *testing.T) {
 	req := &agent.ChatRequest{Messages: user("x")}
 	t.Run("all fail", func(t *testing.T) {
@@ -148,6 +148,12 @@ func TestFallbackFailures(t *testing.T) {
 	t.Run("no model", func(t *testing.T) {
 		_, err := (&agent.Fallback{}).Chat(context.Background(), req, nil)
 		require.ErrorIs(t, err, agent.ErrNoModel)
+	})
+	t.Run("nil model", func(t *testing.T) {
+		secondary := &agenttest.Model{Name: "secondary", Turns: []agenttest.Turn{agenttest.Answer("never")}}
+		_, err := (&agent.Fallback{Models: []agent.Model{secondary, nil}}).Chat(context.Background(), req, nil)
+		require.ErrorContains(t, err, "Fallback.Models[1] is nil")
+		assert.Empty(t, secondary.Requests(), "a Fallback set up wrong asks no model")
 	})
 }
 

@@ -84,11 +84,12 @@ func (m *turnModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta fu
 		calls[i] = agent.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 		size += len(c.Name) + len(c.Arguments)
 	}
-	reply := &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: agent.Parts(turn.Text, calls...)},
-		Finish: agent.FinishReason(turn.Finish), Model: "test-model"}
-	if turn.Reasoning != "" {
-		reply.Message.Parts = append([]agent.Part{agent.ReasoningPart(scriptProvider, turn.Reasoning, "")}, reply.Message.Parts...)
+	parts := agent.Parts(turn.Text, calls...)
+	if turn.Reasoning != "" { // the contract: the reasoning delivered is the reply's too
+		parts = append([]agent.Part{agent.ReasoningPart(scriptProvider, turn.Reasoning, "")}, parts...)
 	}
+	reply := &agent.Reply{Message: agent.Message{Role: agent.RoleAssistant, Parts: parts},
+		Finish: agent.FinishReason(turn.Finish), Model: "test-model"}
 	if reply.Finish == "" {
 		reply.Finish = agent.FinishStop
 		if len(turn.ToolCalls) > 0 {
@@ -104,9 +105,9 @@ func (m *turnModel) Chat(ctx context.Context, req *agent.ChatRequest, onDelta fu
 	return reply, nil
 }
 
-// scriptProvider is the provider name turnModel writes its reasoning
-// under, and the only one whose reasoning it is sent back.
-const scriptProvider = "scripted"
+// scriptProvider is the provider a turnModel writes its reasoning as, and
+// the one whose reasoning it is sent (see agent.Part.SentTo).
+const scriptProvider = "script"
 
 // record is req as openaitest decodes a request: the tool choice as OpenAI
 // spells it, sent only with tools, and Body the whole as JSON.
@@ -118,10 +119,12 @@ func record(req *agent.ChatRequest) openaitest.Request {
 			switch {
 			case p.Kind == agent.PartReasoning && p.SentTo(scriptProvider):
 				lm.Reasoning += p.Text
-			case (p.Kind == agent.PartImage || p.Kind == agent.PartFile) && p.URL != "":
-				lm.Media = append(lm.Media, p.URL)
 			case p.Kind == agent.PartImage || p.Kind == agent.PartFile:
-				lm.Media = append(lm.Media, "data:"+p.MediaType+";base64,"+base64.StdEncoding.EncodeToString(p.Data))
+				url := p.URL
+				if url == "" {
+					url = "data:" + p.MediaType + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+				}
+				lm.Media = append(lm.Media, url)
 			}
 		}
 		for _, c := range msg.ToolCalls() {
@@ -146,7 +149,7 @@ func record(req *agent.ChatRequest) openaitest.Request {
 	}
 	b := body{Tools: r.Tools, ToolChoice: r.ToolChoice, MaxTokens: req.MaxTokens, Schema: r.Schema}
 	for _, m := range r.Messages {
-		bm := bodyMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID}
+		bm := bodyMessage{Role: m.Role, Content: m.Content, Reasoning: m.Reasoning, Media: m.Media, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
 			bm.ToolCalls = append(bm.ToolCalls, bodyCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
 		}
@@ -173,7 +176,8 @@ type requester interface{ Requests() []openaitest.Request }
 type bodyMessage struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
-	Reasoning  string     `json:"reasoning,omitempty"`
+	Reasoning  string     `json:"reasoning_content,omitempty"`
+	Media      []string   `json:"media,omitempty"`
 	ToolCalls  []bodyCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 }

@@ -237,9 +237,9 @@ func (r *run) limit(ctx context.Context, stop StopReason, err error) error {
 		// Calls made without tools are dropped: ask once more, firmly.
 		r.msgs[len(r.msgs)-1].appendText(" " + noToolsNote)
 		reply, cerr = r.chat(ctx, &catalog{}, "")
-		if n := reply.Message.callCount(); cerr == nil && n > 0 {
+		if cerr == nil && reply.Message.callCount() > 0 { // reply is nil on an error
 			r.warn(WarnDroppedCalls, fmt.Sprintf(
-				"asked twice for a final answer without tools, the model made %d tool calls, which were not run; its text is the answer", n))
+				"asked twice for a final answer without tools, the model made %d tool calls, which were not run; its text is the answer", reply.Message.callCount()))
 		}
 	}
 	if cerr != nil {
@@ -368,6 +368,11 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 	}
 	from := 0
 	for ; from < len(r.msgs) && r.msgs[from].Role == RoleSystem; from++ {
+		if r.msgs[from].Egress == config.EgressLocal && !r.local {
+			r.warnOnce("system:", WarnToolsWithheld,
+				"system messages labelled local-only (egress: local) are not sent to the model, which is not on this machine")
+			continue
+		}
 		system += "\n\n" + r.msgs[from].Text()
 	}
 	if r.instructions != "" {
@@ -412,9 +417,10 @@ func (r *run) request(toolsSize int) (msgs []Message, shortened bool) {
 }
 
 // blankArguments returns a copy of parts with the arguments of the calls
-// in ids (of all, for nil ids) replaced by "{}". With a note, the copy
-// holds the note as its text and the calls only: no other text, no
-// reasoning.
+// in ids (of all, for nil ids) replaced by "{}", and their provider
+// metadata dropped (a hosted model of the same provider would read it).
+// With a note, the copy holds the note as its text and the calls only: no
+// other text, no reasoning.
 func blankArguments(parts []Part, note string, ids map[string]bool) []Part {
 	out := make([]Part, 0, len(parts)+1)
 	if note != "" {
@@ -423,7 +429,7 @@ func blankArguments(parts []Part, note string, ids map[string]bool) []Part {
 	for _, p := range parts {
 		switch {
 		case p.Kind == PartToolCall && (ids == nil || ids[p.ID]):
-			p.Arguments = "{}"
+			p.Arguments, p.Metadata = "{}", nil
 		case note != "" && p.Kind != PartToolCall:
 			continue
 		}

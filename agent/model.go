@@ -27,8 +27,11 @@ import (
 // reasoning part naming the provider that wrote it (Part.Provider), with
 // what that provider needs back (Part.Signature, Part.Metadata under its
 // own key). Arguments may be anything the model produced,
-// including invalid JSON: the agent checks them. A turn cut short (finish
-// reason length) is not an error. A non-nil error means no turn was
+// including invalid JSON: the agent checks them. Its Finish says why the
+// model stopped, its Usage counts what the server reported (zero when it
+// reports nothing), and its Model names the model that answered when the
+// Model knows it. A turn cut short (finish reason length) is not an
+// error. A non-nil error means no turn was
 // obtained, and the Reply is nil; a turn that failed half-way is an error,
 // even if text was already delivered to onDelta.
 //

@@ -71,7 +71,7 @@ type Part struct {
 	URL       string `json:"url,omitempty"`
 
 	// Provider names the provider that wrote a PartReasoning (a
-	// driver's name, as [OpenAI] writes "openai-compatible"); Signature
+	// driver's name, as the openai driver writes "openai-compatible"); Signature
 	// is the opaque state it needs back with it: a signature, an
 	// encrypted payload. Neither is ever shown to a model.
 	Provider  string `json:"provider,omitempty"`

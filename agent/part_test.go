@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"git.rickub.com/bots-garden/mini-me/agent"
+	"git.rickub.com/bots-garden/mini-me/agent/agenttest"
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
@@ -380,17 +381,20 @@ func TestUsageCost(t *testing.T) {
 
 // The egress rule covers reasoning: a local model's reasoning after it
 // read a local-only server's output is withheld from a hosted model with
-// the rest of its reply, though both speak the OpenAI-compatible wire.
+// the rest of its reply, though both speak the OpenAI-compatible wire
+// (the same provider, to which the driver sends its reasoning back).
 func TestEgressWithholdsReasoning(t *testing.T) {
 	_, private := startMCP(t, "notes", mcpTool(readDef, echoTool(readDef)))
 	private.Egress = config.EgressLocal
-	_, local := startLLM(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"diary"}`}}},
+	w := wire{dialect: openaitest.DialectLlamaCpp}
+	_, local := w.start(t, openaitest.Turn{ToolCalls: []openaitest.ToolCall{{ID: "c", Name: "notes_read", Arguments: `{"path":"diary"}`}}},
 		openaitest.Turn{Reasoning: "The diary says Bob.", Text: "Call Bob."})
+	require.True(t, local.Local())
 	res, err := (&agent.Agent{Model: local, Tools: discover(t, private), Policy: allowAll()}).Run(context.Background(), user("what does my note say?"))
 	require.NoError(t, err)
 	require.Equal(t, "The diary says Bob.", res.Messages[3].Reasoning())
 
-	llm, model := startLLM(t, openaitest.Turn{Text: "ok"})
+	llm, model := w.start(t, openaitest.Turn{Text: "ok"})
 	_, err = (&agent.Agent{Model: remote{model}}).Run(context.Background(), append(res.Messages, agent.UserMessage("and now?")))
 	require.NoError(t, err)
 	assert.NotContains(t, string(llm.Requests()[0].Body), "Bob")
@@ -421,4 +425,51 @@ func FuzzMessageJSON(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, string(once), string(twice))
 	})
+}
+
+// The egress rule covers provider metadata: a call kept (its arguments
+// blanked) in a message withheld from a hosted model keeps none of the
+// metadata the local model's provider gave it, which a hosted model of the
+// same provider would read.
+func TestEgressWithholdsCallMetadata(t *testing.T) {
+	meta := map[string]json.RawMessage{"same-provider": json.RawMessage(`{"item":"secret-item"}`)}
+	call := func(id string) agent.Part {
+		p := agent.CallPart(agent.ToolCall{ID: id, Name: "notes_read", Arguments: `{"path":"secret-path"}`})
+		p.Metadata = meta
+		return p
+	}
+	conv := []agent.Message{
+		agent.UserMessage("read my notes"),
+		{Role: agent.RoleAssistant, Parts: []agent.Part{call("c1")}}, // unlabelled: its call's output is local-only
+		{Role: agent.RoleTool, ToolCallID: "c1", Server: "notes", Egress: config.EgressLocal, Parts: []agent.Part{agent.ToolResultPart("secret-diary")}},
+		{Role: agent.RoleAssistant, Egress: config.EgressLocal, Parts: []agent.Part{agent.TextPart("secret-answer"), call("c2")}},
+		{Role: agent.RoleTool, ToolCallID: "c2", Server: "notes", Egress: config.EgressLocal, Parts: []agent.Part{agent.ToolResultPart("secret-diary")}},
+		agent.UserMessage("and now?"),
+	}
+	model := &agenttest.Model{Name: "hosted", Turns: []agenttest.Turn{agenttest.Answer("ok")}}
+	_, err := (&agent.Agent{Model: model}).Run(context.Background(), conv)
+	require.NoError(t, err)
+	sent, err := json.Marshal(model.Requests()[0].Messages)
+	require.NoError(t, err)
+	assert.NotContains(t, string(sent), "secret")
+	assert.Contains(t, string(sent), `"id":"c2"`, "the calls are kept, so that their tool messages answer one")
+}
+
+// A leading system message labelled local-only, folded into the system
+// prompt, is withheld from a hosted model like any labelled message.
+func TestEgressWithholdsLabelledSystemMessage(t *testing.T) {
+	sys := agent.SystemMessage("The vault code is secret-code.")
+	sys.Egress = config.EgressLocal
+	for _, local := range []bool{false, true} {
+		model := &agenttest.Model{Name: "m", Claims: agent.Capabilities{Local: local}, Turns: []agenttest.Turn{agenttest.Answer("ok")}}
+		res, err := (&agent.Agent{Model: model}).Run(context.Background(), []agent.Message{sys, agent.UserMessage("hi")})
+		require.NoError(t, err)
+		system := model.Requests()[0].Messages[0].Text()
+		if local {
+			assert.Contains(t, system, "secret-code", "a local model is sent it")
+			continue
+		}
+		assert.NotContains(t, system, "secret-code")
+		assert.Contains(t, fmt.Sprint(res.Warnings), "local-only")
+	}
 }

@@ -610,3 +610,22 @@ func TestOpenAIResendsOnClosedConnection(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	assert.Equal(t, int32(1), reqs.Load())
 }
+
+// A file given by URL cannot go on the chat completions wire, which takes
+// a file's data: the request fails before it is sent, saying so, rather
+// than sending the URL as the file's data.
+func TestOpenAIFileByURL(t *testing.T) {
+	var sent atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		sent.Add(1)
+		http.Error(w, `{"error":{"message":"bad file_data"}}`, http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	m := &openai.Model{BaseURL: srv.URL + "/v1", NoStream: true}
+	file := agent.Part{Kind: agent.PartFile, Name: "a.pdf", MediaType: "application/pdf", URL: "https://example.test/a.pdf"}
+	req := &agent.ChatRequest{Messages: []agent.Message{{Role: agent.RoleUser, Parts: []agent.Part{agent.TextPart("read"), file}}}}
+	_, err := m.Chat(context.Background(), req, nil)
+	require.ErrorIs(t, err, openai.ErrRequest)
+	assert.ErrorContains(t, err, "not a URL")
+	assert.Zero(t, sent.Load())
+}

@@ -247,7 +247,7 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// openAIProvider is the provider name [OpenAI] gives the reasoning parts
+// openAIProvider is the provider name [Model] gives the reasoning parts
 // it writes, and the one whose parts it sends back (see Part.SentTo).
 const openAIProvider = "openai-compatible"
 
@@ -265,7 +265,8 @@ const (
 
 // wireMessageOf maps msg to the wire: text, tool calls, the images and
 // files of a user message, and the reasoning this driver wrote (only that:
-// see Part.SentTo), given back in the member it came in.
+// see Part.SentTo), given back in the member it came in. A file given by
+// a URL other than a data URL is an error: the API takes a file's data.
 func wireMessageOf(msg *agent.Message) (wireMessage, error) {
 	wm := wireMessage{Role: msg.Role, ToolCallID: msg.ToolCallID}
 	var text strings.Builder
@@ -297,6 +298,9 @@ func wireMessageOf(msg *agent.Message) (wireMessage, error) {
 			wm.ToolCalls = append(wm.ToolCalls, wireToolCall{ID: p.ID, Type: "function",
 				Function: wireFunction{Name: p.Name, Arguments: args}})
 		case agent.PartImage, agent.PartFile:
+			if p.Kind == agent.PartFile && p.URL != "" && !strings.HasPrefix(p.URL, "data:") {
+				return wm, fmt.Errorf("file %q: the chat completions API takes a file's data, not a URL", p.Name)
+			}
 			if content == nil {
 				content = textContent(msg.Parts[:i])
 			}

@@ -3,7 +3,6 @@ package temporal
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -158,11 +157,10 @@ func (a *Activities) Chat(ctx context.Context, req *agent.ChatRequest) (*agent.R
 		}
 	}
 	reply, err := a.Model.Chat(ctx, req, nil)
-	var me *agent.ModelError
-	switch {
-	case err == nil:
+	if err == nil {
 		return reply, nil
-	case errors.As(err, &me) && kindName(me.Kind) != "":
+	}
+	if me := decidingError(err); me != nil {
 		name := kindName(me.Kind)
 		details := modelFailure{Kind: name, StatusCode: me.StatusCode, RetryAfter: me.RetryAfter,
 			PromptTokens: me.PromptTokens, ContextSize: me.ContextSize, Message: err.Error()}
@@ -170,6 +168,37 @@ func (a *Activities) Chat(ctx context.Context, req *agent.ChatRequest) (*agent.R
 			NonRetryable: !modelKinds[name].retry, NextRetryDelay: me.RetryAfter, Details: []any{details}})
 	}
 	return nil, err // unclassified: retried
+}
+
+// decidingError returns the classified ModelError of err that decides how
+// the call ended: of several (a Fallback's, whose every model failed), the
+// first whose kind is not retried (a request too long for the context
+// must reach the loop as such, with its figures), else the first; nil
+// when err holds none.
+func decidingError(err error) *agent.ModelError {
+	var first *agent.ModelError
+	queue := []error{err} // breadth first: a wrapper before what it wraps
+	for len(queue) > 0 {
+		e := queue[0]
+		queue = queue[1:]
+		if me, ok := e.(*agent.ModelError); ok && kindName(me.Kind) != "" {
+			if !modelKinds[kindName(me.Kind)].retry {
+				return me
+			}
+			if first == nil {
+				first = me
+			}
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			if next := u.Unwrap(); next != nil {
+				queue = append(queue, next)
+			}
+		case interface{ Unwrap() []error }:
+			queue = append(queue, u.Unwrap()...)
+		}
+	}
+	return first
 }
 
 // CallTool is the activity of a tool call. The tool's own failure (an

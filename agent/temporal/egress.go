@@ -114,7 +114,8 @@ func (a *Activities) forHostedModel(req *agent.ChatRequest) (*agent.ChatRequest,
 // hostedParts returns m's parts as a hosted model may see them: when whole
 // (m holds local-only content) its text, reasoning and results give way to
 // withheldNote, and the arguments of its calls, and of the calls a
-// withheld tool message answers, are blanked. The parts are copied only
+// withheld tool message answers, are blanked, their provider metadata
+// dropped. The parts are copied only
 // when something changes.
 func hostedParts(m agent.Message, whole bool, answered map[string]bool) []agent.Part {
 	changes := whole
@@ -136,7 +137,7 @@ func hostedParts(m agent.Message, whole bool, answered map[string]bool) []agent.
 		switch {
 		case p.Kind == agent.PartToolCall:
 			if whole || answered[p.ID] {
-				p.Arguments = "{}"
+				p.Arguments, p.Metadata = "{}", nil // a provider's metadata may quote them
 			}
 			parts = append(parts, p)
 		case !whole:

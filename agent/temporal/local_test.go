@@ -122,7 +122,7 @@ func TestChatWithholdsFromHostedModel(t *testing.T) {
 		Messages: []agent.Message{
 			agent.SystemMessage("system"),
 			agent.UserMessage("hello"),
-			{Role: agent.RoleAssistant, Parts: agent.Parts("", agent.ToolCall{ID: "c1", Name: "vault_read", Arguments: `{"path":"s3cret"}`})},
+			{Role: agent.RoleAssistant, Parts: callWithMetadata(agent.ToolCall{ID: "c1", Name: "vault_read", Arguments: `{"path":"s3cret"}`})},
 			{Role: agent.RoleTool, ToolCallID: "c1", Name: "vault_read", Server: "vault", Parts: []agent.Part{agent.ToolResultPart(secret)}},
 			{Role: agent.RoleAssistant, Parts: agent.Parts("it says " + secret), Egress: config.EgressLocal},
 			{Role: agent.RoleUser, Parts: agent.Parts("attached: " + secret), Server: "other", Egress: config.EgressLocal},
@@ -177,4 +177,12 @@ func TestLocalOnlyHistory(t *testing.T) {
 			assert.Equal(t, tt.sealed, !strings.Contains(string(h), "files_read"), "sealed, the history holds not even the calls in clear")
 		})
 	}
+}
+
+// callWithMetadata returns the part of c with provider metadata that
+// quotes its arguments, as a provider may keep them.
+func callWithMetadata(c agent.ToolCall) []agent.Part {
+	p := agent.CallPart(c)
+	p.Metadata = map[string]json.RawMessage{"any-provider": json.RawMessage(`{"item":"s3cret-item"}`)}
+	return []agent.Part{p}
 }

@@ -58,3 +58,25 @@ func TestModelErrorAcrossActivity(t *testing.T) {
 		assert.False(t, errors.As(modelError(err), &me))
 	})
 }
+
+// A Fallback whose first model was overloaded and whose second found the
+// request too long returns both errors joined: the kind that crosses the
+// activity is the one that ends the call (the context exceeded, with its
+// figures, not retried), not the first one found in the join.
+func TestModelErrorAcrossActivityFromFallback(t *testing.T) {
+	overloaded := &agent.ModelError{Kind: agent.ErrOverloaded, StatusCode: 503, Err: errors.New("busy")}
+	tooLong := &agent.ModelError{Kind: agent.ErrContextExceeded, StatusCode: 400, PromptTokens: 9000, ContextSize: 2048, Err: errors.New("too long")}
+	fb := &agent.Fallback{Models: []agent.Model{failing{overloaded}, failing{tooLong}}}
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions((&Activities{Model: fb}).Chat, activity.RegisterOptions{Name: chatActivity})
+	_, err := env.ExecuteActivity(chatActivity, &agent.ChatRequest{Messages: []agent.Message{agent.UserMessage("x")}})
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, err, &app)
+	assert.True(t, app.NonRetryable())
+	got := modelError(err)
+	require.ErrorIs(t, got, agent.ErrContextExceeded)
+	var me *agent.ModelError
+	require.ErrorAs(t, got, &me)
+	assert.Equal(t, [2]int{9000, 2048}, [2]int{me.PromptTokens, me.ContextSize})
+}
