@@ -43,7 +43,7 @@
 //		return err // every problem of the file, each with its line
 //	}
 //	// A server that fails is skipped, with a warning to the logger.
-//	opts := &toolset.Options{Client: mcp.Options{Logger: slog.Default()}}
+//	opts := &toolset.Options{Logger: slog.Default()}
 //	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
 //	if err != nil {
 //		return err
@@ -52,7 +52,7 @@
 //	a := &agent.Agent{
 //		Model:  &openai.Model{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 //		Tools:  tools,
-//		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions
+//		Policy: agent.PolicyFromConfig(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions
 //	}
 //	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("What changed today?")})
 //

@@ -45,7 +45,7 @@ const FuncServer = "(go)"
 // BuiltinServer is the server name of the agent's built-in tool
 // ToolSearchTool in permission requests, events and messages (the skill
 // tool's requests name the skill's server). No configured MCP server can
-// have it. The search only reads the catalogue, so NewPolicy lets it run
+// have it. The search only reads the catalogue, so PolicyFromConfig lets it run
 // (mode auto); a host that wants it asked about adds
 // permission.WithServerMode(BuiltinServer, permission.ModeAsk).
 const BuiltinServer = "(agent)"
@@ -76,27 +76,7 @@ type ToolSource interface {
 }
 
 // The packages the agent is usually given implement its interfaces.
-var (
-	_ ToolSource = (*toolset.Toolset)(nil)
-	_ Policy     = (*permission.Policy)(nil)
-)
-
-// Policy decides whether a tool call may run; *permission.Policy
-// implements it. See permission.Policy.Check for the contract: the
-// Decision is always usable, a non-nil error means no answer was obtained
-// and the Decision denies. Check may be called from several goroutines at
-// once.
-//
-// An error matching permission.ErrDeferred puts the call aside and stops
-// the run for approvals (see [Agent.Resume]). A Policy that also has a
-// method Answer(permission.Request, permission.Decision)
-// permission.Decision, as *permission.Policy does, is given the decisions
-// of a Resume, and Resume acts on what it returns, save that a call the
-// host denied stays denied.
-type Policy interface {
-	// Check decides whether the call req describes may run.
-	Check(ctx context.Context, req permission.Request) (permission.Decision, error)
-}
+var _ ToolSource = (*toolset.Toolset)(nil)
 
 // Agent runs a conversation with a model that calls tools: MCP tools from
 // a [ToolSource] and local Go functions ([Func]). Set its fields, then call
@@ -117,10 +97,18 @@ type Agent struct {
 	Tools ToolSource
 	// Funcs are local Go functions offered as tools beside MCP tools.
 	Funcs []*Func
-	// Policy decides which tool calls run. Nil denies every call; the
-	// model is told so. Use permission.NewPolicy(permission.AllowAll{}) to
-	// run every call.
-	Policy Policy
+	// Policy decides which tool calls run (see permission.Checker for
+	// the contract). Nil denies every call; the model is told so. Use
+	// permission.NewPolicy(permission.AllowAll{}) to run every call, or
+	// PolicyFromConfig for the configuration's permissions.
+	//
+	// An error matching permission.ErrDeferred puts the call aside and
+	// stops the run for approvals (see [Agent.Resume]). A Policy that also
+	// has a method Answer(permission.Request, permission.Decision)
+	// permission.Decision, as *permission.Policy does, is given the
+	// decisions of a Resume, and Resume acts on what it returns, save that
+	// a call the host denied stays denied.
+	Policy permission.Checker
 
 	// NoServerInstructions keeps the MCP servers' instructions from the
 	// model. By default, when Tools reports its servers ([ServerSource],

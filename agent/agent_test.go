@@ -157,7 +157,7 @@ func TestRunDenied(t *testing.T) {
 	)
 	tests := []struct {
 		name   string
-		policy agent.Policy
+		policy permission.Checker
 		reason string
 	}{
 		{"approver says no", permission.NewPolicy(permission.DenyAll{Reason: "issues are private"}), "issues are private"},

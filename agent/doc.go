@@ -10,7 +10,7 @@
 //	a := &agent.Agent{
 //		Model:  &openai.Model{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
 //		Tools:  tools, // a *toolset.Toolset, from toolset.Discover
-//		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)),
+//		Policy: agent.PolicyFromConfig(cfg, permission.NewTerminal(os.Stdin, os.Stdout)),
 //	}
 //	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("What changed today?")})
 //
@@ -25,8 +25,8 @@
 // Models into Models.
 //
 // [Agent] holds the model, the tools ([ToolSource], which *toolset.Toolset
-// implements, and [Func] for Go functions), the permission [Policy]
-// (*permission.Policy implements it) and the limits. [Agent.Run] runs a
+// implements, and [Func] for Go functions), the permission policy ([permission.Checker],
+// which *permission.Policy implements) and the limits. [Agent.Run] runs a
 // conversation to its answer; [Agent.RunStream] does the same and reports
 // every step as an [Event]: text as it streams, each tool call proposed,
 // the approval asked and decided, the call started and its result, each

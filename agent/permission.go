@@ -9,13 +9,13 @@ import (
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
-// NewPolicy returns the policy a configuration asks for: a, the host's
+// PolicyFromConfig returns the policy a configuration asks for: a, the host's
 // Approver, asked as the file's permissions, sampling and
 // confirmDestructive say,
 // globally and per server; opts come after those and may override them.
 // It is permission.NewPolicy(a, PolicyOptions(cfg)...) in one call, so that
 // the file's permissions cannot be forgotten.
-func NewPolicy(cfg *config.Config, a permission.Approver, opts ...permission.Option) *permission.Policy {
+func PolicyFromConfig(cfg *config.Config, a permission.Approver, opts ...permission.Option) *permission.Policy {
 	return permission.NewPolicy(a, append(PolicyOptions(cfg), opts...)...)
 }
 

@@ -34,7 +34,7 @@ mcp:
 		"PolicyOptions": func(a permission.Approver) *permission.Policy {
 			return permission.NewPolicy(a, agent.PolicyOptions(cfg)...)
 		},
-		"NewPolicy": func(a permission.Approver) *permission.Policy { return agent.NewPolicy(cfg, a) },
+		"PolicyFromConfig": func(a permission.Approver) *permission.Policy { return agent.PolicyFromConfig(cfg, a) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			var mu sync.Mutex

@@ -159,7 +159,7 @@ const (
 	ResumeToolMismatch ResumeErrorKind = "tool mismatch"
 )
 
-// answerer is the optional upgrade of a [Policy] that takes the late
+// answerer is the optional upgrade of an [Agent.Policy] that takes the late
 // answer to a deferred approval; *permission.Policy has it.
 type answerer interface {
 	Answer(req permission.Request, d permission.Decision) permission.Decision

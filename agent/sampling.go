@@ -26,7 +26,7 @@ const (
 )
 
 // Sampler answers the sampling requests of MCP servers (a server asking
-// the host's model for a completion) with a [Model], once its [Policy]
+// the host's model for a completion) with a [Model], once its [Sampler.Policy]
 // allowed each. Set its Sample method as the client's handler: in
 // toolset.Options.Client.Sample (the Toolset names each server, which
 // the Sampler needs), or mcp.Options.Sample with Options.ServerName set.

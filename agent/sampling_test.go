@@ -294,7 +294,7 @@ func TestSamplerAskedDespiteAutoTools(t *testing.T) {
 			srv := config.Server{Name: "docs", Permissions: permission.ModeAuto, Sampling: tc.sampling}
 			cfg := &config.Config{Permissions: permission.ModeAuto, Servers: []config.Server{srv}}
 			var asked atomic.Int32
-			s := &agent.Sampler{Model: model, Servers: cfg.Servers, Policy: agent.NewPolicy(cfg, countingApprover(&asked, func(permission.Request) permission.Decision {
+			s := &agent.Sampler{Model: model, Servers: cfg.Servers, Policy: agent.PolicyFromConfig(cfg, countingApprover(&asked, func(permission.Request) permission.Decision {
 				return permission.Decision{Verdict: permission.AllowOnce}
 			}))}
 			_, err := s.Sample(context.Background(), sampleRequest("docs"))

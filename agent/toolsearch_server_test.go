@@ -49,7 +49,7 @@ func TestToolSearchServer(t *testing.T) {
 				return permission.Decision{Verdict: permission.AllowOnce}, nil
 			})
 			var rec recorder
-			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: agent.NewPolicy(cfg, approver, tc.opts...)}).RunStream(context.Background(), user("file a bug"), rec.on)
+			res, err := (&agent.Agent{Model: model, Tools: ts, Policy: agent.PolicyFromConfig(cfg, approver, tc.opts...)}).RunStream(context.Background(), user("file a bug"), rec.on)
 			require.NoError(t, err)
 			assert.Equal(t, "created", res.Answer)
 			mu.Lock()

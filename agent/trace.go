@@ -67,37 +67,11 @@ type RunInfo struct {
 	Messages int
 }
 
-// ModelInfo is what the agent knows of its model: the model name, the
-// provider and the server, as a [DescribedModel] says of itself; empty
-// for another Model.
-type ModelInfo struct {
-	Name, Provider string
-	Address        string
-	Port           int
-}
-
 // Attributes returns the run's attributes, named after the OpenTelemetry
 // semantic conventions for generative AI: gen_ai.operation.name
 // (invoke_agent), gen_ai.request.model and gen_ai.provider.name.
 func (r *RunInfo) Attributes() []slog.Attr {
 	return r.Model.attributes("invoke_agent", false)
-}
-
-func (m *ModelInfo) attributes(op string, server bool) []slog.Attr {
-	a := []slog.Attr{slog.String("gen_ai.operation.name", op)}
-	if m.Provider != "" {
-		a = append(a, slog.String("gen_ai.provider.name", m.Provider))
-	}
-	if m.Name != "" {
-		a = append(a, slog.String("gen_ai.request.model", m.Name))
-	}
-	if server && m.Address != "" {
-		a = append(a, slog.String("server.address", m.Address))
-		if m.Port > 0 {
-			a = append(a, slog.Int("server.port", m.Port))
-		}
-	}
-	return a
 }
 
 // ModelCall describes one call of Model.Chat.
@@ -236,15 +210,30 @@ func ToolErrorType(res *ToolFinished) string {
 	return string(res.Status)
 }
 
-// answeredBy names the model that produced reply.
-func (r *run) answeredBy(reply *Reply) string {
-	if reply.Model != "" {
-		return reply.Model
+// ModelInfo is what the agent knows of its model: the model name, the
+// provider and the server, as a [DescribedModel] says of itself; empty
+// for another Model.
+type ModelInfo struct {
+	Name, Provider string
+	Address        string
+	Port           int
+}
+
+func (m *ModelInfo) attributes(op string, server bool) []slog.Attr {
+	a := []slog.Attr{slog.String("gen_ai.operation.name", op)}
+	if m.Provider != "" {
+		a = append(a, slog.String("gen_ai.provider.name", m.Provider))
 	}
-	if d, ok := r.a.Model.(DescribedModel); ok {
-		return d.ModelInfo().Name
+	if m.Name != "" {
+		a = append(a, slog.String("gen_ai.request.model", m.Name))
 	}
-	return ""
+	if server && m.Address != "" {
+		a = append(a, slog.String("server.address", m.Address))
+		if m.Port > 0 {
+			a = append(a, slog.Int("server.port", m.Port))
+		}
+	}
+	return a
 }
 
 // DescribedModel is a Model that says what it is, for the trace hooks: a
@@ -299,6 +288,17 @@ func (r *run) chatModel(ctx context.Context, req *ChatRequest, onDelta func(Delt
 		t.ModelDone(ctx, call, &ModelResult{Reply: reply, Err: err, Duration: time.Since(start)})
 	}
 	return reply, err
+}
+
+// answeredBy names the model that produced reply.
+func (r *run) answeredBy(reply *Reply) string {
+	if reply.Model != "" {
+		return reply.Model
+	}
+	if d, ok := r.a.Model.(DescribedModel); ok {
+		return d.ModelInfo().Name
+	}
+	return ""
 }
 
 // toolInfo describes c, for the trace hooks.

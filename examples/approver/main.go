@@ -187,7 +187,7 @@ func run(ctx context.Context, prompt string, stdin io.Reader, stdout io.Writer) 
 		ui.Wait()
 	}()
 
-	policy := agent.NewPolicy(cfg, uiApprover{questions: questions},
+	policy := agent.PolicyFromConfig(cfg, uiApprover{questions: questions},
 		permission.WithTimeout(2*time.Minute), // a question nobody answers is denied
 		permission.WithAudit(func(e permission.Event) {
 			fmt.Fprintf(stdout, "[audit] %s: %s (%s)\n", render.Clean(e.PrefixedName, 64), render.Clean(e.Verdict.String(), 20), e.Source)

@@ -51,7 +51,7 @@ func runWaiting(ctx context.Context, prompt string, stdin io.Reader, stdout io.W
 	// Each step makes its own Agent and Policy, as separate requests to
 	// a web back end would; only the servers are shared.
 	newAgent := func() *agent.Agent {
-		return &agent.Agent{Model: model, Tools: tools, Policy: agent.NewPolicy(cfg, laterApprover)}
+		return &agent.Agent{Model: model, Tools: tools, Policy: agent.PolicyFromConfig(cfg, laterApprover)}
 	}
 
 	// 1. The run goes as far as it can without the user.

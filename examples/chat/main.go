@@ -211,7 +211,7 @@ func serverLog(path string) (*slog.Logger, func(), error) {
 // the time a person takes to sign in when a server uses OAuth.
 func discover(cfg *config.Config, h *host, logger *slog.Logger) (*toolset.Toolset, error) {
 	opts := &toolset.Options{Client: h.options(), Roots: h.serverRoots, Browser: oauth.Terminal{Out: os.Stderr}}
-	opts.Client.Logger = logger
+	opts.Logger = logger
 	limit := time.Minute
 	if slices.ContainsFunc(cfg.Servers, func(s config.Server) bool { return s.Auth != nil && s.Auth.Type == config.AuthOAuth }) {
 		limit = oauth.DefaultTerminalTimeout + time.Minute
@@ -357,7 +357,7 @@ func (c *chat) command(line string) {
 // /call and the servers' sampling requests are asked about under one
 // policy.
 func (c *chat) newPolicy() {
-	c.policy = agent.NewPolicy(c.cfg, c.approver)
+	c.policy = agent.PolicyFromConfig(c.cfg, c.approver)
 	if c.agent == nil {
 		c.agent = &agent.Agent{Tools: c.tools}
 		if c.model != nil { // a nil *OpenAI would be a Model that is not nil

@@ -26,7 +26,8 @@ var skillScenarios = map[string]bool{
 
 func runSkills(ctx context.Context, url string, use bool, log *slog.Logger) error {
 	ts, err := toolset.Discover(ctx, []config.Server{{Name: "conformance", URL: url}}, &toolset.Options{
-		Client: mcp.Options{Logger: log, Skills: true, ClientInfo: mcp.Implementation{Name: "mini-me-conformance", Version: "0.1.0"}},
+		Logger: log,
+		Client: mcp.Options{Skills: true, ClientInfo: mcp.Implementation{Name: "mini-me-conformance", Version: "0.1.0"}},
 	})
 	if err != nil {
 		return err

@@ -14,7 +14,6 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent"
 	"git.rickub.com/bots-garden/mini-me/agent/modelenv"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
@@ -26,7 +25,7 @@ func main() {
 		log.Fatal(err) // every problem of the file, each with its line
 	}
 	// A server that fails is skipped: the logger gets a warning for it.
-	opts := &toolset.Options{Client: mcp.Options{Logger: slog.Default()}}
+	opts := &toolset.Options{Logger: slog.Default()}
 	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
 	if err != nil {
 		log.Fatal(err)
@@ -40,7 +39,7 @@ func main() {
 	a := &agent.Agent{
 		Model:  model,
 		Tools:  tools,
-		Policy: agent.NewPolicy(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions apply
+		Policy: agent.PolicyFromConfig(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions apply
 	}
 	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("What is on my calendar today?")})
 	if err != nil {

@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) 
 
 	// The permission policy applies the configuration's modes ("ask" here)
 	// and asks the person at the terminal.
-	policy := agent.NewPolicy(cfg, permission.NewTerminal(stdin, stdout))
+	policy := agent.PolicyFromConfig(cfg, permission.NewTerminal(stdin, stdout))
 
 	model, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {

@@ -115,7 +115,7 @@ func run(ctx context.Context, question string, stdin io.Reader, stdout io.Writer
 	fmt.Fprintf(stdout, "mini-me stdio: the finance server runs as a subprocess (%s %s)\n\n", self, serveFlag)
 	render.Banner(stdout, tools)
 
-	policy := agent.NewPolicy(cfg, permission.NewTerminal(stdin, stdout))
+	policy := agent.PolicyFromConfig(cfg, permission.NewTerminal(stdin, stdout))
 
 	model, err := modelenv.Find(ctx, os.Getenv)
 	if err != nil {

@@ -93,7 +93,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, getenv func(string) stri
 		fmt.Fprintf(stderr, "No model (%v): a stand-in plays its part.\n\n", err)
 		model = &standIn{}
 	}
-	a := &agent.Agent{Model: model, Tools: servers.Tools, Policy: agent.NewPolicy(servers.Config, permission.AllowAll{})}
+	a := &agent.Agent{Model: model, Tools: servers.Tools, Policy: agent.PolicyFromConfig(servers.Config, permission.AllowAll{})}
 	res, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)})
 	if err != nil {
 		return fmt.Errorf("the run stopped (%s): %w", res.Stop, err)

@@ -40,7 +40,7 @@ type Host struct {
 	// Servers gives each view its server.
 	Servers AppServers
 	// AppPolicy decides the tool calls views make.
-	AppPolicy apps.Policy
+	AppPolicy permission.Checker
 	// HostOrigin is the page's origin, "http://127.0.0.1:port". Each view
 	// gets an origin of its own, another port of 127.0.0.1 (see sandbox).
 	HostOrigin string

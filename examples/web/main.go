@@ -148,7 +148,7 @@ type Setup struct {
 // the host; Serve runs it.
 func NewHost(ctx context.Context, s Setup) (*Host, error) {
 	var opts toolset.Options
-	opts.Client.Logger = s.Log
+	opts.Logger = s.Log
 	apps.Declare(&opts.Client)
 	ts, err := toolset.Discover(ctx, s.Servers, &opts)
 	if err != nil {

@@ -346,7 +346,7 @@ func npmServer(t *testing.T, name, pkg string) config.Server {
 
 // appCalls records the tool calls views ask for, and passes them on.
 type appCalls struct {
-	next apps.Policy
+	next permission.Checker
 	mu   sync.Mutex
 	seen []permission.Request
 }

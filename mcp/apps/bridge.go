@@ -67,17 +67,6 @@ var (
 	ErrOrder = errors.New("apps: tool notifications out of order")
 )
 
-// Policy decides whether a view's tools/call may run; *permission.Policy
-// implements it, with the same contract as for a model's call: the
-// Decision is always usable, and denies when the error is non-nil. The
-// request's Caller names the view. Check may be called from several
-// goroutines at once. A decision the policy defers (permission.ErrDeferred)
-// refuses the view's call: a view waits for its answer, it cannot be
-// resumed later.
-type Policy interface {
-	Check(ctx context.Context, req permission.Request) (permission.Decision, error)
-}
-
 // Bridge is the host end of the JSON-RPC link with one view: one rendered
 // instance of an MCP App. The host creates one per view, with Server and
 // Send set, passes each message the view sends to Handle, and gives the
@@ -104,9 +93,13 @@ type Bridge struct {
 	// ResourceURI is the view's ui:// URI: it names the view as the
 	// Caller of its permission requests ("app " + ResourceURI).
 	ResourceURI string
-	// Policy decides the view's tools/call requests; nil refuses them
-	// all.
-	Policy Policy
+	// Policy decides the view's tools/call requests (see
+	// permission.Checker; *permission.Policy is one, with the same rules
+	// as for a model's call); nil refuses them all. The request's Caller
+	// names the view. A decision the policy defers
+	// (permission.ErrDeferred) refuses the view's call: a view waits for
+	// its answer, it cannot be resumed later.
+	Policy permission.Checker
 	// HostInfo names the host to the view.
 	HostInfo mcp.Implementation
 	// Context is the host context given in ui/initialize; SetContext

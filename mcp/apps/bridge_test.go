@@ -278,7 +278,7 @@ func TestBridgeToolsCallRefused(t *testing.T) {
 func TestBridgeToolsCallPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		policy apps.Policy
+		policy permission.Checker
 		text   string
 	}{
 		{"no policy", nil, "allows no tool calls"},

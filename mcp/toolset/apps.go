@@ -52,7 +52,7 @@ func (a *AppServer) ListTools(context.Context) ([]mcp.Tool, error) {
 // Toolset's); a name it does not list gives ErrUnknownTool.
 func (a *AppServer) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
 	if err := a.enter(); err != nil {
-		return nil, fmt.Errorf("mcp: app call %s (server %q): %w", name, a.s.cfg.Name, err)
+		return nil, fmt.Errorf("toolset: app call %s (server %q): %w", name, a.s.cfg.Name, err)
 	}
 	defer a.s.calls.Done()
 	a.t.mu.RLock()

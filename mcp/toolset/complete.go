@@ -54,7 +54,7 @@ func askCompletion(ctx context.Context, s *tsServer, ref mcp.CompletionRef, arg 
 	}
 	c, err := s.client.Complete(ctx, ref, arg)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: completing %s (server %q): %w", arg.Name, s.cfg.Name, err)
+		return nil, fmt.Errorf("toolset: completing %s (server %q): %w", arg.Name, s.cfg.Name, err)
 	}
 	return c, nil
 }

@@ -14,7 +14,7 @@ import (
 
 // ErrUnknownServer is returned by Toolset.Remove for a name the Toolset
 // has no server by.
-var ErrUnknownServer = errors.New("mcp: unknown server")
+var ErrUnknownServer = errors.New("toolset: unknown server")
 
 // removed reports whether Remove took the server out of its Toolset.
 func (s *tsServer) removed() bool {
@@ -44,21 +44,21 @@ func (t *Toolset) Add(ctx context.Context, cfg config.Server) error {
 	}
 	t.mu.RUnlock()
 	if closed {
-		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, mcp.ErrClosed)
+		return fmt.Errorf("toolset: add server %q: %w", cfg.Name, mcp.ErrClosed)
 	}
 	if err := checkServer(cfg, names); err != nil {
-		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, err)
+		return fmt.Errorf("toolset: add server %q: %w", cfg.Name, err)
 	}
 	s := t.newServer(cfg)
 	l := t.connect(ctx, s, (&progressReporter{}).server(0, cfg.Name))
 	if l.err != nil {
-		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, l.err)
+		return fmt.Errorf("toolset: add server %q: %w", cfg.Name, l.err)
 	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		_ = s.client.Close()
-		return fmt.Errorf("mcp: add server %q: %w", cfg.Name, mcp.ErrClosed)
+		return fmt.Errorf("toolset: add server %q: %w", cfg.Name, mcp.ErrClosed)
 	}
 	t.servers = append(slices.Clone(t.servers), s)
 	ch := t.apply(s, l)
@@ -94,7 +94,7 @@ func (t *Toolset) Remove(ctx context.Context, name string) error {
 	if i < 0 || t.closed {
 		t.mu.Unlock()
 		if t.closed {
-			return fmt.Errorf("mcp: remove server %q: %w", name, mcp.ErrClosed)
+			return fmt.Errorf("toolset: remove server %q: %w", name, mcp.ErrClosed)
 		}
 		return fmt.Errorf("%w: %q", ErrUnknownServer, name)
 	}
@@ -131,7 +131,7 @@ func (t *Toolset) Remove(ctx context.Context, name string) error {
 	err := s.client.Shutdown(sctx)
 	<-idle
 	if err != nil {
-		return fmt.Errorf("mcp: remove server %q: %w", s.cfg.Name, err)
+		return fmt.Errorf("toolset: remove server %q: %w", s.cfg.Name, err)
 	}
 	return nil
 }

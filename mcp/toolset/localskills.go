@@ -188,7 +188,7 @@ func (ls *localSkill) read(ref string) (*mcp.SkillContent, error) {
 			return nil, "", &mcp.SkillVerificationError{URI: ls.skill.Root() + "/" + path, Reason: mcp.SkillSize}
 		}
 		if err != nil {
-			return nil, "", fmt.Errorf("mcp: local skill %q: %w", ls.skill.Name(), err)
+			return nil, "", fmt.Errorf("toolset: local skill %q: %w", ls.skill.Name(), err)
 		}
 		return data, mimeOf(path), nil
 	})

@@ -11,7 +11,7 @@ import (
 
 // ErrUnknownPrompt is returned for a prompt name the Toolset does not
 // offer (never offered, or removed by a refresh).
-var ErrUnknownPrompt = errors.New("mcp: unknown prompt")
+var ErrUnknownPrompt = errors.New("toolset: unknown prompt")
 
 // Kinds of Warning about prompts.
 const (
@@ -142,13 +142,13 @@ func (t *Toolset) GetPrompt(ctx context.Context, name string, args map[string]st
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: prompt %s: %w", name, mcp.ErrClosed)
+		return nil, fmt.Errorf("toolset: prompt %s: %w", name, mcp.ErrClosed)
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, name)
 	}
 	res, err := r.srv.client.GetPrompt(ctx, p.Prompt.Name, args)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: prompt %s (server %q): %w", name, p.Server, err)
+		return nil, fmt.Errorf("toolset: prompt %s (server %q): %w", name, p.Server, err)
 	}
 	return &PromptResult{Name: name, Server: p.Server, Egress: p.Egress, Result: res}, nil
 }

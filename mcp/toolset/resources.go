@@ -13,7 +13,7 @@ import (
 
 // ErrUnknownResource is returned by Toolset.ReadResource for a URI that
 // no server listed and no server's template matches: it is sent nowhere.
-var ErrUnknownResource = errors.New("mcp: unknown resource")
+var ErrUnknownResource = errors.New("toolset: unknown resource")
 
 // Kinds of Warning about resources.
 const (
@@ -226,7 +226,7 @@ func (t *Toolset) ReadResourceFrom(ctx context.Context, server, uri string) (*Re
 	}
 	res, err := srv.client.ReadResource(ctx, uri)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: resource %s (server %q): %w", textclip.Clip(uri, 200), srv.cfg.Name, err)
+		return nil, fmt.Errorf("toolset: resource %s (server %q): %w", textclip.Clip(uri, 200), srv.cfg.Name, err)
 	}
 	return &ResourceResult{URI: uri, Server: srv.cfg.Name, Egress: srv.cfg.Egress, Result: res}, nil
 }
@@ -261,7 +261,7 @@ func (t *Toolset) resourceServer(server, uri string) (*tsServer, error) {
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: resource %s: %w", textclip.Clip(uri, 200), mcp.ErrClosed)
+		return nil, fmt.Errorf("toolset: resource %s: %w", textclip.Clip(uri, 200), mcp.ErrClosed)
 	case !known:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, textclip.Clip(server, 64))
 	case srv == nil:

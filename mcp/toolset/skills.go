@@ -13,7 +13,7 @@ import (
 )
 
 // ErrUnknownSkill is returned for a skill name the Toolset does not offer.
-var ErrUnknownSkill = errors.New("mcp: unknown skill")
+var ErrUnknownSkill = errors.New("toolset: unknown skill")
 
 // Kinds of Warning about skills.
 const (
@@ -255,7 +255,7 @@ func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.Ski
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: skill %s: %w", name, mcp.ErrClosed)
+		return nil, fmt.Errorf("toolset: skill %s: %w", name, mcp.ErrClosed)
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownSkill, name)
 	}
@@ -271,7 +271,7 @@ func (t *Toolset) ReadSkillFile(ctx context.Context, name, ref string) (*mcp.Ski
 		r.srv.skillsDue()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("mcp: skill %s (server %q): %w", name, r.srv.cfg.Name, err)
+		return nil, fmt.Errorf("toolset: skill %s (server %q): %w", name, r.srv.cfg.Name, err)
 	}
 	return c, nil
 }

@@ -3,11 +3,9 @@
 package toolset_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,30 +13,12 @@ import (
 
 	"git.rickub.com/bots-garden/mini-me/config"
 	"git.rickub.com/bots-garden/mini-me/internal/mcptest"
-	"git.rickub.com/bots-garden/mini-me/mcp"
 	"git.rickub.com/bots-garden/mini-me/mcp/toolset"
 )
 
-// lockedBuffer is a bytes.Buffer for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A stdio server's stderr, forwarded to the log of a Toolset, names the
-// server once (it was named twice: server=fs server=fs).
+// server once (it was named twice: server=fs server=fs), and Options.Logger
+// is the clients' logger when Client.Logger is unset.
 func TestStdioStderrNamesTheServerOnce(t *testing.T) {
 	bin := mcptest.BuildFinance(t)
 	var out lockedBuffer
@@ -46,7 +26,7 @@ func TestStdioStderrNamesTheServerOnce(t *testing.T) {
 	// This server writes a line on stderr for each request, and as it
 	// exits on the probe.
 	ts, err := toolset.Discover(context.Background(), []config.Server{{Name: "fs", Command: bin, Args: []string{"-era", "legacy-exit-on-probe"}}},
-		&toolset.Options{Client: mcp.Options{Logger: log}})
+		&toolset.Options{Logger: log}) // the Toolset's Logger reaches its clients
 	require.NoError(t, err)
 	ts.Close()
 	lines := 0

@@ -39,7 +39,7 @@ func (t *Toolset) subscription(ctx context.Context, server, uri string, do func(
 		return err
 	}
 	if err := do(srv.client, ctx, uri); err != nil {
-		return fmt.Errorf("mcp: resource %s (server %q): %w", textclip.Clip(uri, 200), srv.cfg.Name, err)
+		return fmt.Errorf("toolset: resource %s (server %q): %w", textclip.Clip(uri, 200), srv.cfg.Name, err)
 	}
 	return nil
 }

@@ -30,13 +30,13 @@ func (t *Toolset) AwaitTask(ctx context.Context, server, taskID string) (*ToolRe
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: await task (server %q): %w", server, mcp.ErrClosed)
+		return nil, fmt.Errorf("toolset: await task (server %q): %w", server, mcp.ErrClosed)
 	case s == nil:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
 	}
 	res, err := s.client.AwaitTask(namedObserver(ctx, server), taskID)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: await task (server %q): %w", server, err)
+		return nil, fmt.Errorf("toolset: await task (server %q): %w", server, err)
 	}
 	return &ToolResult{Server: server, Result: res}, nil
 }

@@ -23,24 +23,35 @@ import (
 
 // ErrUnknownTool is returned by Toolset.Call for a name the Toolset does
 // not offer (never offered, or removed by a refresh).
-var ErrUnknownTool = errors.New("mcp: unknown tool")
+var ErrUnknownTool = errors.New("toolset: unknown tool")
 
 // ErrServerConfig wraps the configuration problems Discover finds in a
 // server entry itself: no or two transports, a duplicate name, an unknown
 // auth type.
-var ErrServerConfig = errors.New("mcp: invalid server configuration")
+var ErrServerConfig = errors.New("toolset: invalid server configuration")
+
+// ErrOptions wraps the problems Discover finds in its Options: a callback
+// of Options.Client that the Toolset sets itself.
+var ErrOptions = errors.New("toolset: invalid options")
 
 // Options configure Discover. The zero value is ready to use.
 type Options struct {
+	// Logger receives the Toolset's diagnostics (each skipped server, each
+	// warning, at Warn) and, unless Client.Logger is set, each server's
+	// client's, with a server attribute. nil discards them. It is the
+	// common case of Client, so a host that only wants logs needs no
+	// mcp.Options.
+	Logger *slog.Logger
 	// Client is the base of every server's client options, passed to
 	// each server as it is but for these, set per server: ServerName is
 	// the configured name; ConnectTimeout and CallTimeout are the server's
 	// connectTimeout and timeout when it has them; Tasks follows its tasks
-	// key when set; the Logger gets a server attribute; OnProgress is
-	// wrapped to fill Progress.Server. OnToolsChanged, OnPromptsChanged,
-	// OnResourcesChanged, OnInvalidTool and OnResourceUpdated are the
-	// Toolset's own (use OnChange and OnResourceUpdated below). The
-	// Logger, when set, also receives the Toolset's own diagnostics.
+	// key when set; Roots follows Roots below; Logger defaults to the
+	// Toolset's Logger; OnProgress and OnListCut are wrapped (OnProgress
+	// to fill Progress.Server). OnToolsChanged, OnPromptsChanged,
+	// OnResourcesChanged, OnResourceUpdated and OnInvalidTool are the
+	// Toolset's own: Discover fails with an error matching ErrOptions when
+	// one is set here (use OnChange and OnResourceUpdated below).
 	Client mcp.Options
 	// Browser is the host's sign-in step for the servers whose auth type is
 	// oauth; nil means oauth.NonInteractive, which fails at once with an
@@ -80,8 +91,7 @@ type Options struct {
 	// one at a time, from the goroutines connecting the servers, and all
 	// before Discover returns; one that blocks holds up discovery only (no
 	// call runs yet). It must not call the Toolset, which does not exist
-	// yet. Every skip and warning is also logged at Warn when
-	// Client.Logger is set.
+	// yet. Every skip and warning is also logged at Warn to Logger.
 	OnDiscover func(DiscoverProgress)
 	// SkillFolders are local skill folders (config.Config.Skills), whose
 	// skills join the catalogue beside the servers' (see Skills). A
@@ -333,7 +343,16 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 	if t.opts.TokenStore == nil {
 		t.opts.TokenStore = &oauth.MemoryStore{}
 	}
-	t.log = t.opts.Client.Logger
+	if err := checkOptions(&t.opts.Client); err != nil {
+		return nil, err
+	}
+	t.log = t.opts.Logger
+	if t.log == nil {
+		t.log = t.opts.Client.Logger
+	}
+	if t.opts.Client.Logger == nil {
+		t.opts.Client.Logger = t.opts.Logger
+	}
 	if t.log == nil {
 		t.log = slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.Level(math.MaxInt)}))
 	}
@@ -367,7 +386,7 @@ func Discover(ctx context.Context, servers []config.Server, opts *Options) (*Too
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mcp.DefaultCloseTimeout)
 		defer cancel()
 		_ = t.closeClients(cctx)
-		return nil, fmt.Errorf("mcp: discover: %w", err)
+		return nil, fmt.Errorf("toolset: discover: %w", err)
 	}
 
 	t.mu.Lock()
@@ -589,7 +608,7 @@ func (t *Toolset) skip(s *tsServer, err error) {
 	s.status.Err, s.status.OAuth = err, s.auth
 	w := Warning{Server: s.cfg.Name, Kind: WarnServerSkipped, Message: err.Error()}
 	s.warnings = []Warning{w}
-	t.log.Warn("mcp: server skipped", "server", s.cfg.Name, "reason", w.Message)
+	t.log.Warn("toolset: server skipped", "server", s.cfg.Name, "reason", w.Message)
 }
 
 // apply makes a listing the server's tools: names are kept or given,
@@ -685,7 +704,7 @@ func (t *Toolset) logNew(before, now []Warning) {
 	}
 	for _, w := range now {
 		if !old[w] {
-			t.log.Warn("mcp: "+w.Message, "server", w.Server, "tool", w.Tool, "kind", string(w.Kind))
+			t.log.Warn("toolset: "+w.Message, "server", w.Server, "tool", w.Tool, "kind", string(w.Kind))
 		}
 	}
 }
@@ -786,7 +805,7 @@ func (t *Toolset) refresh(s *tsServer) {
 	if l.err != nil {
 		ch = ToolsChange{Server: s.cfg.Name, Err: l.err}
 		s.failed = &Warning{Server: s.cfg.Name, Kind: WarnRefreshFailed, Message: l.err.Error() + "; the previous tools are kept"}
-		t.log.Warn("mcp: refreshing tools failed", "server", s.cfg.Name, "error", l.err)
+		t.log.Warn("toolset: refreshing tools failed", "server", s.cfg.Name, "error", l.err)
 	} else {
 		ch = t.apply(s, l)
 		t.rebuild()
@@ -926,13 +945,13 @@ func (t *Toolset) Call(ctx context.Context, name string, args any) (*ToolResult,
 	t.mu.RUnlock()
 	switch {
 	case closed:
-		return nil, fmt.Errorf("mcp: call %s: %w", name, mcp.ErrClosed)
+		return nil, fmt.Errorf("toolset: call %s: %w", name, mcp.ErrClosed)
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, name)
 	}
 	res, err := r.srv.client.CallTool(namedObserver(ctx, r.srv.cfg.Name), r.original, args)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: call %s (server %q): %w", name, r.srv.cfg.Name, err)
+		return nil, fmt.Errorf("toolset: call %s (server %q): %w", name, r.srv.cfg.Name, err)
 	}
 	return &ToolResult{Name: name, Server: r.srv.cfg.Name, Result: res}, nil
 }
@@ -979,7 +998,7 @@ func (t *Toolset) closeClients(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			if err := s.client.Shutdown(ctx); err != nil {
-				errs[i] = fmt.Errorf("mcp: server %q: %w", s.cfg.Name, err)
+				errs[i] = fmt.Errorf("toolset: server %q: %w", s.cfg.Name, err)
 			}
 		}()
 	}
