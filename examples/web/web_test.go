@@ -24,7 +24,6 @@ import (
 	"git.rickub.com/bots-garden/mini-me/agent/openai"
 	"git.rickub.com/bots-garden/mini-me/agent/openai/openaitest"
 	"git.rickub.com/bots-garden/mini-me/config"
-	"git.rickub.com/bots-garden/mini-me/mcp/apps"
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
