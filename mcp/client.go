@@ -642,18 +642,11 @@ func (c *Client) send(ctx context.Context, r *outgoing, result any, gen int) err
 // UnsupportedProtocolVersion error that does not list the modern one: a
 // server that answered server/discover, yet speaks only legacy versions.
 func legacyOnly(err error) string {
-	var rpc *RPCError
-	if !errors.As(err, &rpc) || rpc.Code != CodeUnsupportedVersion {
+	supported, ok := supportedVersions(err)
+	if !ok || slices.Contains(supported, Version20260728) {
 		return ""
 	}
-	var data struct {
-		Supported []string `json:"supported"`
-	}
-	_ = json.Unmarshal(rpc.Data, &data)
-	if slices.Contains(data.Supported, Version20260728) {
-		return ""
-	}
-	return newestLegacy(data.Supported)
+	return newestLegacy(supported)
 }
 
 // fallBack turns a modern Client legacy for good, with an initialize
@@ -671,15 +664,8 @@ func (c *Client) fallBack(ctx context.Context, version string) error {
 // versionRetry reports an UnsupportedProtocolVersion error whose supported
 // list includes the modern version we speak.
 func versionRetry(err error) bool {
-	var rpc *RPCError
-	if !errors.As(err, &rpc) || rpc.Code != CodeUnsupportedVersion {
-		return false
-	}
-	var data struct {
-		Supported []string `json:"supported"`
-	}
-	_ = json.Unmarshal(rpc.Data, &data)
-	return slices.Contains(data.Supported, Version20260728)
+	supported, _ := supportedVersions(err)
+	return slices.Contains(supported, Version20260728)
 }
 
 // errSessionGone is the transport's word for a 404 on a request that

@@ -174,14 +174,11 @@ func (c *Client) probed(ctx context.Context, res discoverResult, err error) (mod
 	if errors.As(err, &rpc) {
 		switch rpc.Code {
 		case CodeUnsupportedVersion:
-			var data struct {
-				Supported []string `json:"supported"`
-			}
-			_ = json.Unmarshal(rpc.Data, &data)
-			if v := newestLegacy(data.Supported); v != "" {
+			supported, _ := supportedVersions(err)
+			if v := newestLegacy(supported); v != "" {
 				return false, v, nil
 			}
-			return false, "", fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, data.Supported)
+			return false, "", fmt.Errorf("%w: server supports %v", ErrUnsupportedVersion, supported)
 		case CodeMissingCapability, CodeHeaderMismatch:
 			return false, "", err // a modern server refusing us: no fallback
 		}
@@ -310,4 +307,19 @@ func (c *Client) tryHTTPSSE(err error) bool {
 		}
 	}
 	return false
+}
+
+// supportedVersions returns the versions an UnsupportedProtocolVersion
+// error lists in its data (supported), and whether err is one. A data
+// member that does not decode lists none.
+func supportedVersions(err error) ([]string, bool) {
+	var rpc *RPCError
+	if !errors.As(err, &rpc) || rpc.Code != CodeUnsupportedVersion {
+		return nil, false
+	}
+	var data struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(rpc.Data, &data)
+	return data.Supported, true
 }
