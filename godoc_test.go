@@ -3,7 +3,6 @@ package minime_test
 import (
 	"bytes"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -66,8 +65,8 @@ func checkModule(t *testing.T, goTool, dir string, root bool) {
 		}
 		if line, ok := overviewLength(string(text)); line > maxOverviewLines {
 			if ok {
-				t.Errorf("go doc %s: the index starts at line %d, after line %d: move detail from %s's package comment to the docs of its types and functions",
-					pkg, line, maxOverviewLines, filepath.ToSlash(pkg))
+				t.Errorf("go doc %s: the index starts at line %d, after line %d: move detail from the package comment to the docs of its types and functions",
+					pkg, line, maxOverviewLines)
 			} else {
 				t.Errorf("go doc %s: %d lines with no index, more than %d", pkg, line, maxOverviewLines)
 			}
