@@ -35,26 +35,11 @@
 //     [git.rickub.com/bots-garden/mini-me/agent/render] prints discovery and
 //     a run's events on a terminal.
 //
-// A host program in short (examples/host/main.go has it whole, as a
-// program that compiles; the package example runs the pipeline):
-//
-//	cfg, err := config.Load("mini-me.yaml")
-//	if err != nil {
-//		return err // every problem of the file, each with its line
-//	}
-//	// A server that fails is skipped, with a warning to the logger.
-//	opts := &toolset.Options{Logger: slog.Default()}
-//	tools, err := toolset.Discover(ctx, cfg.Servers, opts)
-//	if err != nil {
-//		return err
-//	}
-//	defer tools.Close()
-//	a := &agent.Agent{
-//		Model:  &openai.Model{BaseURL: "http://localhost:11434/v1", Model: "qwen3:4b"},
-//		Tools:  tools,
-//		Policy: agent.PolicyFromConfig(cfg, permission.NewTerminal(os.Stdin, os.Stdout)), // the file's permissions
-//	}
-//	res, err := a.Run(ctx, []agent.Message{agent.UserMessage("What changed today?")})
+// A host program is examples/host/main.go, whole (the README shows it): it
+// loads the file with config.Load, discovers the tools with
+// toolset.Discover, builds an agent.Agent whose Policy follows the file's
+// permissions (agent.PolicyFromConfig) and runs a conversation with Agent.Run. The
+// package example (Example_pipeline) runs that pipeline against test doubles.
 //
 // # Examples
 //

@@ -88,6 +88,18 @@ type ToolStarted struct {
 // ToolFinished follows, whose Result the host gives the view (or, for a
 // call that did not end with a result, its cancellation). The model
 // never sees the view.
+//
+// # MCP Apps
+//
+// A tool whose MCP Apps visibility (package mcp/apps) lacks "model" is
+// never offered to the model, nor found by tool search: it is there for
+// its server's views, which call it through an apps.Bridge. A call of a
+// tool that has a view is followed, right after its ToolStarted, by a
+// [ToolView] event naming the view's ui:// resource, so that the host can
+// start the view while the tool runs, and give it the call's result from
+// the ToolFinished. What the view sends back comes into the run through an
+// [Inbox] attached to its context ([WithInbox]): its messages, and its
+// latest context for the model, at the next model call.
 type ToolView struct {
 	Turn, Index int
 	// Call is the call as the model sent it: its Arguments are the view's

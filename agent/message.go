@@ -31,10 +31,40 @@ const (
 // reasoning, text and tool calls; a tool message the result of the call
 // it answers (PartToolResult), which is exactly what the model was shown:
 // the tool's output, cut if it was too long and wrapped in delimiters
-// naming the server and the tool (see the package documentation). Text
+// naming the server and the tool (see [DefaultSystemPrompt]). Text
 // and ToolCalls read the common parts in one call.
 //
 // A Message is plain data, safe for concurrent reads.
+//
+// # Conversations are typed parts
+//
+// A [Message] is an ordered list of [Part]s: text, the model's reasoning,
+// tool calls, a call's result, a user's image or file. The reasoning a
+// model shows, and the opaque state its provider needs back (a signature,
+// an encrypted payload, in Part.Signature and Part.Metadata under the
+// provider's name), stay in the conversation, so that a multi-turn run,
+// a stored conversation or a resumed [State] gives each provider back
+// exactly what it sent; a driver sends reasoning only to the provider that
+// wrote it (Part.SentTo). The openai driver gives a server's reasoning back in the
+// member it came in (reasoning_content or reasoning). A conversation
+// encodes to JSON and back exactly, and those stored before parts
+// existed decode too.
+//
+// # Data stays where the user put it
+//
+// A server configured with egress: local (config.EgressLocal) is local-only:
+// its tools are offered only to a model on this machine (see
+// [Capabilities].Local; the openai driver looks at the endpoint's address), and its earlier output
+// in a conversation is withheld from any other model. Each tool of the
+// ToolSource carries its server's setting (toolset.Tool.Egress); a
+// warning says what was withheld and why.
+//
+// The rule travels with the conversation: every message holding such
+// content is labelled when it is made (Message.Egress), and so is every
+// message a local model's run adds after the conversation holds some (a
+// reply may quote it). A labelled message is withheld from a hosted model
+// by its own label, even in a run whose Toolset no longer lists the
+// server, or in another agent the host handed Result.Messages to.
 type Message struct {
 	// Role says who wrote the message.
 	Role Role `json:"role"`

@@ -46,6 +46,21 @@ const StateVersion = 2
 // someone who can write where it is stored (who could, say, present a
 // call that already ran as pending). Keep it where only the host writes,
 // or sign it.
+//
+// # Approvals that wait
+//
+// A host whose user cannot answer now (a web page, a chat bot) has its
+// Approver return permission.ErrDeferred. The other calls of the turn are
+// settled as usual, and the approved ones run; then the run stops with
+// StopPendingApproval and [ErrPendingApproval], and Result.Pending holds
+// a [State]: the conversation, the calls waiting (each with its ID and
+// the request the Approver was asked) and the limits used. It is plain
+// JSON with no credential in it. Later, in the same process or another,
+// [Agent.Resume] takes it back with one decision per pending call: the
+// approved calls run, once, the denied ones are told so, and the run goes
+// on. Resume checks the State, which is untrusted input, before anything
+// runs (see [ResumeError]); resuming a State twice is the host's to
+// prevent (State.ID).
 type State struct {
 	// Version is StateVersion.
 	Version int `json:"version"`

@@ -28,6 +28,14 @@ import (
 // model and the tool get it) and that the matching Done hook gets;
 // returning nil keeps the context unchanged. Done is called once for
 // every Start, whatever the outcome.
+//
+// # Tracing
+//
+// A [Trace] attached with [WithTrace] to the context given to Run is
+// called at the start and end of the run, of each model call and of each
+// tool call, and with each approval; an [mcp.ClientTrace] on the same
+// context sees the MCP requests beneath. The nested module agent/otel
+// turns both into OpenTelemetry spans and metrics.
 type Trace struct {
 	// RunStart and RunDone frame the whole run.
 	RunStart func(ctx context.Context, run *RunInfo) context.Context

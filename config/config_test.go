@@ -70,7 +70,7 @@ func TestParseSeedFormat(t *testing.T) {
 	}
 }
 
-// testdata/full.yaml, the example of the package documentation, uses every
+// testdata/full.yaml, the example of the documentation of Config, uses every
 // key.
 func TestParseEveryKey(t *testing.T) {
 	got, err := config.Load("testdata/full.yaml")

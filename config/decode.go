@@ -11,7 +11,8 @@ import (
 	"git.rickub.com/bots-garden/mini-me/permission"
 )
 
-// The keys of each mapping, in the order doc.go documents them.
+// The keys of each mapping, in the order the docs of Config, Server and
+// Auth document them.
 var (
 	rootKeys   = []string{"mcp", "skills"}
 	mcpKeys    = []string{"permissions", "sampling", "confirmDestructive", "roots", "servers"}

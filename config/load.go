@@ -32,7 +32,24 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse validates a configuration held in memory. Problems name the file
-// "<input>"; use [Decode] to give it another name.
+// "<input>"; use [Decode] to give it another name. The rules below hold for
+// [Load] and [Decode] too.
+//
+// # Strictness and limits
+//
+// Unknown keys, duplicate keys, values of the wrong type, empty strings
+// (except args items and env values) and unknown values are errors. Numbers
+// and booleans where a string is expected are taken as written, so
+// args: [--port, 8080] passes "8080". Booleans are true or false only.
+//
+// A file holds one YAML document of at most [MaxFileSize] bytes. YAML
+// aliases (*name) and merge keys (<<) are refused, so the configuration
+// is exactly what the file shows and a small file cannot expand into a huge
+// one.
+//
+// Messages repeat names, keys and enumerated values, shortened to 40
+// characters, but never a URL, an argument, an env or header value, or the
+// value of tokenEnv or clientSecretEnv, any of which may hold a secret.
 func Parse(data []byte) (*Config, error) {
 	return parse(data, "<input>")
 }

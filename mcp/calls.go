@@ -109,6 +109,56 @@ type toolsPage struct {
 // (a json.RawMessage is sent as is); nil sends no arguments. A tool that
 // fails reports it in the result (IsError); a Go error means the call
 // itself failed.
+//
+// # Tasks
+//
+// A tool that needs minutes runs as an MCP task unless the host sets
+// [Options.Tasks] to [TasksOff]: in the 2025-11-25 era the client asks for
+// one when the tool's execution.taskSupport requires it (or allows it,
+// with [TasksWhenAllowed]); in the 2026-07-28 era it declares the
+// [TasksExtension] on every request and the server decides. [Client.CallTool]
+// then polls tasks/get until the task ends and returns its result as any
+// call's; input the task asks for goes to [Options.Elicit],
+// [Options.Sample] and [Options.Roots], as for a plain call.
+// toolset.Tool.Task says how a tool of a Toolset runs, [WithTaskObserver]
+// reports each step of a call, and [Client.AwaitTask] (or
+// toolset.Toolset.AwaitTask) follows a task created before a restart, from
+// its id.
+//
+// A task-backed call is bounded, and each bound is an error that works
+// with errors.Is:
+//
+//   - the caller's context, or [Options.TaskTimeout] ([DefaultTaskTimeout],
+//     30 min) when it has no deadline ([ErrTaskTimeout]); either way the
+//     task is cancelled with tasks/cancel on a fresh context of 5 s, as it
+//     is when the call fails for any reason but the task's own end, its
+//     loss, or Close (after Close the task runs on, for AwaitTask);
+//   - the task's ttl: a task still running one poll after its ttl, counted
+//     on the client's clock from when the call first saw the task (the
+//     server's createdAt is not trusted to match it), is given up
+//     ([ErrTaskExpired]);
+//   - a task the server no longer knows (-32602 on tasks/get) is
+//     [ErrTaskLost]; a failed task [ErrTaskFailed], wrapping the server's
+//     [*RPCError] when there is one; a task the server cancelled
+//     [ErrTaskCancelled]. A completed task whose result has IsError is a
+//     tool error, returned as a result;
+//   - a server that reports a status after a terminal one, another task's
+//     id, an input key reused for another request, more than
+//     [MaxInputRequests] (64) input requests or more than 10,000 status
+//     changes for one task breaks the
+//     rules ([ErrTaskMisbehaved]);
+//   - polls follow the server's interval, clamped to [MinTaskPollInterval]
+//     (50 ms) and [MaxTaskPollInterval] (30 s), [DefaultTaskPollInterval]
+//     (1 s) when it gives none; each tasks/get, tasks/update and
+//     tasks/cancel is bounded by 30 s, a blocking 2025-11-25 tasks/result
+//     by 10 min (polling then resumes), and three transport failures of
+//     tasks/get in a row end the call. Task status notifications are not
+//     listened to: polling alone drives the call, so no server can make
+//     the client poll faster. A task observer that falls behind gets the
+//     first 16 steps queued and the newest in place of the rest; it never
+//     holds up the call. A task's id may be a bearer token for its result,
+//     so the observer alone gets it: the errors and logs of a call do not
+//     quote it.
 func (c *Client) CallTool(ctx context.Context, name string, args any) (*CallToolResult, error) {
 	raw, err := marshalArgs(args)
 	if err != nil {

@@ -60,6 +60,41 @@ const (
 )
 
 // Options configure a Client. The zero value is ready to use.
+//
+// # Requests from servers
+//
+// A server may ask the host for something: a completion by the host's
+// model ([Options.Sample], sampling/createMessage), input from the user
+// ([Options.Elicit]: a form, or with [Options.ElicitURL] a URL to open),
+// or the roots the user shares ([Options.Roots]). Each is declared only
+// when its handler is set and reaches the same handler in both eras: as a
+// JSON-RPC request of a legacy server (answered from a goroutine of its
+// own), inside the input_required result of a 2026-07-28 call (answered on
+// the call's goroutine, then retried with the answers), or as a task's
+// input request. The client checks each request against what it declared
+// and refuses the rest as the spec says (-32602 for an undeclared mode or
+// feature, -32601 with no handler, -1 for a sampling request the handler
+// refused with [ErrRefused]); it never fetches an elicitation's URL, and a
+// legacy server's [CodeURLElicitationRequired] error is shown through
+// Elicit and the request retried once. [Client.Instructions] gives the
+// server's instructions, [Client.NotifyRootsChanged] tells it the roots
+// changed.
+//
+// # Deliberate limits
+//
+// The client offers elicitation, sampling and roots only when the host
+// sets [Options.Elicit], [Options.Sample] or [Options.Roots], and hosts
+// no tasks of its own (it only calls tools as tasks). A sampling request
+// has at most 1000 messages; a URL-mode elicitation's URL at most 8 KiB,
+// and a URLElicitationRequired error at most 8 URLs. A connection answers
+// at most [Options.MaxServerRequests] ([DefaultMaxServerRequests], 16)
+// legacy server requests at once, the others at once with an error; one
+// input_required round carries at most [MaxInputRequests] (64) input
+// requests, the call failing before any handler runs when it carries more.
+// A listing keeps at most [Options.MaxListItems] ([DefaultMaxListItems],
+// 10,000) items, and the pages' responses past [Options.MaxListBytes]
+// ([DefaultMaxListBytes], 64 MiB), over at most 1000 pages, cut with a
+// warning ([Options.OnListCut]) when the server lists more.
 type Options struct {
 	// ClientInfo identifies this client to servers; the default names
 	// mini-me.
@@ -148,7 +183,7 @@ type Options struct {
 	// stream broke, or its legacy session was lost) is sent again, once.
 	// Off by default, since annotations are only hints and a tool run
 	// twice may act twice; then the caller gets ErrStreamBroken or
-	// ErrSessionExpired. The package doc gives the whole replay rule.
+	// ErrSessionExpired. [Transport] gives the whole replay rule.
 	TrustToolHints bool
 
 	// Elicit answers a server's request for user input. When nil, the
@@ -261,6 +296,13 @@ type LogMessage struct {
 }
 
 // Client is a connection to one MCP server. It is safe for concurrent use.
+//
+// Responses may come as JSON or as an SSE stream; progress and log
+// notifications reach [Options.OnProgress] and [Options.OnLog]. Every call
+// takes a context: cancelling it ends the HTTP request (and, for a legacy
+// server, sends notifications/cancelled). A response that had come when
+// the call saw its context end is returned all the same, over every
+// transport: the request ran, and its result may name a task to follow.
 type Client struct {
 	opts   Options
 	log    *slog.Logger

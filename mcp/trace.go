@@ -29,6 +29,18 @@ import (
 // that the matching Done hook gets: an adapter starts a span there and
 // finds it again at the end. Returning nil keeps the context unchanged.
 // Done is called once for every Start, whatever the outcome.
+//
+// # Tracing
+//
+// A [ClientTrace] attached to a context with [WithTrace] is called at the
+// start and end of every request made with that context (a Toolset's
+// discovery of each server has its own hooks, toolset.Trace); its
+// TraceContext hook puts the W3C
+// trace context of the host's span in the request's params._meta. The
+// hooks run on the calling goroutine and must not block; without a trace
+// they cost nothing. [RequestInfo.Attributes] names what is known after
+// the OpenTelemetry semantic conventions for MCP; the nested module
+// agent/otel maps it all to OpenTelemetry.
 type ClientTrace struct {
 	// RequestStart is called before a request is sent, RequestDone once
 	// its answer came (or the call failed). Notifications are not

@@ -12,6 +12,29 @@ import (
 
 // Transport says how to reach a server: HTTPTransport for a URL,
 // CommandTransport for a local subprocess.
+//
+// # When a request is sent twice
+//
+// A request is sent twice only when that cannot make it run twice. The one
+// rule, for both eras and every way a request can be lost:
+//
+//   - A request the server provably did not run is sent again, once: a
+//     version it refused (-32022), or a
+//     header mismatch (-32001), once the tools are listed again.
+//   - A request that may have run is sent again only when it is safe to
+//     repeat: a listing or a read, or a tools/call of a tool annotated
+//     read-only or idempotent when [Options.TrustToolHints] is set (the
+//     client lists the tools itself, once, to learn the hints, if the
+//     host did not). Annotations are hints a server may get wrong: that
+//     is the host's call.
+//   - It may have run when its legacy session was lost (a 404, or a 400
+//     that speaks of the session: the session may have been lost after
+//     the call ran) and when its response stream broke with nothing to
+//     resume from (a modern stream, or a legacy one without an event id;
+//     a legacy stream with one is resumed with GET and Last-Event-ID
+//     instead, which repeats nothing).
+//   - Otherwise the caller gets [ErrSessionExpired] (a new session is
+//     ready: the next call works) or [ErrStreamBroken], and decides.
 type Transport interface {
 	connect(ctx context.Context, c *Client) (conn, error)
 }

@@ -22,6 +22,17 @@ import (
 // *AuthError. Both may block (a refresh, a sign-in) and must return when
 // ctx ends; both are called concurrently, from calls and from the
 // transport's background streams.
+//
+// Tokens come from environment variables ([HTTPTransport.TokenEnv]) or from
+// [Credentials] such as an *oauth.Authorizer (package mcp/oauth, the OAuth
+// 2.1 flow of the MCP specification), which toolset.Discover builds for servers
+// whose auth type is oauth, with the host's browser step and token store. They are sent only to the
+// configured origin (scheme, host and port, checked on every redirect) and
+// never appear in errors or logs. Every 401 or 403, for any request (calls,
+// notifications, streams, DELETE, the HTTP+SSE transport), is an
+// [*AuthError] matching [ErrAuth], with the server's challenge parsed;
+// a request is sent again after one at most twice (a new token, then a
+// step-up), and only when the Credentials say a new token may succeed.
 type Credentials interface {
 	Token(ctx context.Context) (string, error)
 	Challenged(ctx context.Context, status int, challenges []oauth.Challenge, sent string) error

@@ -84,6 +84,20 @@ const (
 // Connect only reads a CommandTransport: it may be used by several
 // Connects, each starting its own process, but must not change while one
 // runs.
+//
+// # Local servers
+//
+// [CommandTransport] runs a stdio server as a subprocess in its own
+// process group, with a minimal environment (the host's secrets reach only
+// the servers configured to get them), its stderr forwarded to
+// [Options.Logger], and a bounded shutdown that leaves no process behind.
+// A server that dies fails its calls with an [*ExitError] holding the end
+// of its stderr; a [RestartPolicy] may start it again. A server slow to
+// start (npx or uvx downloading it) is not mistaken for a legacy one: past
+// [CommandTransport.ProbeTimeout] the client sends initialize beside the
+// unanswered server/discover probe and takes whichever answer settles the
+// era first, so a late modern answer to the probe still makes the
+// connection modern.
 type CommandTransport struct {
 	// Name names the server in logs and errors; empty means the base name
 	// of the command.

@@ -39,6 +39,42 @@ import (
 //
 // An Approver answers one call; remembering "always" answers for the rest of
 // the session is the Policy's job, so an Approver is usually stateless.
+//
+// # Plugging in an approval UI
+//
+// A host with its own UI (a chat front end, a desktop dialog, a web page)
+// implements Approver, blocking until the user answers and giving up when
+// ctx is done:
+//
+//	type dialogApprover struct{ ui *myUI }
+//
+//	func (a dialogApprover) Approve(ctx context.Context, req permission.Request) (permission.Decision, error) {
+//		answer, err := a.ui.Ask(ctx, req.Server, req.PrefixedName, req.ArgumentsText(4000), req.Changed)
+//		if err != nil {
+//			return permission.Decision{}, err // the call is denied
+//		}
+//		switch answer {
+//		case "always":
+//			return permission.Decision{Verdict: permission.AllowTool}, nil
+//		case "yes":
+//			return permission.Decision{Verdict: permission.AllowOnce}, nil
+//		}
+//		return permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}, nil
+//	}
+//
+//	policy := permission.NewPolicy(dialogApprover{ui},
+//		permission.WithServerMode("docs", permission.ModeAuto),
+//		permission.WithTimeout(2*time.Minute))
+//
+// and the agent, before each call:
+//
+//	d, err := policy.Check(ctx, req)
+//	if !d.Allowed() {
+//		result = d.DenialMessage(req.PrefixedName) // err, if any, says why no answer came
+//	}
+//
+// The Approver answers about one call and keeps no state: remembering
+// "always", the modes and the rules are the Policy's job.
 type Approver interface {
 	// Approve answers whether the call req describes may run.
 	Approve(ctx context.Context, req Request) (Decision, error)

@@ -37,52 +37,6 @@
 // Tool annotations are hints from the server and may lie, so the Policy uses
 // them only to ask more, never to skip a question in ModeAsk.
 //
-// # Failing closed
-//
-// A call runs only when an answer or a mode allows it. An Approver error, a
-// question that outlives its [WithTimeout], or a cancelled context denies the
-// call. A denial is not a crash: [Decision.DenialMessage] is the tool result
-// the agent sends back to the model instead of running the tool. Every
-// decision is reported to the host's audit function ([WithAudit], [Event]).
-//
-// An Approver that cannot answer now (the user is not on the page) returns
-// [ErrDeferred]. Check denies, with an error matching it; the agent, which
-// knows, stops the run with the call pending instead, and the answer given
-// later goes to [Policy.Answer] (see agent.Agent.Resume).
-//
-// # Plugging in an approval UI
-//
-// A host with its own UI (a chat front end, a desktop dialog, a web page)
-// implements Approver, blocking until the user answers and giving up when
-// ctx is done:
-//
-//	type dialogApprover struct{ ui *myUI }
-//
-//	func (a dialogApprover) Approve(ctx context.Context, req permission.Request) (permission.Decision, error) {
-//		answer, err := a.ui.Ask(ctx, req.Server, req.PrefixedName, req.ArgumentsText(4000), req.Changed)
-//		if err != nil {
-//			return permission.Decision{}, err // the call is denied
-//		}
-//		switch answer {
-//		case "always":
-//			return permission.Decision{Verdict: permission.AllowTool}, nil
-//		case "yes":
-//			return permission.Decision{Verdict: permission.AllowOnce}, nil
-//		}
-//		return permission.Decision{Verdict: permission.Deny, Reason: "the user said no"}, nil
-//	}
-//
-//	policy := permission.NewPolicy(dialogApprover{ui},
-//		permission.WithServerMode("docs", permission.ModeAuto),
-//		permission.WithTimeout(2*time.Minute))
-//
-// and the agent, before each call:
-//
-//	d, err := policy.Check(ctx, req)
-//	if !d.Allowed() {
-//		result = d.DenialMessage(req.PrefixedName) // err, if any, says why no answer came
-//	}
-//
-// The Approver answers about one call and keeps no state: remembering
-// "always", the modes and the rules are the Policy's job.
+// How a call fails closed is on [Policy.Check]; how a host plugs in its own
+// approval UI, with an example, on [Approver].
 package permission

@@ -114,6 +114,19 @@ func NewPolicy(approver Approver, opts ...Option) *Policy {
 // context.DeadlineExceeded) with a nil ctx.Err() means the question timed
 // out (WithTimeout); errors.Is(err, ErrDeferred) means the Approver put off
 // its answer; anything else is the Approver's own failure.
+//
+// # Failing closed
+//
+// A call runs only when an answer or a mode allows it. An Approver error, a
+// question that outlives its [WithTimeout], or a cancelled context denies the
+// call. A denial is not a crash: [Decision.DenialMessage] is the tool result
+// the agent sends back to the model instead of running the tool. Every
+// decision is reported to the host's audit function ([WithAudit], [Event]).
+//
+// An Approver that cannot answer now (the user is not on the page) returns
+// [ErrDeferred]. Check denies, with an error matching it; the agent, which
+// knows, stops the run with the call pending instead, and the answer given
+// later goes to [Policy.Answer] (see agent.Agent.Resume).
 func (p *Policy) Check(ctx context.Context, req Request) (Decision, error) {
 	mode := p.modeFor(&req)
 	d, src, err := p.decide(ctx, mode, &req)

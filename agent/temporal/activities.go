@@ -35,6 +35,28 @@ const toolErrorType = "minime.ToolError"
 // Activities serves every run of the worker, concurrently: its ToolSource
 // (an *toolset.Toolset) holds the worker's MCP connections, shared by all the
 // runs, and its Model, Funcs and Blobs must be safe for concurrent use.
+//
+// # Local-only servers and the history
+//
+// A run's history, on the Temporal server, holds its whole conversation:
+// the input, every model reply, every tool's arguments and output, the
+// approvals and the result. The output of a local-only server (egress:
+// local) must stay on the machines the host trusts, so:
+//
+//   - Whether the model is local is the worker's fact, not the
+//     starter's: the Catalog activity reports whether the worker's Model
+//     is on its machine (agent.Capabilities.Local), and only then does the run
+//     offer local-only tools to the model. The Chat activity of a worker
+//     whose model is hosted withholds local-only content whatever the
+//     workflow sent, so a run moved to such a worker leaks nothing.
+//   - The tools of local-only servers are offered only when
+//     Activities.SealedHistory says the history may hold their output:
+//     the clients of every worker and every starter seal the payloads
+//     with a [Codec] (AES-256-GCM, one key they share), or the Temporal
+//     server and its store are on this machine. Sealed, the server holds
+//     only ciphertext; its web UI then shows sealed payloads.
+//   - What the host puts in Input is stored as it is: a conversation
+//     holding local-only content belongs in a sealed run only.
 type Activities struct {
 	// Model answers the model calls; required.
 	Model agent.Model

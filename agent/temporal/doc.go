@@ -38,39 +38,12 @@
 //     tail, before they enter the history; Activities.Blobs, when set,
 //     stores the whole output first and the model is told its reference.
 //
-// # Local-only servers and the history
-//
-// A run's history, on the Temporal server, holds its whole conversation:
-// the input, every model reply, every tool's arguments and output, the
-// approvals and the result. The output of a local-only server (egress:
-// local) must stay on the machines the host trusts, so:
-//
-//   - Whether the model is local is the worker's fact, not the
-//     starter's: the Catalog activity reports whether the worker's Model
-//     is on its machine (agent.Capabilities.Local), and only then does the run
-//     offer local-only tools to the model. The Chat activity of a worker
-//     whose model is hosted withholds local-only content whatever the
-//     workflow sent, so a run moved to such a worker leaks nothing.
-//   - The tools of local-only servers are offered only when
-//     Activities.SealedHistory says the history may hold their output:
-//     the clients of every worker and every starter seal the payloads
-//     with a [Codec] (AES-256-GCM, one key they share), or the Temporal
-//     server and its store are on this machine. Sealed, the server holds
-//     only ciphertext; its web UI then shows sealed payloads.
-//   - What the host puts in Input is stored as it is: a conversation
-//     holding local-only content belongs in a sealed run only.
-//
-// # What a host may do around it
-//
-// A host's own workflow code that starts Run as a child workflow must
-// follow Temporal's rules as Run does: no I/O, no goroutine (workflow.Go),
-// no clock but workflow.Now, no map iteration whose order decides
-// anything. Config is part of the workflow's input, hence of its history:
-// it holds no credential. A change to this package or to the agent
-// package that changes a run's decisions must be checked against recorded
-// histories (worker.NewWorkflowReplayer), as this package's tests do.
+// The rules a host's own workflow code around Run follows are on [Run].
 //
 // Not supported in a durable run: skills, streaming text (TextDelta),
 // typed answers (agent.RunTyped), the ToolStatus events of MCP tasks and
 // the agent.Trace hooks.
+//
+// How the output of local-only servers (egress: local) is kept out of a
+// history the host does not trust is on [Activities].
 package temporal

@@ -131,6 +131,16 @@ type Output struct {
 // would with the worker's model and tools, pauses on approvals until
 // DecideUpdate gives them, and returns the Output. A cancelled workflow
 // returns its Output with Stop agent.StopCanceled.
+//
+// # What a host may do around it
+//
+// A host's own workflow code that starts Run as a child workflow must
+// follow Temporal's rules as Run does: no I/O, no goroutine (workflow.Go),
+// no clock but workflow.Now, no map iteration whose order decides
+// anything. Config is part of the workflow's input, hence of its history:
+// it holds no credential. A change to this package or to the agent
+// package that changes a run's decisions must be checked against recorded
+// histories (worker.NewWorkflowReplayer), as this package's tests do.
 func Run(ctx workflow.Context, in Input) (*Output, error) {
 	d := newDriver(ctx, in.Config)
 	if err := d.handlers(ctx); err != nil {
